@@ -1,0 +1,235 @@
+"""The ``scalebridge`` command.
+
+Bad input never shows a traceback: a malformed request exits 2 with one line
+naming its JSON path; a policy file error names file, line, column and field.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import IO, Iterator, Optional
+
+from . import __version__
+from .engine import BUILTIN_SEMANTICS, decide, decide_all
+from .errors import PolicyError, RequestError, ScalebridgeError
+
+EXIT_BAD_INPUT = 2
+
+
+def _dumps(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def _open(path: str) -> IO[str]:
+    if path == "-":
+        return sys.stdin
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as e:
+        raise RequestError("$", f"cannot read {path}: {e.strerror or e}") from None
+
+
+def iter_requests(stream: IO[str]) -> Iterator[tuple[int, object]]:
+    """Requests from one JSON object (possibly spread over lines), a JSON array,
+    or JSON Lines; yields (line number, request)."""
+    first = ""
+    first_no = 0
+    for no, line in enumerate(stream, start=1):
+        if line.strip():
+            first, first_no = line, no
+            break
+    if not first:
+        raise RequestError("$", "no request: the input is empty")
+    try:
+        obj = json.loads(first)
+        single_line = True
+    except json.JSONDecodeError:
+        single_line = False
+    if not single_line:   # one document spread over several lines
+        text = first + stream.read()
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise RequestError("$", f"invalid JSON at line {first_no + e.lineno - 1}, column {e.colno}: {e.msg}") from None
+        if isinstance(obj, list):
+            for i, r in enumerate(obj):
+                yield i, r
+        else:
+            yield first_no, obj
+        return
+    yield first_no, obj
+    for no, line in enumerate(stream, start=first_no + 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise RequestError("$", f"line {no}: invalid JSON at column {e.colno}: {e.msg}") from None
+        yield no, obj
+
+
+def cmd_decide(args) -> int:
+    out = sys.stdout
+    write = out.write
+    many = args.semantics == "all"
+    names = BUILTIN_SEMANTICS
+    with _open(args.file) as stream:
+        line = 0
+        try:
+            for line, req in iter_requests(stream):
+                if many:
+                    for resp in decide_all(req, names):
+                        write(_dumps(resp) + "\n")
+                else:
+                    write(_dumps(decide(req, args.semantics)) + "\n")
+        except RequestError as e:
+            out.flush()
+            where = f"line {line}: " if line and args.file != "-" or line > 1 else ""
+            print(f"scalebridge decide: {where}{e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from .explain import render
+    with _open(args.file) as stream:
+        try:
+            for _, req in iter_requests(stream):
+                names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
+                for name in names:
+                    resp = decide(req, name, explain=True)
+                    render(resp, sys.stdout)
+        except RequestError as e:
+            print(f"scalebridge explain: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .engine import resolve_semantics
+    from .policyfile import load_policy_file
+    failed = False
+    for path in args.files:
+        try:
+            policy = load_policy_file(path)
+            if args.semantics:
+                names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
+                for n in names:
+                    resolve_semantics(n).check(policy)
+        except PolicyError as e:
+            failed = True
+            for p in e.problems:
+                print(p, file=sys.stderr)
+        except RequestError as e:
+            failed = True
+            print(f"{path}: {e}", file=sys.stderr)
+        else:
+            print(f"{path}: ok")
+    return EXIT_BAD_INPUT if failed else 0
+
+
+def cmd_schema(args) -> int:
+    from .policy import policy_json_schema
+    from .protocol import Request
+    if args.request:
+        schema = Request.model_json_schema()
+        schema["title"] = "scalebridge decision request"
+    else:
+        schema = policy_json_schema()
+    print(json.dumps(schema, indent=2))
+    return 0
+
+
+def cmd_plugins(args) -> int:
+    from . import plugins
+    reg = plugins.registry()
+    print("plugins:")
+    for name, where in reg.plugins:
+        print(f"  {name:<14} {where}")
+    print("semantics:")
+    for name, r in sorted(reg.semantics.items()):
+        print(f"  {name:<14} from {r.plugin:<12} {getattr(r.obj, 'summary', '')}")
+    for kind in ("providers", "metric_sources", "forecasters"):
+        table = getattr(reg, kind)
+        if table:
+            print(f"{kind.replace('_', ' ')}:")
+            for name, r in sorted(table.items()):
+                print(f"  {name:<14} from {r.plugin}")
+    if reg.failures:
+        print("failed to load:")
+        for name, why in reg.failures.items():
+            print(f"  {name:<14} {why}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .demo import run_demo
+    return run_demo(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="scalebridge",
+        description="One autoscaling policy, every cloud: decide, compare and replay provider autoscaling semantics.")
+    p.add_argument("--version", action="version", version=f"scalebridge {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    d = sub.add_parser("decide", help="decide: protocol requests in (one object or JSON Lines), one JSON response line out per request",
+                       description="Reads one request object or JSON Lines of them (FILE or - for stdin) and prints one "
+                                   "response per request, in order, as JSON Lines. Exit 2 on a malformed request.")
+    d.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    d.add_argument("--semantics", "-s", default=None,
+                   help="kubernetes, gce, azure, aws, scalebridge, a plugin's name, or 'all' (one response per built-in semantics); overrides request.semantics")
+    d.set_defaults(func=cmd_decide)
+
+    e = sub.add_parser("explain", help="print, for a person, each stage's input and output for one decision")
+    e.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    e.add_argument("--semantics", "-s", default=None, help="a semantics name or 'all'")
+    e.set_defaults(func=cmd_explain)
+
+    v = sub.add_parser("validate", help="check policy files; every problem with file:line:column, field and what would be valid")
+    v.add_argument("files", nargs="+", metavar="FILE")
+    v.add_argument("--semantics", "-s", default=None, help="also check that this semantics (or 'all') can run each policy")
+    v.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("schema", help="print the JSON Schema of policy files (for editor completion)")
+    s.add_argument("--request", action="store_true", help="the schema of a decision request instead")
+    s.set_defaults(func=cmd_schema)
+
+    pl = sub.add_parser("plugins", help="list the loaded plugins and what they register")
+    pl.set_defaults(func=cmd_plugins)
+
+    dm = sub.add_parser("demo", help="the main job on the embedded default (no cloud account needed)")
+    dm.add_argument("--output-dir", default="out", help="where the demo writes its plot and scores (default: out/)")
+    dm.add_argument("--quick", action="store_true", help="only the seed decision table")
+    dm.set_defaults(func=cmd_demo)
+
+    try:
+        from .simulator.cli import add_simulate_commands
+    except ImportError:  # the simulator is optional until its module lands
+        pass
+    else:
+        add_simulate_commands(sub)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return args.func(args)
+    except ScalebridgeError as e:
+        print(f"scalebridge {args.command}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""``decide(request) -> response``: the protocol's one function, and :class:`Decider`
+for callers that make many decisions for one target (controller, simulator).
+
+Pure: no clock, no I/O. The engine parses and validates the request, runs the
+selected semantics, then applies what the spec prescribes for every semantics
+alike — ``mode``, the ``sizes`` log, the scale event and ``last_scale``, and
+pruning history no window needs.
+"""
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from typing import Any, Optional, Union
+
+from pydantic import ValidationError
+
+from . import plugins
+from .errors import RequestError, ScalebridgeError, json_path
+from .policy import Policy
+from .protocol import Observations, Request, Settings, StateModel
+from .semantics.base import Context, Decision, Semantics
+from .state import DecisionState
+
+DEFAULT_SEMANTICS = "scalebridge"
+BUILTIN_SEMANTICS = ("kubernetes", "gce", "azure", "aws", "scalebridge")
+
+_VALUE_ERROR = "Value error, "
+
+
+def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple[str, str]:
+    """(JSON path, message) of the first problem pydantic found."""
+    e = err.errors(include_url=False)[0]
+    loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
+    msg = e["msg"]
+    if msg.startswith(_VALUE_ERROR):
+        msg = msg[len(_VALUE_ERROR):]
+    if e["type"] == "extra_forbidden":
+        msg = "unknown field (not part of the protocol; check its spelling)"
+    elif e["type"] == "missing":
+        msg = "required field is missing"
+    elif "input" in e and e["type"] not in ("value_error",) and not isinstance(e["input"], (dict, list)):
+        msg = f"{msg} (got {json.dumps(e['input']) if _jsonable(e['input']) else repr(e['input'])})"
+    return json_path(loc), msg
+
+
+def _jsonable(x: Any) -> bool:
+    try:
+        json.dumps(x)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+class _Envelope(Request):
+    """A request whose policy is validated (and cached) separately."""
+    policy: Optional[dict] = None  # type: ignore[assignment]
+
+
+_POLICIES: "OrderedDict[str, Policy]" = OrderedDict()
+_POLICY_CACHE_SIZE = 256
+
+
+def load_policy(raw: Union[Policy, dict, None], path: tuple = ("policy",)) -> Policy:
+    """A validated :class:`Policy`, cached by content: a stream of requests
+    sharing one policy validates it once."""
+    if isinstance(raw, Policy):
+        return raw
+    if raw is None:
+        raw = {}
+    key = json.dumps(raw, sort_keys=True, separators=(",", ":"), default=str)
+    p = _POLICIES.get(key)
+    if p is not None:
+        _POLICIES.move_to_end(key)
+        return p
+    try:
+        p = Policy.model_validate(raw)
+    except ValidationError as e:
+        raise RequestError(*describe_validation_error(e, path)) from None
+    _POLICIES[key] = p
+    if len(_POLICIES) > _POLICY_CACHE_SIZE:
+        _POLICIES.popitem(last=False)
+    return p
+
+
+def parse_request(request: Union[dict, Request]) -> tuple[_Envelope, Policy]:
+    if isinstance(request, Request):
+        return request, request.policy  # type: ignore[return-value]
+    if not isinstance(request, dict):
+        raise RequestError("$", f"a request must be a JSON object, got {type(request).__name__}")
+    try:
+        env = _Envelope.model_validate(request)
+    except ValidationError as e:
+        raise RequestError(*describe_validation_error(e)) from None
+    return env, load_policy(env.policy)
+
+
+def resolve_semantics(name: Optional[str]) -> Semantics:
+    try:
+        return plugins.semantics(name or DEFAULT_SEMANTICS)
+    except ScalebridgeError as e:
+        raise RequestError("$.semantics", str(e)) from None
+
+
+class Decider:
+    """Decisions for one target, carrying state from one to the next.
+
+    ``Decider(policy, "gce").step(now, current, observations)`` is what the
+    simulator and controller call every sync period; it runs exactly the
+    pipeline :func:`decide` runs, without re-validating the policy or
+    re-serializing history."""
+
+    __slots__ = ("policy", "semantics", "settings", "state")
+
+    def __init__(self, policy: Union[Policy, dict], semantics: Optional[str] = None,
+                 settings: Union[Settings, dict, None] = None, state: Optional[DecisionState] = None):
+        self.policy = load_policy(policy)
+        self.semantics = resolve_semantics(semantics or self.policy.semantics)
+        self.semantics.check(self.policy)
+        self.settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
+        self.state = state if state is not None else DecisionState()
+
+    def step(self, now: float, current: int, observations: Observations,
+             trace: Optional[list] = None) -> Decision:
+        ctx = Context(now, current, self.policy, self.settings, observations, self.state, trace)
+        return run(self.semantics, ctx)
+
+
+def run(semantics: Semantics, ctx: Context) -> Decision:
+    """The semantics, then what the spec prescribes for all semantics."""
+    d = semantics.decide(ctx)
+    mode = ctx.policy.mode
+    current = ctx.current
+    if mode == "OFF" and d.desired != current:
+        ctx.note("mode", d.desired, current, "mode OFF: the recommendation is reported, not applied")
+        d.desired, d.reason = current, "ScalingDisabled"
+    elif mode == "ONLY_SCALE_OUT" and d.desired < current:
+        ctx.note("mode", d.desired, current, "mode ONLY_SCALE_OUT: no scale-in")
+        d.desired, d.reason = current, "ScalingDisabled"
+    state = ctx.state
+    now = ctx.now
+    state.sizes.append(now, d.recommended)
+    if d.desired != current:
+        state.record_scale(now, current, d.desired, d.cause, d.cooldown_seconds)
+    for name, horizon in semantics.retention(ctx).items():
+        log = getattr(state, name, None)
+        if log is not None:
+            log.prune(now - horizon)
+    return d
+
+
+def to_response(semantics: str, current: int, d: Decision, state: DecisionState,
+                trace: Optional[list] = None) -> dict:
+    out = {
+        "semantics": semantics,
+        "current_replicas": current,
+        "recommended_replicas": d.recommended,
+        "desired_replicas": d.desired,
+        "metrics": d.metrics,
+        "profile": d.profile,
+        "reason": d.reason,
+        "able_to_scale": d.able_to_scale and d.error is None,
+        "error": d.error,
+    }
+    if d.extra:
+        out.update(d.extra)
+    out["state"] = state.to_protocol()
+    if trace is not None:
+        out["explain"] = trace
+    return out
+
+
+def decide(request: Union[dict, Request], semantics: Optional[str] = None, *, explain: bool = False) -> dict:
+    """One decision: a protocol request (a dict or a :class:`Request`) in, the
+    response dict out. ``semantics`` overrides ``request.semantics``.
+
+    Raises :class:`~scalebridge.errors.RequestError` for a malformed request."""
+    env, policy = parse_request(request)
+    name = semantics or env.semantics or policy.semantics or DEFAULT_SEMANTICS
+    sem = resolve_semantics(name)
+    sem.check(policy)
+    state = DecisionState.from_protocol(env.state)
+    trace: Optional[list] = [] if explain else None
+    ctx = Context(env.now, env.current_replicas, policy, env.settings, env.observations, state, trace)
+    d = run(sem, ctx)
+    return to_response(sem.name, env.current_replicas, d, state, trace)
+
+
+def decide_all(request: Union[dict, Request], names: tuple = BUILTIN_SEMANTICS, *, explain: bool = False) -> list[dict]:
+    """One response per semantics for the same request (``--semantics all``).
+    A semantics that cannot run this policy answers with its error instead of
+    failing the others."""
+    env, policy = parse_request(request)
+    out = []
+    for name in names:
+        try:
+            out.append(decide(request, name, explain=explain))
+        except RequestError as e:
+            out.append({"semantics": name, "current_replicas": env.current_replicas,
+                        "recommended_replicas": env.current_replicas, "desired_replicas": env.current_replicas,
+                        "metrics": [], "profile": None, "reason": "InvalidMetrics", "able_to_scale": False,
+                        "error": str(e), "state": {}})
+    return out

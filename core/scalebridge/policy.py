@@ -1,0 +1,448 @@
+"""The neutral policy: what a policy file holds and what ``request.policy`` carries.
+
+One pydantic model per concept of ``spec/decide-protocol.md`` ("policy"), with
+unknown keys rejected. Semantics read these models directly; nothing here
+depends on a provider.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
+                      PrivateAttr, WithJsonSchema, field_validator, model_validator)
+
+from .units import exact, parse_duration
+
+# ----------------------------------------------------------------------------- field types
+
+
+def _check_quantity(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise ValueError("expected a number or a Kubernetes quantity such as \"500m\" or \"1Gi\", got a boolean")
+    if isinstance(v, (int, float, str)):
+        exact(v)  # raises ValueError with a clear message
+        return v
+    raise ValueError(f"expected a number or a Kubernetes quantity such as \"500m\" or \"1Gi\", got {type(v).__name__}")
+
+
+def _finite_number(v: Any) -> Any:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"expected a number, got {type(v).__name__}")
+    if not math.isfinite(v):
+        raise ValueError("expected a finite number")
+    return v
+
+
+Quantity = Annotated[
+    Union[int, float, str], BeforeValidator(_check_quantity),
+    WithJsonSchema({"anyOf": [{"type": "number"},
+                              {"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"}],
+                    "description": "a number or a Kubernetes quantity (\"500m\", \"1Gi\")"}),
+]
+Number = Annotated[Union[int, float], BeforeValidator(_finite_number)]
+Duration = Annotated[
+    float, BeforeValidator(parse_duration),
+    WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0},
+                              {"type": "string", "description": "\"90s\", \"5m\", \"1h\" or ISO-8601 \"PT5M\""}]}),
+]
+
+
+def _non_negative(v: float) -> float:
+    if v < 0:
+        raise ValueError("must be zero or more seconds")
+    return v
+
+
+NonNegDuration = Annotated[Duration, AfterValidator(_non_negative)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False,
+                              str_strip_whitespace=False)
+
+
+# ----------------------------------------------------------------------------- metrics
+
+MetricType = Literal["resource", "container_resource", "pods", "object", "external", "load_balancing"]
+TargetType = Literal["Utilization", "AverageValue", "Value"]
+
+
+class MetricTarget(_Model):
+    type: TargetType
+    average_utilization: Optional[Number] = Field(None, description="percent, for Utilization targets")
+    average_value: Optional[Quantity] = Field(None, description="per replica, for AverageValue targets")
+    value: Optional[Quantity] = Field(None, description="total, for Value targets")
+    rate: Optional[Literal["per_second", "per_minute"]] = Field(
+        None, description="the samples are a cumulative counter (GCE DELTA_PER_SECOND / DELTA_PER_MINUTE)")
+
+    @model_validator(mode="after")
+    def _needs_its_value(self) -> "MetricTarget":
+        need = {"Utilization": "average_utilization", "AverageValue": "average_value", "Value": "value"}[self.type]
+        if getattr(self, need) is None:
+            raise ValueError(f"a {self.type} target needs `{need}`")
+        if self.type == "Utilization" and self.average_utilization <= 0:
+            raise ValueError("average_utilization must be greater than 0")
+        if self.type != "Utilization" and exact(getattr(self, need)) <= 0:
+            raise ValueError(f"{need} must be greater than 0")
+        return self
+
+
+class Metric(_Model):
+    type: MetricType
+    name: str = Field(description="the key of this metric in observations.metrics (cpu, memory, …)")
+    container: Optional[str] = Field(None, description="container_resource: the container measured")
+    target: MetricTarget
+    enabled: bool = True
+    disable_scale_in: bool = Field(False, description="AWS target tracking DisableScaleIn")
+    initialization_period_seconds: Optional[NonNegDuration] = None
+
+    @model_validator(mode="after")
+    def _target_fits_type(self) -> "Metric":
+        t = self.target.type
+        if t == "Utilization" and self.type not in ("resource", "container_resource", "load_balancing"):
+            raise ValueError(f"a {self.type} metric cannot have a Utilization target; use AverageValue or Value")
+        if self.type in ("resource", "container_resource", "pods") and t == "Value":
+            raise ValueError(f"a {self.type} metric takes a Utilization or AverageValue target, not Value")
+        if self.type == "container_resource" and not self.container:
+            raise ValueError("a container_resource metric needs `container`")
+        return self
+
+
+# ----------------------------------------------------------------------------- behavior
+
+
+class ScalingPolicy(_Model):
+    type: Literal["Pods", "Percent"]
+    value: Annotated[int, Field(gt=0)]
+    period_seconds: Annotated[Duration, AfterValidator(lambda v: _positive_period(v))]
+
+
+def _positive_period(v: float) -> float:
+    if v <= 0 or v > 1800:
+        raise ValueError("period_seconds must be greater than 0 and at most 1800 (autoscaling/v2)")
+    return v
+
+
+class ScalingRules(_Model):
+    stabilization_window_seconds: Optional[Annotated[Duration, AfterValidator(lambda v: _window(v))]] = None
+    select_policy: Optional[Literal["Max", "Min", "Disabled"]] = None
+    policies: Optional[list[ScalingPolicy]] = None
+    tolerance: Optional[Annotated[Number, Field(ge=0)]] = None
+
+
+def _window(v: float) -> float:
+    if v < 0 or v > 3600:
+        raise ValueError("stabilization_window_seconds must be between 0 and 3600")
+    return v
+
+
+class Behavior(_Model):
+    scale_up: Optional[ScalingRules] = None
+    scale_down: Optional[ScalingRules] = None
+
+
+# ----------------------------------------------------------------------------- GCE scale-in control
+
+
+class MaxScaledIn(_Model):
+    fixed: Optional[Annotated[int, Field(ge=0)]] = None
+    percent: Optional[Annotated[Number, Field(ge=0, le=100)]] = None
+
+    @model_validator(mode="after")
+    def _one(self) -> "MaxScaledIn":
+        if (self.fixed is None) == (self.percent is None):
+            raise ValueError("give exactly one of `fixed` or `percent`")
+        return self
+
+
+class ScaleInControl(_Model):
+    max_scaled_in_replicas: MaxScaledIn
+    time_window_seconds: NonNegDuration = 600.0
+
+
+# ----------------------------------------------------------------------------- rules
+
+Operator = Literal["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
+_AGG_ALIASES = {"Minimum": "Min", "Maximum": "Max", "Total": "Sum"}
+
+
+def _aggregation(v: Any) -> Any:
+    if isinstance(v, str):
+        return _AGG_ALIASES.get(v, v)
+    return v
+
+
+TimeAggregation = Annotated[Literal["Average", "Min", "Max", "Sum", "Count", "Last"], BeforeValidator(_aggregation)]
+_STATISTIC = re.compile(r"^(Average|Min|Max|Sum|Count|Percentile(\d{1,2}(\.\d+)?|100))$")
+
+
+def _statistic(v: Any) -> Any:
+    v = _aggregation(v)
+    if not isinstance(v, str) or not _STATISTIC.match(v):
+        raise ValueError("statistic must be Average, Min, Max, Sum, Count or PercentileN (e.g. Percentile95)")
+    return v
+
+
+class RuleAction(_Model):
+    direction: Optional[Literal["Increase", "Decrease"]] = None
+    type: Optional[Literal["ChangeCount", "PercentChangeCount", "ExactCount", "ServiceAllowedNextValue"]] = None
+    value: Optional[Number] = None
+    cooldown_seconds: Optional[NonNegDuration] = None
+
+
+class StepAdjustment(_Model):
+    lower: Optional[Number] = None
+    upper: Optional[Number] = None
+    adjustment: Number
+
+
+class Rule(_Model):
+    name: Optional[str] = None
+    metric: str = Field(description="an opaque key into observations.metrics")
+    statistic: Annotated[str, BeforeValidator(_statistic)] = "Average"
+    time_grain_seconds: Annotated[Duration, AfterValidator(lambda v: _positive("time_grain_seconds", v))] = 60.0
+    time_window_seconds: Annotated[Duration, AfterValidator(lambda v: _positive("time_window_seconds", v))] = 300.0
+    time_aggregation: TimeAggregation = "Average"
+    operator: Operator
+    threshold: Number
+    divide_per_instance: bool = False
+    enabled: bool = True
+    action: Optional[RuleAction] = None
+    # AWS step scaling
+    steps: Optional[list[StepAdjustment]] = None
+    adjustment_type: Optional[Literal["ChangeInCapacity", "PercentChangeInCapacity", "ExactCapacity"]] = None
+    min_adjustment_magnitude: Optional[Annotated[int, Field(ge=1)]] = None
+    # AWS alarm shape
+    datapoints_to_alarm: Optional[Annotated[int, Field(ge=1)]] = None
+    treat_missing_data: Literal["missing", "notBreaching", "breaching", "ignore"] = "missing"
+
+    @model_validator(mode="after")
+    def _shape(self) -> "Rule":
+        if self.steps is None:
+            if self.action is None:
+                raise ValueError("a rule needs an `action` (or `steps` for an AWS step-scaling rule)")
+            missing = [k for k in ("direction", "type") if getattr(self.action, k) is None]
+            if missing:
+                raise ValueError(f"action needs {', '.join(missing)}")
+            if self.action.type != "ServiceAllowedNextValue" and self.action.value is None:
+                raise ValueError(f"a {self.action.type} action needs `value`")
+            if self.action.value is not None and self.action.value < 0:
+                raise ValueError("action.value must be zero or more (direction says which way)")
+            return self
+        # AWS step-scaling rule
+        if self.action is not None and (self.action.value is not None or self.action.type is not None
+                                        or self.action.direction is not None):
+            raise ValueError("a step-scaling rule takes its adjustments from `steps`; its `action` may only hold cooldown_seconds")
+        if not self.steps:
+            raise ValueError("`steps` must hold at least one step adjustment")
+        if self.operator in ("Equals", "NotEquals"):
+            raise ValueError("a step-scaling rule needs a GreaterThan* or LessThan* operator (it gives the direction)")
+        _check_steps(self.steps)
+        if self.datapoints_to_alarm is not None and self.datapoints_to_alarm > self.evaluation_periods:
+            raise ValueError("datapoints_to_alarm cannot exceed the evaluation periods (time_window_seconds / time_grain_seconds)")
+        return self
+
+    @property
+    def evaluation_periods(self) -> int:
+        return max(1, int(round(self.time_window_seconds / self.time_grain_seconds)))
+
+    @property
+    def direction(self) -> str:
+        if self.steps is not None:
+            return "Increase" if self.operator.startswith("Greater") else "Decrease"
+        return self.action.direction  # type: ignore[union-attr]
+
+
+def _positive(name: str, v: float) -> float:
+    if v <= 0:
+        raise ValueError(f"{name} must be greater than 0")
+    return v
+
+
+def _check_steps(steps: list[StepAdjustment]) -> None:
+    """AWS StepAdjustment rules: no overlap, no gap, at most one null bound on each side.
+    https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html#step-scaling-considerations"""
+    lows = [s for s in steps if s.lower is None]
+    highs = [s for s in steps if s.upper is None]
+    if len(lows) > 1:
+        raise ValueError("two steps have a null lower bound; only one step may be unbounded below")
+    if len(highs) > 1:
+        raise ValueError("two steps have a null upper bound; only one step may be unbounded above")
+    for s in steps:
+        if s.lower is not None and s.upper is not None and s.lower >= s.upper:
+            raise ValueError(f"step [{s.lower}, {s.upper}) has its lower bound at or above its upper bound")
+    ordered = sorted(steps, key=lambda s: -math.inf if s.lower is None else s.lower)
+    for a, b in zip(ordered, ordered[1:]):
+        a_hi = math.inf if a.upper is None else a.upper
+        b_lo = -math.inf if b.lower is None else b.lower
+        if a_hi > b_lo:
+            raise ValueError(f"steps overlap: [{a.lower}, {a.upper}) and [{b.lower}, {b.upper})")
+        if a_hi < b_lo:
+            raise ValueError(f"steps leave a gap between {a.upper} and {b.lower}")
+
+
+# ----------------------------------------------------------------------------- profiles
+
+Day = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def _check_zone(v: Any) -> Any:
+    if v is None:
+        return v
+    from .timezones import resolve_zone  # local import: zoneinfo is only needed for profiles
+    resolve_zone(v)
+    return v
+
+
+TimeZoneName = Annotated[str, AfterValidator(_check_zone)]
+
+
+class Capacity(_Model):
+    minimum: Annotated[int, Field(ge=0)]
+    maximum: Annotated[int, Field(ge=0)]
+    default: Annotated[int, Field(ge=0)]
+
+    @model_validator(mode="after")
+    def _order(self) -> "Capacity":
+        if self.minimum > self.maximum:
+            raise ValueError(f"minimum ({self.minimum}) is greater than maximum ({self.maximum})")
+        return self
+
+
+class Recurrence(_Model):
+    frequency: Literal["Week"] = "Week"
+    time_zone: TimeZoneName = "UTC"
+    days: list[Day] = Field(min_length=1)
+    hours: list[Annotated[int, Field(ge=0, le=23)]] = Field(default_factory=lambda: [0], min_length=1)
+    minutes: list[Annotated[int, Field(ge=0, le=59)]] = Field(default_factory=lambda: [0], min_length=1)
+
+
+class FixedDate(_Model):
+    start: Union[Number, str]
+    end: Union[Number, str]
+    time_zone: TimeZoneName = "UTC"
+
+    @model_validator(mode="after")
+    def _times(self) -> "FixedDate":
+        from .timezones import to_epoch
+        s, e = to_epoch(self.start, self.time_zone), to_epoch(self.end, self.time_zone)
+        if e <= s:
+            raise ValueError("fixed_date end must be after start")
+        return self
+
+
+class Profile(_Model):
+    name: str
+    capacity: Capacity
+    recurrence: Optional[Recurrence] = None
+    fixed_date: Optional[FixedDate] = None
+    rules: list[Rule] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "Profile":
+        if self.recurrence is not None and self.fixed_date is not None:
+            raise ValueError("a profile has `recurrence`, `fixed_date`, or neither — not both")
+        return self
+
+
+# ----------------------------------------------------------------------------- schedules
+
+
+class Schedule(_Model):
+    name: str
+    schedule: str = Field(description="cron: minute hour day-of-month month day-of-week [year]")
+    time_zone: TimeZoneName = "UTC"
+    duration_seconds: Annotated[Duration, AfterValidator(lambda v: _min_duration(v))]
+    min_required_replicas: Annotated[int, Field(ge=0)]
+    disabled: bool = False
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        from .cron import CronSchedule
+        CronSchedule.parse(v)
+        return v
+
+
+def _min_duration(v: float) -> float:
+    if v < 300:
+        raise ValueError("duration_seconds must be at least 300 (GCE scaling schedules)")
+    return v
+
+
+# ----------------------------------------------------------------------------- predictive
+
+
+class Predictive(_Model):
+    mode: Optional[Annotated[Literal["Disabled", "ForecastOnly", "ForecastAndScale"],
+                             BeforeValidator(lambda v: "ForecastAndScale" if v == "Enabled" else v)]] = None
+    look_ahead_seconds: Optional[NonNegDuration] = None
+    scheduling_buffer_seconds: Optional[NonNegDuration] = None
+    max_capacity_breach_behavior: Literal["HonorMaxCapacity", "IncreaseMaxCapacity"] = "HonorMaxCapacity"
+    max_capacity_buffer_percent: Optional[Annotated[Number, Field(ge=0, le=100)]] = None
+    # forecasting (scalebridge): the signal, its per-member capacity and the model
+    metric: Optional[str] = Field(None, description="the observations.metrics key the forecast follows")
+    capacity_per_replica: Optional[Annotated[Number, Field(gt=0)]] = Field(
+        None, description="load one member serves at 100% (e.g. 25000 websocket connections)")
+    target_utilization: Annotated[Number, Field(gt=0, le=1)] = Field(
+        1.0, description="fraction of capacity_per_replica to plan for")
+    model: str = Field("auto", description="forecasting model: linear, quadratic, seasonal, auto")
+    history_seconds: Optional[NonNegDuration] = None
+    lead_time_seconds: Optional[NonNegDuration] = Field(None, description="default: the start-up time")
+    headroom_percent: Annotated[Number, Field(ge=0)] = 0
+    scale_down_rate_percent: Annotated[Number, Field(ge=0, le=100)] = 5
+    scale_down_period_seconds: Optional[NonNegDuration] = None
+
+
+# ----------------------------------------------------------------------------- the policy
+
+
+def _mode(v: Any) -> Any:
+    return "ONLY_SCALE_OUT" if v == "ONLY_UP" else v
+
+
+class Policy(_Model):
+    """The neutral policy (spec: "policy")."""
+    name: Optional[str] = None
+    semantics: Optional[str] = None
+    min_replicas: Optional[Annotated[int, Field(ge=0)]] = None
+    max_replicas: Optional[Annotated[int, Field(ge=0)]] = None
+    default_replicas: Optional[Annotated[int, Field(ge=0)]] = None
+    allowed_replicas: Optional[list[Annotated[int, Field(ge=0)]]] = None
+    metrics: Optional[list[Metric]] = None
+    tolerance: Optional[Annotated[Number, Field(ge=0)]] = None
+    behavior: Optional[Behavior] = None
+    scale_in_control: Optional[ScaleInControl] = None
+    initialization_period_seconds: Optional[NonNegDuration] = None
+    mode: Annotated[Literal["ON", "ONLY_SCALE_OUT", "OFF"], BeforeValidator(_mode)] = "ON"
+    rules: list[Rule] = Field(default_factory=list)
+    profiles: list[Profile] = Field(default_factory=list)
+    schedules: list[Schedule] = Field(default_factory=list)
+    predictive: Optional[Predictive] = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "Policy":
+        if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
+            raise ValueError(f"min_replicas ({self.min_replicas}) is greater than max_replicas ({self.max_replicas})")
+        if self.allowed_replicas is not None and self.allowed_replicas != sorted(set(self.allowed_replicas)):
+            raise ValueError("allowed_replicas must be strictly ascending")
+        defaults = [p.name for p in self.profiles if p.recurrence is None and p.fixed_date is None]
+        if len(defaults) > 1:
+            raise ValueError(f"at most one default profile (no recurrence, no fixed_date); found {', '.join(defaults)}")
+        return self
+
+    # per-semantics compiled forms (parsed targets, sorted rules); not part of the data
+    _compiled: dict = PrivateAttr(default_factory=dict)
+
+    def compiled(self) -> dict:
+        """A scratch dict semantics use to cache what they derive from this policy."""
+        return self._compiled
+
+
+def policy_json_schema() -> dict:
+    schema = Policy.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "scalebridge policy"
+    return schema

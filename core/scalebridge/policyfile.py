@@ -1,0 +1,138 @@
+"""Policy files: YAML (safe loading only) holding the neutral policy.
+
+Every problem is reported at once, each as ``file:line:column: path: message``
+with what would be valid, by mapping pydantic's error locations back to the
+YAML nodes they came from.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from pydantic import ValidationError
+
+from .errors import PolicyError, json_path
+from .policy import Policy
+
+Positions = dict[tuple, tuple[int, int]]
+
+
+def _construct(node: yaml.Node, path: tuple, pos: Positions) -> Any:
+    pos[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.MappingNode):
+        out: dict = {}
+        for k, v in node.value:
+            key = yaml.SafeLoader.construct_scalar(_LOADER, k) if isinstance(k, yaml.ScalarNode) else str(k.value)
+            if key in out:
+                raise PolicyError([f"{_where(None, k)}: {json_path(path + (key,))}: duplicate key"])
+            pos[path + (key,)] = (k.start_mark.line + 1, k.start_mark.column + 1)
+            out[key] = _construct(v, path + (key,), pos)
+            pos.setdefault(path + (key, "__value__"), (v.start_mark.line + 1, v.start_mark.column + 1))
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(v, path + (i,), pos) for i, v in enumerate(node.value)]
+    return _LOADER.construct_object(node, deep=True)
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_LOADER = _Loader("")
+
+
+def _where(file: Optional[str], node: yaml.Node) -> str:
+    return f"{file or '<policy>'}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+
+
+def load_yaml(text: str, file: str = "<policy>") -> tuple[Any, Positions]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
+        problem = getattr(e, "problem", None) or str(e)
+        raise PolicyError([f"{where}: invalid YAML: {problem}"]) from None
+    if node is None:
+        raise PolicyError([f"{file}:1:1: the file is empty; a policy is a mapping (min_replicas, max_replicas, metrics, …)"])
+    pos: Positions = {}
+    data = _construct(node, (), pos)
+    return data, pos
+
+
+def _position(pos: Positions, loc: tuple) -> tuple[int, int]:
+    for n in range(len(loc), -1, -1):
+        p = pos.get(tuple(loc[:n]))
+        if p is not None:
+            return p
+    return (1, 1)
+
+
+def validation_problems(err: ValidationError, file: str, pos: Positions, prefix: tuple = ()) -> list[str]:
+    problems = []
+    for e in err.errors(include_url=False):
+        loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
+        # a union reports each alternative; keep the path, drop the alternative's type name
+        msg = e["msg"].removeprefix("Value error, ")
+        if e["type"] == "extra_forbidden":
+            msg = f"unknown field {loc[-1]!r}" + _suggest(loc, err)
+        elif e["type"] == "missing":
+            msg = "required field is missing"
+        elif "input" in e and not isinstance(e["input"], (dict, list)):
+            msg += f" (got {e['input']!r})"
+        line, col = _position(pos, loc)
+        problems.append(f"{file}:{line}:{col}: {json_path(loc, root='policy')}: {msg}")
+    return list(dict.fromkeys(problems))
+
+
+def _suggest(loc: tuple, err: ValidationError) -> str:
+    import difflib
+    field = str(loc[-1])
+    model: Any = Policy
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        f = getattr(model, "model_fields", {}).get(part)
+        if f is None:
+            return ""
+        model = _inner_model(f.annotation)
+        if model is None:
+            return ""
+    names = list(getattr(model, "model_fields", {}))
+    close = difflib.get_close_matches(field, names, n=1)
+    valid = f"; did you mean {close[0]!r}?" if close else ""
+    return f"{valid} valid fields here: {', '.join(names)}"
+
+
+def _inner_model(annotation: Any) -> Any:
+    import typing
+    from pydantic import BaseModel
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        m = _inner_model(arg)
+        if m is not None:
+            return m
+    return None
+
+
+def parse_policy_text(text: str, file: str = "<policy>") -> Policy:
+    data, pos = load_yaml(text, file)
+    if not isinstance(data, dict):
+        raise PolicyError([f"{file}:1:1: a policy is a mapping (min_replicas, max_replicas, metrics, …), not a {type(data).__name__}"])
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as e:
+        raise PolicyError(validation_problems(e, file, pos)) from None
+
+
+def load_policy_file(path: str | Path) -> Policy:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise PolicyError([f"{path}: cannot read: {e.strerror or e}"]) from None
+    except UnicodeDecodeError:
+        raise PolicyError([f"{path}: not a UTF-8 text file"]) from None
+    return parse_policy_text(text, str(path))

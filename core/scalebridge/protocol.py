@@ -1,0 +1,123 @@
+"""The decision request of ``spec/decide-protocol.md`` as pydantic models.
+
+Field names are the protocol's and fixed. Extensions (allowed by the spec, never
+renames): ``Member.count`` — one entry standing for ``count`` identical members,
+which lets a simulator describe a fleet of hundreds in a few entries.
+"""
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from .policy import Duration, NonNegDuration, Number, Policy, Quantity
+
+Time = Annotated[Optional[float], BeforeValidator(lambda v: _time(v))]
+
+
+def _time(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError("expected seconds since the Unix epoch (a number)")
+    if not math.isfinite(v):
+        raise ValueError("expected a finite time")
+    return float(v)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Settings(_Model):
+    """Controller-level knobs; ``None`` means "the semantics' provider default"."""
+    tolerance: Optional[Annotated[Number, Field(ge=0)]] = None
+    cpu_initialization_period_seconds: Optional[NonNegDuration] = None
+    initial_readiness_delay_seconds: Optional[NonNegDuration] = None
+    downscale_stabilization_seconds: Optional[NonNegDuration] = None
+    default_cooldown_seconds: Optional[NonNegDuration] = None
+    default_instance_warmup_seconds: Optional[NonNegDuration] = None
+    percent_rounding: Optional[Literal["ceil", "floor", "nearest"]] = None
+    metric_delay_seconds: NonNegDuration = 0.0
+
+
+class Member(_Model):
+    name: str
+    phase: Literal["Running", "Pending", "Failed", "Succeeded"] = "Running"
+    ready: Optional[bool] = None
+    ready_transition_time: Time = None
+    start_time: Time = None
+    deleting: bool = False
+    requests: Optional[dict[str, Optional[Quantity]]] = None
+    weight: Annotated[Number, Field(gt=0)] = 1
+    count: Annotated[int, Field(ge=1)] = Field(1, description="extension: this entry stands for `count` identical members")
+
+
+Point = tuple[float, Optional[float]]
+
+
+class MetricObservation(_Model):
+    members: Optional[dict[str, Optional[Quantity]]] = None
+    timestamp: Time = None
+    window: Optional[NonNegDuration] = None
+    value: Optional[Quantity] = None
+    values: Optional[list[Quantity]] = None
+    series: Optional[list[Point]] = None
+    member_series: Optional[dict[str, list[Point]]] = None
+    forecast: Optional[list[Point]] = None
+
+
+class CapacityForecast(_Model):
+    replicas: Annotated[int, Field(ge=0)]
+    source: Optional[str] = None
+    # extension: the forecaster's own reason when it fell back, reported in the response
+    reason: Optional[str] = None
+
+
+class Observations(_Model):
+    status_replicas: Optional[Annotated[Number, Field(ge=0)]] = None
+    members: Optional[list[Member]] = None
+    metrics: dict[str, MetricObservation] = Field(default_factory=dict)
+    forecast: Optional[CapacityForecast] = None
+    proposal: Optional[Annotated[int, Field(ge=0)]] = None
+
+
+class TimedReplicas(_Model):
+    time: float
+    replicas: int
+
+
+class ScaleEvent(_Model):
+    time: float
+    change: int
+    cause: Optional[str] = None
+
+
+class LastScale(_Model):
+    model_config = ConfigDict(extra="allow")
+    time: float
+    direction: Optional[Literal["Increase", "Decrease"]] = None
+    cause: Optional[str] = None
+    completed_at: Optional[float] = None
+    cooldown_seconds: Optional[float] = None
+
+
+class StateModel(BaseModel):
+    """The previous response's state. Semantics may add namespaced keys (kept)."""
+    model_config = ConfigDict(extra="allow")
+    recommendations: Optional[list[TimedReplicas]] = None
+    sizes: Optional[list[TimedReplicas]] = None
+    scale_up_events: Optional[list[ScaleEvent]] = None
+    scale_down_events: Optional[list[ScaleEvent]] = None
+    last_scale: Optional[LastScale] = None
+
+
+class Request(_Model):
+    semantics: Optional[str] = None
+    now: float
+    current_replicas: Annotated[int, Field(ge=0)]
+    policy: Policy = Field(default_factory=Policy)
+    settings: Settings = Field(default_factory=Settings)
+    observations: Observations = Field(default_factory=Observations)
+    state: Optional[StateModel] = None

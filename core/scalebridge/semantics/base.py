@@ -1,0 +1,89 @@
+"""The per-call contract of a semantics: ``Semantics.decide(Context) -> Decision``.
+
+A semantics is a pure function of its context: no clock (time is ``ctx.now``),
+no I/O, no randomness. History comes in as ``ctx.state`` (a
+:class:`~scalebridge.state.DecisionState`) which the semantics updates with
+what it records (its recommendation); the engine then appends the size and the
+scale event the spec prescribes and prunes what no window needs.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..policy import Policy
+from ..protocol import Observations, Settings
+from ..state import DecisionState
+
+DISTANT_PAST = -1e12
+"""A null time (spec: "a null time is the distant past"); finite so that
+``t + window`` stays ordered as Go's zero ``time.Time`` plus a window does."""
+
+
+@dataclass(slots=True)
+class Context:
+    now: float
+    current: int
+    policy: Policy
+    settings: Settings
+    obs: Observations
+    state: DecisionState
+    trace: Optional[list] = None   # explain: (stage, before, after, why) records
+
+    def note(self, stage: str, before: Any, after: Any, why: str = "") -> None:
+        """Record one stage's input and output for ``scalebridge explain``."""
+        if self.trace is not None:
+            self.trace.append({"stage": stage, "in": before, "out": after, "why": why})
+
+
+@dataclass(slots=True)
+class MetricResult:
+    """One entry of ``response.metrics``: a metric's or rule's raw proposal."""
+    name: str
+    replicas: Optional[int] = None
+    utilization: Optional[int] = None
+    value: Any = None
+    error: Optional[str] = None
+    triggered: Optional[bool] = None   # rules only
+
+    def to_dict(self) -> dict:
+        d = {"name": self.name, "replicas": self.replicas, "utilization": self.utilization,
+             "value": self.value, "error": self.error}
+        if self.triggered is not None:
+            d["triggered"] = self.triggered
+        return d
+
+
+@dataclass(slots=True)
+class Decision:
+    recommended: int
+    desired: int
+    reason: str
+    metrics: list = field(default_factory=list)
+    profile: Optional[str] = None
+    able_to_scale: bool = True
+    error: Optional[str] = None
+    cause: str = "metric"                     # of the scale event, when desired != current
+    cooldown_seconds: Optional[float] = None  # that activity's cooldown (aws, azure)
+    extra: Optional[dict] = None              # additional response fields (e.g. forecast)
+
+
+class Semantics(ABC):
+    """A provider's published autoscaling behaviour, as a pure function."""
+
+    name: str = ""
+    summary: str = ""
+
+    @abstractmethod
+    def decide(self, ctx: Context) -> Decision:
+        """Decide one sync period. Record what this semantics keeps in ``ctx.state``."""
+
+    def retention(self, ctx: Context) -> dict[str, float]:
+        """Seconds of each history log this semantics still needs (spec: state —
+        entries older than every window that needs them are dropped)."""
+        return {}
+
+    def check(self, policy: Policy) -> None:
+        """Raise :class:`~scalebridge.errors.RequestError` for a policy this
+        semantics cannot run (e.g. a required field it has no default for)."""

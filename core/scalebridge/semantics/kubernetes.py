@@ -1,0 +1,269 @@
+"""The ``kubernetes`` semantics: the HorizontalPodAutoscaler controller.
+
+Port of ``reconcileAutoscaler``, ``computeReplicasForMetrics``,
+``computeReplicasForMetric``, ``normalizeDesiredReplicas`` and
+``normalizeDesiredReplicasWithBehaviors`` in
+pkg/controller/podautoscaler/horizontal.go (kubernetes/kubernetes); the
+per-metric arithmetic is in :mod:`.kubernetes_replicas`. Defaults come from
+the kube-controller-manager flags (``settings``) and
+pkg/apis/autoscaling/v2/defaults.go.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import constants as C
+from ..errors import RequestError
+from ..hookspecs import hookimpl
+from ..policy import Metric, MetricTarget, Policy, ScalingRules
+from ..protocol import Member, MetricObservation
+from ..stages.signals import forecast_floor
+from ..stages.rate_limits import RatePolicy, limit_with_behavior, limit_without_behavior
+from ..stages.stabilization import stabilize_both_ways, stabilize_down
+from ..state import TimeLog
+from ..units import format_milli, milli_value
+from .base import Context, Decision, MetricResult, Semantics
+from .kubernetes_replicas import (MetricError, Proposal, Tolerances, per_pod_replicas,
+                                  plain_metric_replicas, resource_utilization_replicas,
+                                  trunc_div, usage_ratio_replicas)
+
+DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
+                            target=MetricTarget(type="Utilization",
+                                                average_utilization=C.K8S_DEFAULT_CPU_UTILIZATION))
+
+
+class Behavior:
+    """A present ``spec.behavior`` with the API server's defaults filled in
+    (``SetDefaults_HorizontalPodAutoscalerBehavior``) and the scale-down
+    window from the controller flag when unset
+    (``maybeInitScaleDownStabilizationWindow``)."""
+    __slots__ = ("up_window", "up_select", "up_policies", "down_window", "down_select",
+                 "down_policies", "longest_up", "longest_down")
+
+    def __init__(self, policy: Policy, downscale_default: float):
+        b = policy.behavior
+        up = b.scale_up or ScalingRules()
+        down = b.scale_down or ScalingRules()
+        self.up_window = up.stabilization_window_seconds if up.stabilization_window_seconds is not None \
+            else float(C.K8S_SCALE_UP_STABILIZATION)
+        self.up_select = up.select_policy or "Max"
+        self.up_policies = tuple(RatePolicy(p.type, p.value, p.period_seconds) for p in up.policies) \
+            if up.policies is not None else (RatePolicy("Pods", C.K8S_SCALE_UP_PODS, C.K8S_SCALE_UP_PERIOD),
+                                             RatePolicy("Percent", C.K8S_SCALE_UP_PERCENT, C.K8S_SCALE_UP_PERIOD))
+        self.down_window = down.stabilization_window_seconds if down.stabilization_window_seconds is not None \
+            else downscale_default
+        self.down_select = down.select_policy or "Max"
+        self.down_policies = tuple(RatePolicy(p.type, p.value, p.period_seconds) for p in down.policies) \
+            if down.policies is not None else (RatePolicy("Percent", C.K8S_SCALE_DOWN_PERCENT, C.K8S_SCALE_DOWN_PERIOD),)
+        self.longest_up = max((p.period_seconds for p in self.up_policies), default=0.0)
+        self.longest_down = max((p.period_seconds for p in self.down_policies), default=0.0)
+
+
+def tolerances(policy: Policy, settings_tolerance: Optional[float]) -> Tolerances:
+    """Per-direction tolerance: ``behavior.scale_*.tolerance``, else the policy's,
+    else ``--horizontal-pod-autoscaler-tolerance`` (0.1)."""
+    base = policy.tolerance if policy.tolerance is not None else (
+        settings_tolerance if settings_tolerance is not None else C.K8S_TOLERANCE)
+    up = down = float(base)
+    b = policy.behavior
+    if b is not None:
+        if b.scale_up is not None and b.scale_up.tolerance is not None:
+            up = float(b.scale_up.tolerance)
+        if b.scale_down is not None and b.scale_down.tolerance is not None:
+            down = float(b.scale_down.tolerance)
+    return Tolerances(scale_down=down, scale_up=up)
+
+
+def pods_of(ctx: Context, obs: Optional[MetricObservation]) -> list[Member]:
+    """The pods the selector returns: ``observations.members``; when absent, one
+    running, ready pod per sampled member (documented scalebridge default)."""
+    if ctx.obs.members is not None:
+        return ctx.obs.members
+    if obs is not None and obs.members:
+        return [Member(name=n, ready=True) for n in obs.members]
+    return [Member(name=f"replica-{i}", ready=True) for i in range(ctx.current)]
+
+
+class KubernetesSemantics(Semantics):
+    name = "kubernetes"
+    summary = "Kubernetes HorizontalPodAutoscaler (autoscaling/v2), ported from kube-controller-manager"
+
+    def check(self, policy: Policy) -> None:
+        if policy.max_replicas is None and not policy.profiles:
+            raise RequestError("$.policy.max_replicas",
+                               "required by the kubernetes semantics (HorizontalPodAutoscalerSpec.maxReplicas)")
+
+    # -- computeReplicasForMetric ---------------------------------------------------------
+    def metric_proposal(self, ctx: Context, spec: Metric, tol: Tolerances, status_replicas: int) -> Proposal:
+        obs = ctx.obs.metrics.get(spec.name)
+        t = spec.target
+        s = ctx.settings
+        cpu_init = s.cpu_initialization_period_seconds
+        cpu_init = C.K8S_CPU_INITIALIZATION_PERIOD if cpu_init is None else cpu_init
+        delay = s.initial_readiness_delay_seconds
+        delay = C.K8S_INITIAL_READINESS_DELAY if delay is None else delay
+        kind = spec.type
+        if kind in ("resource", "container_resource"):
+            resource = spec.name
+            if obs is None or not obs.members:
+                raise MetricError(f"unable to get metrics for resource {resource}: no metrics returned from resource metrics API")
+            pods = pods_of(ctx, obs)
+            if t.type == "AverageValue":
+                return plain_metric_replicas(ctx.current, milli_value(t.average_value), tol, pods, obs,
+                                             resource, ctx.now, cpu_init, delay)
+            return resource_utilization_replicas(ctx.current, t.average_utilization, resource, tol, pods, obs,
+                                                 ctx.now, cpu_init, delay)
+        if kind == "pods":
+            if obs is None or not obs.members:
+                raise MetricError(f"unable to get metric {spec.name}: no metrics returned from custom metrics API")
+            return plain_metric_replicas(ctx.current, milli_value(t.average_value), tol, pods_of(ctx, obs), obs,
+                                         None, ctx.now, cpu_init, delay)
+        if kind == "object":
+            if obs is None or obs.value is None:
+                raise MetricError(f"unable to get metric {spec.name}: no metrics returned from custom metrics API")
+            usage = milli_value(obs.value)
+            if t.type == "AverageValue":
+                return per_pod_replicas(status_replicas, usage, milli_value(t.average_value), tol)
+            ratio = float(usage) / float(milli_value(t.value))
+            replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
+            return Proposal(replicas, None, usage, within)
+        if kind == "external":
+            if obs is None or (not obs.values and obs.value is None):
+                raise MetricError(f"unable to get external metric {spec.name}: no metrics returned from external metrics API")
+            usage = sum(milli_value(v) for v in obs.values) if obs.values else milli_value(obs.value)
+            if t.type == "AverageValue":
+                return per_pod_replicas(status_replicas, usage, milli_value(t.average_value), tol)
+            ratio = float(usage) / float(milli_value(t.value))
+            replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
+            return Proposal(replicas, None, usage, within)
+        raise MetricError(f"invalid metric source type {kind!r}: the kubernetes semantics supports "
+                          "resource, container_resource, pods, object and external")
+
+    def _error_text(self, spec: Metric, err: str) -> str:
+        if spec.type in ("resource", "container_resource") and spec.target.type == "Utilization":
+            return f"failed to get {spec.name} utilization: {err}"
+        if spec.type in ("resource", "container_resource"):
+            return f"failed to get {spec.name} usage: {err}"
+        return f"failed to get {spec.type} metric value: {err}"
+
+    # -- computeReplicasForMetrics ------------------------------------------------------------
+    def compute_replicas_for_metrics(self, ctx: Context, specs: list[Metric], tol: Tolerances):
+        status = ctx.obs.status_replicas
+        status_replicas = int(status) if status is not None else ctx.current
+        results: list[MetricResult] = []
+        replicas = 0
+        winner: Optional[Proposal] = None
+        invalid = 0
+        first_error: Optional[str] = None
+        for spec in specs:
+            try:
+                p = self.metric_proposal(ctx, spec, tol, status_replicas)
+            except MetricError as e:
+                text = self._error_text(spec, str(e))
+                results.append(MetricResult(spec.name, error=text))
+                if first_error is None:
+                    first_error = text
+                invalid += 1
+                continue
+            util = p.utilization
+            value = format_milli(p.value_milli) if p.value_milli is not None else None
+            results.append(MetricResult(spec.name, p.replicas, util, value))
+            if replicas == 0 or p.replicas > replicas:
+                replicas = p.replicas
+                winner = p
+        error = None
+        if first_error is not None:
+            error = f"invalid metrics ({invalid} invalid out of {len(specs)}), first error is: {first_error}"
+        if invalid >= len(specs) or (invalid > 0 and replicas < ctx.current):
+            return -1, results, error, winner
+        return replicas, results, error, winner
+
+    # -- reconcileAutoscaler ------------------------------------------------------------------
+    def decide(self, ctx: Context) -> Decision:
+        policy, state, now, current = ctx.policy, ctx.state, ctx.now, ctx.current
+        self.check(policy)
+        min_r = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
+        max_r = policy.max_replicas
+        if state.recommendations is None:   # recordInitialRecommendation
+            state.recommendations = TimeLog([(now, current, None)])
+        specs = [m for m in (policy.metrics or []) if m.enabled] if policy.metrics else [DEFAULT_CPU_METRIC]
+        tol = tolerances(policy, ctx.settings.tolerance)
+
+        if current == 0 and min_r != 0:
+            ctx.note("bounds", current, current, "scaling is disabled since the replica count of the target is zero")
+            return Decision(0, 0, "ScalingDisabled", able_to_scale=False)
+        if current > max_r or current < min_r:
+            # the controller does not read metrics here; they are reported for information
+            _, results, _, _ = self.compute_replicas_for_metrics(ctx, specs, tol) if specs else (0, [], None, None)
+            desired = max_r if current > max_r else min_r
+            reason = "TooManyReplicas" if current > max_r else "TooFewReplicas"
+            ctx.note("bounds", current, desired, f"current number of replicas {'above Spec.MaxReplicas' if current > max_r else 'below Spec.MinReplicas'}")
+            return Decision(desired, desired, reason, [r.to_dict() for r in results], cause="boundary")
+
+        if ctx.obs.proposal is not None:
+            metric_desired, results, error, winner = ctx.obs.proposal, [], None, None
+        elif specs:
+            metric_desired, results, error, winner = self.compute_replicas_for_metrics(ctx, specs, tol)
+        else:
+            metric_desired, results, error, winner = -1, [], "no enabled metrics", None
+        metrics_out = [r.to_dict() for r in results]
+        ctx.note("metrics", current, metric_desired, "highest proposal of all metrics" if metric_desired >= 0 else (error or ""))
+        if metric_desired == -1:
+            return Decision(current, current, "InvalidMetrics", metrics_out, error=error or "no metrics")
+
+        desired = metric_desired if metric_desired > 0 else 0
+        cause = "metric"
+        forecast = forecast_floor(ctx, "kubernetes")
+        if forecast is not None and forecast > desired:   # a forecast joins the signals by max
+            ctx.note("forecast", desired, forecast, "capacity forecast above the metrics' proposal")
+            desired, cause = forecast, "forecast"
+        if policy.behavior is None:
+            window = ctx.settings.downscale_stabilization_seconds
+            window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
+            stabilized, stab_reason = stabilize_down(state.recommendations, now, desired, window)
+            ctx.note("stabilization", desired, stabilized, f"highest recommendation of the last {window:g}s")
+            final, limit_reason = limit_without_behavior(current, stabilized, min_r, max_r)
+            ctx.note("limits", stabilized, final, limit_reason)
+        else:
+            window = ctx.settings.downscale_stabilization_seconds
+            b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
+            stabilized, stab_reason = stabilize_both_ways(state.recommendations, now, current, desired,
+                                                          b.up_window, b.down_window)
+            ctx.note("stabilization", desired, stabilized,
+                     f"scale-up window {b.up_window:g}s, scale-down window {b.down_window:g}s")
+            final, limit_reason = limit_with_behavior(state, now, current, stabilized, min_r, max_r,
+                                                      b.up_select, b.up_policies, b.down_select, b.down_policies)
+            ctx.note("rate limits", stabilized, final, limit_reason)
+        if final != stabilized:
+            reason = limit_reason
+        elif stab_reason is not None:
+            reason = stab_reason
+        elif final == current and winner is not None and winner.within_tolerance and not error:
+            reason = "WithinTolerance"
+        else:
+            reason = "DesiredWithinRange"
+        cause = "boundary" if reason in ("TooFewReplicas", "TooManyReplicas") else cause
+        return Decision(final, final, reason, metrics_out, error=error, cause=cause)
+
+    def _behavior(self, policy: Policy, downscale_default: float) -> Behavior:
+        cache = policy.compiled()
+        key = ("k8s-behavior", downscale_default)
+        b = cache.get(key)
+        if b is None:
+            b = cache[key] = Behavior(policy, downscale_default)
+        return b
+
+    def retention(self, ctx: Context) -> dict[str, float]:
+        policy = ctx.policy
+        window = ctx.settings.downscale_stabilization_seconds
+        window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
+        if policy.behavior is None:
+            return {"recommendations": window, "scale_up_events": 0, "scale_down_events": 0, "sizes": 0}
+        b = self._behavior(policy, window)
+        return {"recommendations": max(b.up_window, b.down_window), "scale_up_events": b.longest_up,
+                "scale_down_events": b.longest_down, "sizes": 0}
+
+
+@hookimpl
+def scalebridge_register_semantics(register):
+    register(KubernetesSemantics())

@@ -1,0 +1,257 @@
+"""Port of ``pkg/controller/podautoscaler/replica_calculator.go`` (kubernetes/kubernetes)
+and ``metrics/utilization.go``: one metric's raw replica proposal.
+
+Values are milli-units (``Quantity.MilliValue()``) in int64 arithmetic;
+utilization is truncated to an integer percent *before* the ratio
+(``GetResourceUtilizationRatio``); ratios are float64 and proposals
+``int32(math.Ceil(ratio × pods))``, exactly as upstream.
+
+Members may carry ``count`` (a scalebridge extension): one entry standing for
+``count`` identical pods. Sums weight by count, which is what the upstream
+loops compute for that many identical pods.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from ..protocol import Member, MetricObservation
+from ..units import milli_value
+from .base import DISTANT_PAST
+
+
+class MetricError(Exception):
+    """The metric cannot give a proposal; the message uses upstream's wording."""
+
+
+@dataclass(slots=True)
+class Tolerances:
+    """``Tolerances.isWithin``: ``(1 - scaleDown) <= ratio <= (1 + scaleUp)``."""
+    scale_down: float
+    scale_up: float
+
+    def is_within(self, ratio: float) -> bool:
+        return (1.0 - self.scale_down) <= ratio <= (1.0 + self.scale_up)
+
+
+@dataclass(slots=True)
+class Proposal:
+    replicas: int
+    utilization: Optional[int] = None   # integer percent (Utilization targets)
+    value_milli: Optional[int] = None   # the usage the proposal was based on, milli-units
+    within_tolerance: bool = False
+
+
+def trunc_div(a: int, b: int) -> int:
+    """Go's int64 division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def go_ceil(x: float) -> int:
+    """``int32(math.Ceil(x))`` with Go's saturation for non-finite values."""
+    if math.isnan(x):
+        return -(2**31)
+    if math.isinf(x):
+        return 2**31 - 1 if x > 0 else -(2**31)
+    return int(math.ceil(x))
+
+
+def _t(x: Optional[float]) -> float:
+    return DISTANT_PAST if x is None else x
+
+
+def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
+               cpu_init: float, readiness_delay: float, ts: Optional[float], window: float):
+    """``groupPods``: ready count and the unready, missing and ignored pods.
+
+    Deleting and failed pods are ignored; pending pods are unready; a pod
+    without a sample is missing. For cpu only: a pod with no Ready condition is
+    unready; inside the cpu-initialization period (counted from start) a pod
+    is unready if not ready or if its sample predates one metric window after
+    its last readiness transition; after it, a not-ready pod is unready only if
+    it has never been ready since the initial readiness delay."""
+    ready_count = 0
+    unready: list[Member] = []
+    missing: list[Member] = []
+    ignored: list[Member] = []
+    metric_ts = _t(ts)
+    for m in members:
+        if m.deleting or m.phase == "Failed":
+            ignored.append(m)
+            continue
+        if m.phase == "Pending":
+            unready.append(m)
+            continue
+        if samples.get(m.name) is None:
+            missing.append(m)
+            continue
+        if cpu:
+            if m.ready is None:
+                not_ready = True
+            else:
+                start = _t(m.start_time)
+                transition = _t(m.ready_transition_time)
+                if start + cpu_init > now:
+                    not_ready = m.ready is False or metric_ts < transition + window
+                else:
+                    not_ready = m.ready is False and start + readiness_delay > transition
+            if not_ready:
+                unready.append(m)
+                continue
+        ready_count += m.count
+    return ready_count, unready, missing, ignored
+
+
+def _pod_requests(members: list[Member], resource: str) -> dict[str, int]:
+    """``calculatePodRequests`` over every pod the selector returns."""
+    requests: dict[str, int] = {}
+    for m in members:
+        r = None if m.requests is None else m.requests.get(resource)
+        if r is None:
+            raise MetricError(f"missing request for {resource} in Pod {m.name}")
+        requests[m.name] = milli_value(r)
+    return requests
+
+
+def _utilization_ratio(values: dict[str, int], counts: dict[str, int], requests: dict[str, int],
+                       target: float) -> tuple[float, int, int]:
+    """``GetResourceUtilizationRatio``."""
+    metrics_total = requests_total = entries = 0
+    for name, v in values.items():
+        r = requests.get(name)
+        if r is None:
+            continue
+        c = counts[name]
+        metrics_total += v * c
+        requests_total += r * c
+        entries += c
+    if requests_total == 0:
+        raise MetricError("no metrics returned matched known pods")
+    utilization = trunc_div(metrics_total * 100, requests_total)
+    return float(utilization) / float(target), utilization, trunc_div(metrics_total, entries)
+
+
+def _usage_ratio(values: dict[str, int], counts: dict[str, int], target: int) -> tuple[float, int]:
+    """``GetMetricUsageRatio``: integer average of the samples over the target."""
+    total = n = 0
+    for name, v in values.items():
+        c = counts[name]
+        total += v * c
+        n += c
+    usage = trunc_div(total, n)
+    return float(usage) / float(target), usage
+
+
+def resource_utilization_replicas(current: int, target_utilization: float, resource: str,
+                                  tol: Tolerances, members: list[Member], obs: MetricObservation,
+                                  now: float, cpu_init: float, readiness_delay: float) -> Proposal:
+    """``GetResourceReplicas`` (and the container variant: the caller passes that
+    container's requests and samples)."""
+    samples = obs.members or {}
+    if not members:
+        raise MetricError("no pods returned by selector while calculating replica count")
+    ready_count, unready, missing, ignored = group_pods(
+        members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
+    counts = {m.name: m.count for m in members}
+    dropped = {m.name for m in unready} | {m.name for m in ignored}
+    values = {n: milli_value(v) for n, v in samples.items() if v is not None and n not in dropped and n in counts}
+    if not values:
+        raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+    requests = _pod_requests(members, resource)
+    ratio, utilization, raw = _utilization_ratio(values, counts, requests, target_utilization)
+
+    scale_up_with_unready = bool(unready) and ratio > 1.0
+    if not scale_up_with_unready and not missing:
+        if tol.is_within(ratio):
+            return Proposal(current, utilization, raw, True)
+        return Proposal(go_ceil(ratio * float(ready_count)), utilization, raw)
+
+    if missing:
+        if ratio < 1.0:
+            for m in missing:   # scale-down: missing pods use exactly the target
+                values[m.name] = trunc_div(requests[m.name] * int(target_utilization), 100)
+        elif ratio > 1.0:
+            for m in missing:   # scale-up: missing pods use nothing
+                values[m.name] = 0
+    if scale_up_with_unready:
+        for m in unready:
+            values[m.name] = 0
+    new_ratio, _, _ = _utilization_ratio(values, counts, requests, target_utilization)
+    if tol.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+        return Proposal(current, utilization, raw, tol.is_within(new_ratio))
+    pods = sum(counts[n] for n in values)
+    new_replicas = go_ceil(new_ratio * float(pods))
+    if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
+        return Proposal(current, utilization, raw)
+    return Proposal(new_replicas, utilization, raw)
+
+
+def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, members: list[Member],
+                          obs: MetricObservation, resource: Optional[str], now: float,
+                          cpu_init: float, readiness_delay: float) -> Proposal:
+    """``calcPlainMetricReplicas`` (pods metrics; resource metrics with an
+    AverageValue target via ``GetRawResourceReplicas``)."""
+    samples = obs.members or {}
+    if not members:
+        raise MetricError("no pods returned by selector while calculating replica count")
+    ready_count, unready, missing, ignored = group_pods(
+        members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
+    counts = {m.name: m.count for m in members}
+    dropped = {m.name for m in unready} | {m.name for m in ignored}
+    values = {n: milli_value(v) for n, v in samples.items() if v is not None and n not in dropped and n in counts}
+    if not values:
+        raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+    ratio, usage = _usage_ratio(values, counts, target_milli)
+
+    scale_up_with_unready = bool(unready) and ratio > 1.0
+    if not scale_up_with_unready and not missing:
+        if tol.is_within(ratio):
+            return Proposal(current, None, usage, True)
+        return Proposal(go_ceil(ratio * float(ready_count)), None, usage)
+
+    if missing:
+        fill = target_milli if ratio < 1.0 else 0   # note: ratio == 1.0 counts as scale-up here
+        for m in missing:
+            values[m.name] = fill
+    if scale_up_with_unready:
+        for m in unready:
+            values[m.name] = 0
+    new_ratio, _ = _usage_ratio(values, counts, target_milli)
+    if tol.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+        return Proposal(current, None, usage, tol.is_within(new_ratio))
+    pods = sum(counts[n] for n in values)
+    new_replicas = go_ceil(new_ratio * float(pods))
+    if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
+        return Proposal(current, None, usage)
+    return Proposal(new_replicas, None, usage)
+
+
+def ready_pods_count(members: list[Member]) -> int:
+    """``getReadyPodsCount``: running pods whose Ready condition is true."""
+    if not members:
+        raise MetricError("no pods returned by selector while calculating replica count")
+    return sum(m.count for m in members if m.phase == "Running" and m.ready is True)
+
+
+def usage_ratio_replicas(current: int, ratio: float, tol: Tolerances, members: list[Member]) -> tuple[int, bool]:
+    """``getUsageRatioReplicaCount``: ready pods × ratio, or ``ceil(ratio)`` from zero."""
+    if current != 0:
+        if tol.is_within(ratio):
+            return current, True
+        return go_ceil(ratio * float(ready_pods_count(members))), False
+    return go_ceil(ratio), False
+
+
+def per_pod_replicas(status_replicas: int, usage_milli: int, target_milli: int, tol: Tolerances) -> Proposal:
+    """``GetObjectPerPodMetricReplicas`` / ``GetExternalPerPodMetricReplicas``:
+    the total over the per-pod target, with tolerance judged on status replicas."""
+    replicas = status_replicas
+    denominator = float(target_milli) * float(replicas)
+    ratio = float(usage_milli) / denominator if denominator else math.inf
+    within = tol.is_within(ratio)
+    if not within:
+        replicas = go_ceil(float(usage_milli) / float(target_milli))
+    per_pod = go_ceil(float(usage_milli) / float(status_replicas)) if status_replicas else usage_milli
+    return Proposal(replicas, None, per_pod, within)

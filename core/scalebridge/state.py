@@ -1,0 +1,192 @@
+"""Decision history: recommendations, sizes, scale events and the last scaling.
+
+The protocol carries history as plain lists; inside, each list is a
+:class:`TimeLog` whose window queries (max, min, sum over the last *w*
+seconds) are answered by monotonic deques and running sums kept up to date on
+every append. A simulator carrying one :class:`DecisionState` from tick to tick
+therefore pays O(1) amortized per tick for stabilization windows, rate policies
+and scale-in controls — never a rescan of the window.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable, Optional
+
+__all__ = ["TimeLog", "DecisionState"]
+
+
+class _Extreme:
+    """max (sign=1) or min (sign=-1) of values with ``t`` in ``(now - w, now]``.
+
+    Kubernetes tests ``rec.timestamp.After(cutoff)`` (horizontal.go,
+    stabilizeRecommendationWithBehaviors); its legacy path tests
+    ``!Before(cutoff)``, which differs only for a sample recorded at the exact
+    nanosecond of the cutoff — the spec's half-open window is used for both."""
+    __slots__ = ("window", "sign", "dq")
+
+    def __init__(self, window: float, sign: int, entries: Iterable[tuple]):
+        self.window, self.sign = window, sign
+        self.dq: deque = deque()
+        for e in entries:
+            self.push(e)
+
+    def push(self, e: tuple) -> None:
+        dq, s = self.dq, self.sign
+        v = e[1] * s
+        while dq and dq[-1][1] * s <= v:
+            dq.pop()
+        dq.append(e)
+
+    def query(self, now: float) -> Optional[int]:
+        dq = self.dq
+        cutoff = now - self.window
+        while dq and dq[0][0] <= cutoff:
+            dq.popleft()
+        # entries newer than now (a request whose state runs ahead of it) are outside
+        for e in dq:
+            if e[0] <= now:
+                return e[1]
+            return _scan(dq, now, self.sign)
+        return None
+
+
+def _scan(dq: deque, now: float, sign: int) -> Optional[int]:
+    vals = [e[1] for e in dq if e[0] <= now]
+    if not vals:
+        return None
+    return max(vals) if sign > 0 else min(vals)
+
+
+class _Sum:
+    __slots__ = ("window", "dq", "total")
+
+    def __init__(self, window: float, entries: Iterable[tuple]):
+        self.window = window
+        self.dq: deque = deque()
+        self.total = 0
+        for e in entries:
+            self.push(e)
+
+    def push(self, e: tuple) -> None:
+        self.dq.append(e)
+        self.total += e[1]
+
+    def query(self, now: float) -> int:
+        dq = self.dq
+        cutoff = now - self.window
+        while dq and dq[0][0] <= cutoff:
+            self.total -= dq.popleft()[1]
+        if dq and dq[-1][0] > now:  # entries from the future are outside the window
+            return sum(e[1] for e in dq if e[0] <= now)
+        return self.total
+
+
+class TimeLog:
+    """Entries ``(time, value, cause)`` in time order, with incremental window views."""
+    __slots__ = ("entries", "_views")
+
+    def __init__(self, entries: Iterable[tuple] = ()):
+        self.entries: deque = deque(sorted(entries, key=lambda e: e[0]))
+        self._views: dict = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def append(self, t: float, value: int, cause: Optional[str] = None) -> None:
+        e = (t, value, cause)
+        if self.entries and self.entries[-1][0] > t:  # out of order: rebuild views lazily
+            self.entries.append(e)
+            self.entries = deque(sorted(self.entries, key=lambda x: x[0]))
+            self._views.clear()
+            return
+        self.entries.append(e)
+        for v in self._views.values():
+            v.push(e)
+
+    def _view(self, key: tuple, make):
+        v = self._views.get(key)
+        if v is None:
+            v = self._views[key] = make()
+        return v
+
+    def window_max(self, now: float, window: float) -> Optional[int]:
+        """Largest value with ``now - window < t <= now``, or None."""
+        return self._view(("max", window), lambda: _Extreme(window, 1, self.entries)).query(now)
+
+    def window_min(self, now: float, window: float) -> Optional[int]:
+        """Smallest value with ``now - window < t <= now``, or None."""
+        return self._view(("min", window), lambda: _Extreme(window, -1, self.entries)).query(now)
+
+    def window_sum(self, now: float, window: float) -> int:
+        return self._view(("sum", window), lambda: _Sum(window, self.entries)).query(now)
+
+    def prune(self, cutoff: float) -> None:
+        """Drop entries older than ``cutoff`` (views prune themselves by their window)."""
+        e = self.entries
+        while e and e[0][0] < cutoff:
+            e.popleft()
+
+    def to_list(self, with_cause: bool) -> list[dict]:
+        if with_cause:
+            return [{"time": t, "change": v, "cause": c} for t, v, c in self.entries]
+        return [{"time": t, "replicas": v} for t, v, _ in self.entries]
+
+
+class DecisionState:
+    """History one target carries from decision to decision (spec: "state")."""
+    __slots__ = ("recommendations", "sizes", "scale_up_events", "scale_down_events", "last_scale", "extra")
+
+    def __init__(self) -> None:
+        self.recommendations: Optional[TimeLog] = None   # None: never seen
+        self.sizes = TimeLog()
+        self.scale_up_events = TimeLog()
+        self.scale_down_events = TimeLog()
+        self.last_scale: Optional[dict] = None
+        self.extra: dict[str, Any] = {}
+
+    @classmethod
+    def from_protocol(cls, state: Any) -> "DecisionState":
+        s = cls()
+        if state is None:
+            return s
+        if state.recommendations is not None:
+            s.recommendations = TimeLog((r.time, r.replicas, None) for r in state.recommendations)
+        if state.sizes:
+            s.sizes = TimeLog((r.time, r.replicas, None) for r in state.sizes)
+        if state.scale_up_events:
+            s.scale_up_events = TimeLog((e.time, e.change, e.cause) for e in state.scale_up_events)
+        if state.scale_down_events:
+            s.scale_down_events = TimeLog((e.time, e.change, e.cause) for e in state.scale_down_events)
+        if state.last_scale is not None:
+            s.last_scale = state.last_scale.model_dump(exclude_none=True)
+        if state.model_extra:
+            s.extra = dict(state.model_extra)
+        return s
+
+    def to_protocol(self) -> dict:
+        out: dict[str, Any] = {}
+        if self.recommendations is not None:
+            out["recommendations"] = self.recommendations.to_list(False)
+        out["sizes"] = self.sizes.to_list(False)
+        out["scale_up_events"] = self.scale_up_events.to_list(True)
+        out["scale_down_events"] = self.scale_down_events.to_list(True)
+        if self.last_scale is not None:
+            out["last_scale"] = dict(self.last_scale)
+        out.update(self.extra)
+        return out
+
+    def record_scale(self, now: float, current: int, desired: int, cause: str,
+                     cooldown_seconds: Optional[float] = None) -> None:
+        """Record a scale event at ``now`` (spec: state) when the size changes."""
+        if desired == current:
+            return
+        if desired > current:
+            self.scale_up_events.append(now, desired - current, cause)
+            direction = "Increase"
+        else:
+            self.scale_down_events.append(now, current - desired, cause)
+            direction = "Decrease"
+        ls = {"time": now, "direction": direction, "cause": cause}
+        if cooldown_seconds is not None:
+            ls["cooldown_seconds"] = cooldown_seconds
+        self.last_scale = ls

@@ -11,7 +11,7 @@ import re
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
-                      PrivateAttr, WithJsonSchema, field_validator, model_validator)
+                      PrivateAttr, Strict, StrictBool, WithJsonSchema, field_validator, model_validator)
 
 from .units import exact, parse_duration
 
@@ -58,6 +58,12 @@ def _non_negative(v: float) -> float:
 NonNegDuration = Annotated[Duration, AfterValidator(_non_negative)]
 
 
+Int = Annotated[int, Strict()]
+"""An integer as JSON writes it: ``"4"`` and ``4.5`` are errors, not coerced."""
+Bool = StrictBool
+"""``true``/``false`` only: ``"yes"`` is an error, not coerced."""
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False,
                               str_strip_whitespace=False)
@@ -94,8 +100,8 @@ class Metric(_Model):
     name: str = Field(description="the key of this metric in observations.metrics (cpu, memory, …)")
     container: Optional[str] = Field(None, description="container_resource: the container measured")
     target: MetricTarget
-    enabled: bool = True
-    disable_scale_in: bool = Field(False, description="AWS target tracking DisableScaleIn")
+    enabled: Bool = True
+    disable_scale_in: Bool = Field(False, description="AWS target tracking DisableScaleIn")
     initialization_period_seconds: Optional[NonNegDuration] = None
 
     @model_validator(mode="after")
@@ -115,7 +121,7 @@ class Metric(_Model):
 
 class ScalingPolicy(_Model):
     type: Literal["Pods", "Percent"]
-    value: Annotated[int, Field(gt=0)]
+    value: Annotated[Int, Field(gt=0)]
     period_seconds: Annotated[Duration, AfterValidator(lambda v: _positive_period(v))]
 
 
@@ -147,7 +153,7 @@ class Behavior(_Model):
 
 
 class MaxScaledIn(_Model):
-    fixed: Optional[Annotated[int, Field(ge=0)]] = None
+    fixed: Optional[Annotated[Int, Field(ge=0)]] = None
     percent: Optional[Annotated[Number, Field(ge=0, le=100)]] = None
 
     @model_validator(mode="after")
@@ -207,15 +213,15 @@ class Rule(_Model):
     time_aggregation: TimeAggregation = "Average"
     operator: Operator
     threshold: Number
-    divide_per_instance: bool = False
-    enabled: bool = True
+    divide_per_instance: Bool = False
+    enabled: Bool = True
     action: Optional[RuleAction] = None
     # AWS step scaling
     steps: Optional[list[StepAdjustment]] = None
     adjustment_type: Optional[Literal["ChangeInCapacity", "PercentChangeInCapacity", "ExactCapacity"]] = None
-    min_adjustment_magnitude: Optional[Annotated[int, Field(ge=1)]] = None
+    min_adjustment_magnitude: Optional[Annotated[Int, Field(ge=1)]] = None
     # AWS alarm shape
-    datapoints_to_alarm: Optional[Annotated[int, Field(ge=1)]] = None
+    datapoints_to_alarm: Optional[Annotated[Int, Field(ge=1)]] = None
     treat_missing_data: Literal["missing", "notBreaching", "breaching", "ignore"] = "missing"
 
     @model_validator(mode="after")
@@ -300,9 +306,9 @@ TimeZoneName = Annotated[str, AfterValidator(_check_zone)]
 
 
 class Capacity(_Model):
-    minimum: Annotated[int, Field(ge=0)]
-    maximum: Annotated[int, Field(ge=0)]
-    default: Annotated[int, Field(ge=0)]
+    minimum: Annotated[Int, Field(ge=0)]
+    maximum: Annotated[Int, Field(ge=0)]
+    default: Annotated[Int, Field(ge=0)]
 
     @model_validator(mode="after")
     def _order(self) -> "Capacity":
@@ -315,8 +321,8 @@ class Recurrence(_Model):
     frequency: Literal["Week"] = "Week"
     time_zone: TimeZoneName = "UTC"
     days: list[Day] = Field(min_length=1)
-    hours: list[Annotated[int, Field(ge=0, le=23)]] = Field(default_factory=lambda: [0], min_length=1)
-    minutes: list[Annotated[int, Field(ge=0, le=59)]] = Field(default_factory=lambda: [0], min_length=1)
+    hours: list[Annotated[Int, Field(ge=0, le=23)]] = Field(default_factory=lambda: [0], min_length=1)
+    minutes: list[Annotated[Int, Field(ge=0, le=59)]] = Field(default_factory=lambda: [0], min_length=1)
 
 
 class FixedDate(_Model):
@@ -355,8 +361,8 @@ class Schedule(_Model):
     schedule: str = Field(description="cron: minute hour day-of-month month day-of-week [year]")
     time_zone: TimeZoneName = "UTC"
     duration_seconds: Annotated[Duration, AfterValidator(lambda v: _min_duration(v))]
-    min_required_replicas: Annotated[int, Field(ge=0)]
-    disabled: bool = False
+    min_required_replicas: Annotated[Int, Field(ge=0)]
+    disabled: Bool = False
 
     @field_validator("schedule")
     @classmethod
@@ -407,10 +413,10 @@ class Policy(_Model):
     """The neutral policy (spec: "policy")."""
     name: Optional[str] = None
     semantics: Optional[str] = None
-    min_replicas: Optional[Annotated[int, Field(ge=0)]] = None
-    max_replicas: Optional[Annotated[int, Field(ge=0)]] = None
-    default_replicas: Optional[Annotated[int, Field(ge=0)]] = None
-    allowed_replicas: Optional[list[Annotated[int, Field(ge=0)]]] = None
+    min_replicas: Optional[Annotated[Int, Field(ge=0)]] = None
+    max_replicas: Optional[Annotated[Int, Field(ge=0)]] = None
+    default_replicas: Optional[Annotated[Int, Field(ge=0)]] = None
+    allowed_replicas: Optional[list[Annotated[Int, Field(ge=0)]]] = None
     metrics: Optional[list[Metric]] = None
     tolerance: Optional[Annotated[Number, Field(ge=0)]] = None
     behavior: Optional[Behavior] = None

@@ -26,9 +26,8 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions) -> Any:
             key = yaml.SafeLoader.construct_scalar(_LOADER, k) if isinstance(k, yaml.ScalarNode) else str(k.value)
             if key in out:
                 raise PolicyError([f"{_where(None, k)}: {json_path(path + (key,))}: duplicate key"])
-            pos[path + (key,)] = (k.start_mark.line + 1, k.start_mark.column + 1)
+            pos[("__key__",) + path + (key,)] = (k.start_mark.line + 1, k.start_mark.column + 1)
             out[key] = _construct(v, path + (key,), pos)
-            pos.setdefault(path + (key, "__value__"), (v.start_mark.line + 1, v.start_mark.column + 1))
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(v, path + (i,), pos) for i, v in enumerate(node.value)]
@@ -79,11 +78,13 @@ def validation_problems(err: ValidationError, file: str, pos: Positions, prefix:
             msg = f"unknown field {loc[-1]!r}" + _suggest(loc, err)
         elif e["type"] == "missing":
             msg = "required field is missing"
-        elif "input" in e and not isinstance(e["input"], (dict, list)):
+        elif "input" in e and not isinstance(e["input"], (dict, list)) and "got " not in msg:
             msg += f" (got {e['input']!r})"
-        line, col = _position(pos, loc)
-        problems.append(f"{file}:{line}:{col}: {json_path(loc, root='policy')}: {msg}")
-    return list(dict.fromkeys(problems))
+        key_pos = pos.get(("__key__",) + loc) if e["type"] == "extra_forbidden" else None
+        line, col = key_pos or _position(pos, loc)
+        problems.append((line, col, f"{file}:{line}:{col}: {json_path(loc, root='policy')}: {msg}"))
+    problems.sort(key=lambda p: (p[0], p[1]))
+    return list(dict.fromkeys(p[2] for p in problems))
 
 
 def _suggest(loc: tuple, err: ValidationError) -> str:

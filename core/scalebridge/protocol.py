@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from .policy import Duration, NonNegDuration, Number, Policy, Quantity
+from .policy import Bool, Duration, Int, NonNegDuration, Number, Policy, Quantity
 
 Time = Annotated[Optional[float], BeforeValidator(lambda v: _time(v))]
 
@@ -45,13 +45,13 @@ class Settings(_Model):
 class Member(_Model):
     name: str
     phase: Literal["Running", "Pending", "Failed", "Succeeded"] = "Running"
-    ready: Optional[bool] = None
+    ready: Optional[Bool] = None
     ready_transition_time: Time = None
     start_time: Time = None
-    deleting: bool = False
+    deleting: Bool = False
     requests: Optional[dict[str, Optional[Quantity]]] = None
     weight: Annotated[Number, Field(gt=0)] = 1
-    count: Annotated[int, Field(ge=1)] = Field(1, description="extension: this entry stands for `count` identical members")
+    count: Annotated[Int, Field(ge=1)] = Field(1, description="extension: this entry stands for `count` identical members")
 
 
 Point = tuple[float, Optional[float]]
@@ -69,7 +69,7 @@ class MetricObservation(_Model):
 
 
 class CapacityForecast(_Model):
-    replicas: Annotated[int, Field(ge=0)]
+    replicas: Annotated[Int, Field(ge=0)]
     source: Optional[str] = None
     # extension: the forecaster's own reason when it fell back, reported in the response
     reason: Optional[str] = None
@@ -80,27 +80,27 @@ class Observations(_Model):
     members: Optional[list[Member]] = None
     metrics: dict[str, MetricObservation] = Field(default_factory=dict)
     forecast: Optional[CapacityForecast] = None
-    proposal: Optional[Annotated[int, Field(ge=0)]] = None
+    proposal: Optional[Annotated[Int, Field(ge=0)]] = None
 
 
 class TimedReplicas(_Model):
-    time: float
-    replicas: int
+    time: Number
+    replicas: Int
 
 
 class ScaleEvent(_Model):
-    time: float
-    change: int
+    time: Number
+    change: Int
     cause: Optional[str] = None
 
 
 class LastScale(_Model):
     model_config = ConfigDict(extra="allow")
-    time: float
+    time: Number
     direction: Optional[Literal["Increase", "Decrease"]] = None
     cause: Optional[str] = None
-    completed_at: Optional[float] = None
-    cooldown_seconds: Optional[float] = None
+    completed_at: Optional[Number] = None
+    cooldown_seconds: Optional[Number] = None
 
 
 class StateModel(BaseModel):
@@ -115,8 +115,8 @@ class StateModel(BaseModel):
 
 class Request(_Model):
     semantics: Optional[str] = None
-    now: float
-    current_replicas: Annotated[int, Field(ge=0)]
+    now: Number
+    current_replicas: Annotated[Int, Field(ge=0)]
     policy: Policy = Field(default_factory=Policy)
     settings: Settings = Field(default_factory=Settings)
     observations: Observations = Field(default_factory=Observations)

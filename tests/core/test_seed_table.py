@@ -1,0 +1,46 @@
+"""The seed document's decision table (shared/seeds/000_*.txt), through `scalebridge decide`.
+
+4 replicas, average CPU utilization target 60%, min 2, max 8; the seed leaves
+stabilization and tolerance out, so the window is 0 and tolerance 0 — and with
+the default tolerance the five results are the same.
+"""
+import json
+
+import pytest
+
+from scalebridge.demo import SEED_EXPECTED, SEED_ROWS, seed_request
+
+ROWS = list(zip(SEED_ROWS, SEED_EXPECTED))
+
+
+@pytest.mark.parametrize("tolerance", [0, None], ids=["tolerance-0", "default-tolerance"])
+def test_seed_table_through_cli(cli, tolerance):
+    lines = "".join(json.dumps(seed_request(u, tolerance)) + "\n" for u, _ in ROWS)
+    proc = cli("decide", "--semantics", "kubernetes", stdin=lines)
+    assert proc.returncode == 0, proc.stderr
+    responses = [json.loads(l) for l in proc.stdout.splitlines()]
+    assert [r["desired_replicas"] for r in responses] == [6, 2, 8, 4, 2]
+    # the raw formula before bounds: ceil(4 × u / 60)
+    raw = [r["metrics"][0]["replicas"] for r in responses]
+    assert raw[0] == 6 and raw[1] == 2 and raw[2] == 12 and raw[3] == 4 and raw[4] == 0
+    assert [r["metrics"][0]["utilization"] for r in responses] == [90, 30, 180, 55, 0]
+    assert responses[2]["reason"] == "TooManyReplicas"
+    assert responses[4]["reason"] == "TooFewReplicas"
+
+
+def test_row_55_is_rounding_not_tolerance(cli):
+    """Row 4: 4 × 55/60 = 3.67 → ceil → 4 (truncation would give 3); with tolerance 0
+    the count holds by rounding alone."""
+    proc = cli("decide", stdin=json.dumps(seed_request(55, 0)))
+    resp = json.loads(proc.stdout)
+    assert resp["metrics"][0]["replicas"] == 4 and resp["reason"] == "DesiredWithinRange"
+    proc = cli("decide", stdin=json.dumps(seed_request(55, None)))
+    assert json.loads(proc.stdout)["reason"] == "WithinTolerance"
+
+
+def test_demo_prints_the_table(cli):
+    proc = cli("demo", "--quick")
+    assert proc.returncode == 0, proc.stderr
+    for row in ("4, 90%", "4, 30%", "4, 180%", "4, 55%", "4, 0%"):
+        assert row in proc.stdout
+    assert "scalebridge decide --semantics kubernetes" in proc.stdout

@@ -15,7 +15,7 @@ from typing import Any, Optional, Union
 from pydantic import ValidationError
 
 from . import plugins
-from .errors import RequestError, ScalebridgeError, json_path
+from .errors import RequestError, ScalebridgeError, json_path, normalize_errors
 from .policy import Policy
 from .protocol import Observations, Request, Settings, StateModel
 from .semantics.base import Context, Decision, Semantics
@@ -24,23 +24,18 @@ from .state import DecisionState
 DEFAULT_SEMANTICS = "scalebridge"
 BUILTIN_SEMANTICS = ("kubernetes", "gce", "azure", "aws", "scalebridge")
 
-_VALUE_ERROR = "Value error, "
 
 
 def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple[str, str]:
     """(JSON path, message) of the first problem pydantic found."""
-    e = err.errors(include_url=False)[0]
-    loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
-    msg = e["msg"]
-    if msg.startswith(_VALUE_ERROR):
-        msg = msg[len(_VALUE_ERROR):]
-    if e["type"] == "extra_forbidden":
+    loc, kind, msg, inp = normalize_errors(err.errors(include_url=False))[0]
+    if kind == "extra_forbidden":
         msg = "unknown field (not part of the protocol; check its spelling)"
-    elif e["type"] == "missing":
+    elif kind == "missing":
         msg = "required field is missing"
-    elif "input" in e and e["type"] not in ("value_error",) and not isinstance(e["input"], (dict, list)):
-        msg = f"{msg} (got {json.dumps(e['input']) if _jsonable(e['input']) else repr(e['input'])})"
-    return json_path(loc), msg
+    elif kind not in ("quantity", "value_error") and "got " not in msg and not isinstance(inp, (dict, list)):
+        msg = f"{msg} (got {json.dumps(inp) if _jsonable(inp) else repr(inp)})"
+    return json_path(prefix + loc), msg
 
 
 def _jsonable(x: Any) -> bool:

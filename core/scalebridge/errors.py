@@ -35,3 +35,49 @@ class PolicyError(ScalebridgeError):
     def __init__(self, problems: list[str]):
         self.problems = problems
         super().__init__("\n".join(problems))
+
+
+_UNION_TAGS = {"int", "float", "str", "constrained-str", "bool"}
+QUANTITY_HINT = ("expected a number or a Kubernetes quantity such as \"500m\", \"2\", \"1.5\", "
+                 "\"100Mi\", \"1Gi\"")
+
+
+def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]:
+    """pydantic errors as (location, error type, message, input), one per location:
+    the alternatives of a number-or-quantity union collapse into one message."""
+    out: list[tuple[tuple, str, str, object]] = []
+    tags: dict[tuple, set] = {}
+    for e in errors:
+        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
+        while loc and loc[-1] in _UNION_TAGS:
+            tags.setdefault(loc[:-1], set()).add(loc[-1])
+            loc = loc[:-1]
+    seen: set[tuple] = set()
+    for e in errors:
+        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
+        while loc and loc[-1] in _UNION_TAGS:
+            loc = loc[:-1]
+        if loc in seen:
+            continue
+        seen.add(loc)
+        msg = e["msg"].removeprefix("Value error, ")
+        kind = e["type"]
+        inp = e.get("input")
+        if loc in tags:
+            if "constrained-str" in tags[loc]:
+                kind = "quantity"
+                msg = (f"invalid quantity {inp!r}: {QUANTITY_HINT}" if isinstance(inp, str)
+                       else f"expected a number or a quantity string, got {_type_name(inp)}")
+            else:
+                kind = "number"
+                msg = f"expected a number, got {_type_name(inp)}" + (f" {inp!r}" if isinstance(inp, (str, bool)) else "")
+        elif kind in ("int_type", "float_type", "int_from_float", "bool_type", "string_type",
+                      "int_parsing", "float_parsing") and not isinstance(inp, (dict, list)):
+            msg = f"{msg}, got {_type_name(inp)} {inp!r}"
+        out.append((loc, kind, msg, inp))
+    return out
+
+
+def _type_name(x: object) -> str:
+    return {bool: "a boolean", str: "a string", int: "an integer", float: "a number", type(None): "null",
+            list: "a list", dict: "an object"}.get(type(x), type(x).__name__)

@@ -18,30 +18,16 @@ from .units import exact, parse_duration
 # ----------------------------------------------------------------------------- field types
 
 
-def _check_quantity(v: Any) -> Any:
-    if isinstance(v, bool):
-        raise ValueError("expected a number or a Kubernetes quantity such as \"500m\" or \"1Gi\", got a boolean")
-    if isinstance(v, (int, float, str)):
-        exact(v)  # raises ValueError with a clear message
-        return v
-    raise ValueError(f"expected a number or a Kubernetes quantity such as \"500m\" or \"1Gi\", got {type(v).__name__}")
-
-
-def _finite_number(v: Any) -> Any:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"expected a number, got {type(v).__name__}")
-    if not math.isfinite(v):
-        raise ValueError("expected a finite number")
-    return v
-
-
+_QUANTITY_PATTERN = r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
+FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+# Validated natively by pydantic-core (no Python call per value: requests carry many).
 Quantity = Annotated[
-    Union[int, float, str], BeforeValidator(_check_quantity),
-    WithJsonSchema({"anyOf": [{"type": "number"},
-                              {"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"}],
+    Union[Annotated[int, Strict()], FiniteFloat, Annotated[str, Field(pattern=_QUANTITY_PATTERN)]],
+    WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "pattern": _QUANTITY_PATTERN}],
                     "description": "a number or a Kubernetes quantity (\"500m\", \"1Gi\")"}),
 ]
-Number = Annotated[Union[int, float], BeforeValidator(_finite_number)]
+Number = Annotated[Union[Annotated[int, Strict()], FiniteFloat],
+                   WithJsonSchema({"type": "number"})]
 Duration = Annotated[
     float, BeforeValidator(parse_duration),
     WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0},

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import yaml
 from pydantic import ValidationError
 
-from .errors import PolicyError, json_path
+from .errors import PolicyError, json_path, normalize_errors
 from .policy import Policy
 
 Positions = dict[tuple, tuple[int, int]]
@@ -70,16 +70,15 @@ def _position(pos: Positions, loc: tuple) -> tuple[int, int]:
 
 def validation_problems(err: ValidationError, file: str, pos: Positions, prefix: tuple = ()) -> list[str]:
     problems = []
-    for e in err.errors(include_url=False):
-        loc = prefix + tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
-        # a union reports each alternative; keep the path, drop the alternative's type name
-        msg = e["msg"].removeprefix("Value error, ")
-        if e["type"] == "extra_forbidden":
+    for loc, kind, msg, inp in normalize_errors(err.errors(include_url=False)):
+        loc = prefix + loc
+        if kind == "extra_forbidden":
             msg = f"unknown field {loc[-1]!r}" + _suggest(loc, err)
-        elif e["type"] == "missing":
+        elif kind == "missing":
             msg = "required field is missing"
-        elif "input" in e and not isinstance(e["input"], (dict, list)) and "got " not in msg:
-            msg += f" (got {e['input']!r})"
+        elif kind not in ("quantity",) and not isinstance(inp, (dict, list)) and "got " not in msg:
+            msg += f" (got {inp!r})"
+        e = {"type": kind}
         key_pos = pos.get(("__key__",) + loc) if e["type"] == "extra_forbidden" else None
         line, col = key_pos or _position(pos, loc)
         problems.append((line, col, f"{file}:{line}:{col}: {json_path(loc, root='policy')}: {msg}"))

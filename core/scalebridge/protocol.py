@@ -6,24 +6,15 @@ which lets a simulator describe a fleet of hundreds in a few entries.
 """
 from __future__ import annotations
 
-import math
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
-from .policy import Bool, Duration, Int, NonNegDuration, Number, Policy, Quantity
+from .policy import Bool, Duration, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity
 
-Time = Annotated[Optional[float], BeforeValidator(lambda v: _time(v))]
-
-
-def _time(v: Any) -> Any:
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError("expected seconds since the Unix epoch (a number)")
-    if not math.isfinite(v):
-        raise ValueError("expected a finite time")
-    return float(v)
+Time = Optional[FiniteFloat]
+"""Seconds since the Unix epoch; null is the distant past."""
 
 
 class _Model(BaseModel):
@@ -54,7 +45,7 @@ class Member(_Model):
     count: Annotated[Int, Field(ge=1)] = Field(1, description="extension: this entry stands for `count` identical members")
 
 
-Point = tuple[float, Optional[float]]
+Point = tuple[FiniteFloat, Optional[FiniteFloat]]
 
 
 class MetricObservation(_Model):
@@ -83,15 +74,18 @@ class Observations(_Model):
     proposal: Optional[Annotated[Int, Field(ge=0)]] = None
 
 
-class TimedReplicas(_Model):
-    time: Number
+class TimedReplicas(TypedDict):
+    """``{"time", "replicas"}`` (a TypedDict: history lists are long, models cost time)."""
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    time: FiniteFloat
     replicas: Int
 
 
-class ScaleEvent(_Model):
-    time: Number
+class ScaleEvent(TypedDict, total=False):
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+    time: FiniteFloat
     change: Int
-    cause: Optional[str] = None
+    cause: Optional[str]
 
 
 class LastScale(_Model):
@@ -115,7 +109,7 @@ class StateModel(BaseModel):
 
 class Request(_Model):
     semantics: Optional[str] = None
-    now: Number
+    now: FiniteFloat
     current_replicas: Annotated[Int, Field(ge=0)]
     policy: Policy = Field(default_factory=Policy)
     settings: Settings = Field(default_factory=Settings)

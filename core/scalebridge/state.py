@@ -10,22 +10,19 @@ and scale-in controls — never a rescan of the window.
 from __future__ import annotations
 
 from collections import deque
+from operator import itemgetter
 from typing import Any, Iterable, Optional
 
 __all__ = ["TimeLog", "DecisionState"]
 
 
 class _Extreme:
-    """max (sign=1) or min (sign=-1) of values with ``t`` in ``(now - w, now]``.
+    """max (sign=1) or min (sign=-1) of values with ``t`` in ``(now - w, now]``
+    (``closed``: ``[now - w, now]``)."""
+    __slots__ = ("window", "sign", "closed", "dq")
 
-    Kubernetes tests ``rec.timestamp.After(cutoff)`` (horizontal.go,
-    stabilizeRecommendationWithBehaviors); its legacy path tests
-    ``!Before(cutoff)``, which differs only for a sample recorded at the exact
-    nanosecond of the cutoff — the spec's half-open window is used for both."""
-    __slots__ = ("window", "sign", "dq")
-
-    def __init__(self, window: float, sign: int, entries: Iterable[tuple]):
-        self.window, self.sign = window, sign
+    def __init__(self, window: float, sign: int, entries: Iterable[tuple], closed: bool = False):
+        self.window, self.sign, self.closed = window, sign, closed
         self.dq: deque = deque()
         for e in entries:
             self.push(e)
@@ -40,8 +37,12 @@ class _Extreme:
     def query(self, now: float) -> Optional[int]:
         dq = self.dq
         cutoff = now - self.window
-        while dq and dq[0][0] <= cutoff:
-            dq.popleft()
+        if self.closed:
+            while dq and dq[0][0] < cutoff:
+                dq.popleft()
+        else:
+            while dq and dq[0][0] <= cutoff:
+                dq.popleft()
         # entries newer than now (a request whose state runs ahead of it) are outside
         for e in dq:
             if e[0] <= now:
@@ -81,22 +82,35 @@ class _Sum:
         return self.total
 
 
+def _ordered(entries: list) -> bool:
+    return all(a[0] <= b[0] for a, b in zip(entries, entries[1:]))
+
+
 class TimeLog:
-    """Entries ``(time, value, cause)`` in time order, with incremental window views."""
-    __slots__ = ("entries", "_views")
+    """Entries ``(time, value, cause)`` in time order, with incremental window views.
+
+    A window's first query is answered by a scan (a one-shot request asks each
+    window once); from its second query on — a :class:`~scalebridge.engine.Decider`
+    asking every sync period — a monotonic deque or running sum, updated on
+    each append, answers in O(1) amortized."""
+    __slots__ = ("entries", "_views", "_asked")
 
     def __init__(self, entries: Iterable[tuple] = ()):
-        self.entries: deque = deque(sorted(entries, key=lambda e: e[0]))
+        entries = list(entries)
+        if len(entries) > 1 and not _ordered(entries):
+            entries.sort(key=itemgetter(0))
+        self.entries: deque = deque(entries)
         self._views: dict = {}
+        self._asked: set = set()
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def append(self, t: float, value: int, cause: Optional[str] = None) -> None:
         e = (t, value, cause)
-        if self.entries and self.entries[-1][0] > t:  # out of order: rebuild views lazily
+        if self.entries and self.entries[-1][0] > t:  # out of order: re-sort, rebuild views lazily
             self.entries.append(e)
-            self.entries = deque(sorted(self.entries, key=lambda x: x[0]))
+            self.entries = deque(sorted(self.entries, key=itemgetter(0)))
             self._views.clear()
             return
         self.entries.append(e)
@@ -106,19 +120,40 @@ class TimeLog:
     def _view(self, key: tuple, make):
         v = self._views.get(key)
         if v is None:
+            if key not in self._asked:
+                self._asked.add(key)
+                return None
             v = self._views[key] = make()
         return v
 
-    def window_max(self, now: float, window: float) -> Optional[int]:
-        """Largest value with ``now - window < t <= now``, or None."""
-        return self._view(("max", window), lambda: _Extreme(window, 1, self.entries)).query(now)
+    def _inside(self, now: float, window: float, closed: bool = False) -> list:
+        cutoff = now - window
+        if closed:
+            return [e[1] for e in self.entries if cutoff <= e[0] <= now]
+        return [e[1] for e in self.entries if cutoff < e[0] <= now]
+
+    def window_max(self, now: float, window: float, closed: bool = False) -> Optional[int]:
+        """Largest value with ``now - window < t <= now`` (``closed``: ``<=``), or None."""
+        v = self._view(("max", window, closed), lambda: _Extreme(window, 1, self.entries, closed))
+        if v is None:
+            inside = self._inside(now, window, closed)
+            return max(inside) if inside else None
+        return v.query(now)
 
     def window_min(self, now: float, window: float) -> Optional[int]:
         """Smallest value with ``now - window < t <= now``, or None."""
-        return self._view(("min", window), lambda: _Extreme(window, -1, self.entries)).query(now)
+        v = self._view(("min", window), lambda: _Extreme(window, -1, self.entries))
+        if v is None:
+            inside = self._inside(now, window)
+            return min(inside) if inside else None
+        return v.query(now)
 
     def window_sum(self, now: float, window: float) -> int:
-        return self._view(("sum", window), lambda: _Sum(window, self.entries)).query(now)
+        """Sum of values with ``now - window < t <= now``."""
+        v = self._view(("sum", window), lambda: _Sum(window, self.entries))
+        if v is None:
+            return sum(self._inside(now, window))
+        return v.query(now)
 
     def prune(self, cutoff: float) -> None:
         """Drop entries older than ``cutoff`` (views prune themselves by their window)."""
@@ -146,17 +181,19 @@ class DecisionState:
 
     @classmethod
     def from_protocol(cls, state: Any) -> "DecisionState":
-        s = cls()
         if state is None:
-            return s
+            return cls()
+        s = cls.__new__(cls)
+        s.recommendations = None
+        s.last_scale = None
+        s.extra = {}
         if state.recommendations is not None:
-            s.recommendations = TimeLog((r.time, r.replicas, None) for r in state.recommendations)
-        if state.sizes:
-            s.sizes = TimeLog((r.time, r.replicas, None) for r in state.sizes)
-        if state.scale_up_events:
-            s.scale_up_events = TimeLog((e.time, e.change, e.cause) for e in state.scale_up_events)
-        if state.scale_down_events:
-            s.scale_down_events = TimeLog((e.time, e.change, e.cause) for e in state.scale_down_events)
+            s.recommendations = TimeLog([(r["time"], r["replicas"], None) for r in state.recommendations])
+        s.sizes = TimeLog([(r["time"], r["replicas"], None) for r in state.sizes] if state.sizes else ())
+        s.scale_up_events = TimeLog([(e["time"], e["change"], e.get("cause")) for e in state.scale_up_events]
+                                    if state.scale_up_events else ())
+        s.scale_down_events = TimeLog([(e["time"], e["change"], e.get("cause")) for e in state.scale_down_events]
+                                      if state.scale_down_events else ())
         if state.last_scale is not None:
             s.last_scale = state.last_scale.model_dump(exclude_none=True)
         if state.model_extra:

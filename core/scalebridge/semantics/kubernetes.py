@@ -25,7 +25,7 @@ from ..units import format_milli, milli_value
 from .base import Context, Decision, MetricResult, Semantics
 from .kubernetes_replicas import (MetricError, Proposal, Tolerances, per_pod_replicas,
                                   plain_metric_replicas, resource_utilization_replicas,
-                                  trunc_div, usage_ratio_replicas)
+                                  sum_int64, trunc_div, usage_ratio_replicas)
 
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
@@ -130,7 +130,7 @@ class KubernetesSemantics(Semantics):
         if kind == "external":
             if obs is None or (not obs.values and obs.value is None):
                 raise MetricError(f"unable to get external metric {spec.name}: no metrics returned from external metrics API")
-            usage = sum(milli_value(v) for v in obs.values) if obs.values else milli_value(obs.value)
+            usage = sum_int64(milli_value(v) for v in obs.values) if obs.values else milli_value(obs.value)
             if t.type == "AverageValue":
                 return per_pod_replicas(status_replicas, usage, milli_value(t.average_value), tol)
             ratio = float(usage) / float(milli_value(t.value))
@@ -220,7 +220,7 @@ class KubernetesSemantics(Semantics):
         if policy.behavior is None:
             window = ctx.settings.downscale_stabilization_seconds
             window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
-            stabilized, stab_reason = stabilize_down(state.recommendations, now, desired, window)
+            stabilized, stab_reason = stabilize_down(state.recommendations, now, desired, window, closed=True)
             ctx.note("stabilization", desired, stabilized, f"highest recommendation of the last {window:g}s")
             final, limit_reason = limit_without_behavior(current, stabilized, min_r, max_r)
             ctx.note("limits", stabilized, final, limit_reason)

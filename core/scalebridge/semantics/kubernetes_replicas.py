@@ -49,13 +49,26 @@ def trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
+MAX_INT32 = 2**31 - 1
+MAX_INT64 = 2**63 - 1
+
+
 def go_ceil(x: float) -> int:
-    """``int32(math.Ceil(x))`` with Go's saturation for non-finite values."""
+    """``int32(math.Ceil(x))``, clamped to MaxInt32 as upstream guards proposals
+    against overflow (TestReplicaCalcScaleUpOverflow)."""
     if math.isnan(x):
-        return -(2**31)
-    if math.isinf(x):
-        return 2**31 - 1 if x > 0 else -(2**31)
+        return 0
+    if x >= MAX_INT32:
+        return MAX_INT32
+    if x <= -MAX_INT32 - 1:
+        return -MAX_INT32 - 1
     return int(math.ceil(x))
+
+
+def sum_int64(values) -> int:
+    """An int64 sum capped at MaxInt64 (TestReplicaCalcExternalMetricUsageOverflow)."""
+    total = sum(values)
+    return MAX_INT64 if total > MAX_INT64 else total
 
 
 def _t(x: Optional[float]) -> float:
@@ -76,7 +89,8 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
     unready: list[Member] = []
     missing: list[Member] = []
     ignored: list[Member] = []
-    metric_ts = _t(ts)
+    metric_ts = DISTANT_PAST if ts is None else ts
+    get = samples.get
     for m in members:
         if m.deleting or m.phase == "Failed":
             ignored.append(m)
@@ -84,34 +98,55 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
         if m.phase == "Pending":
             unready.append(m)
             continue
-        if samples.get(m.name) is None:
+        if get(m.name) is None:
             missing.append(m)
             continue
         if cpu:
-            if m.ready is None:
-                not_ready = True
-            else:
-                start = _t(m.start_time)
-                transition = _t(m.ready_transition_time)
-                if start + cpu_init > now:
-                    not_ready = m.ready is False or metric_ts < transition + window
-                else:
-                    not_ready = m.ready is False and start + readiness_delay > transition
-            if not_ready:
+            ready = m.ready
+            if ready is None:
+                unready.append(m)
+                continue
+            start = m.start_time
+            if start is None:
+                start = DISTANT_PAST
+            transition = m.ready_transition_time
+            if transition is None:
+                transition = DISTANT_PAST
+            if start + cpu_init > now:
+                if ready is False or metric_ts < transition + window:
+                    unready.append(m)
+                    continue
+            elif ready is False and start + readiness_delay > transition:
                 unready.append(m)
                 continue
         ready_count += m.count
     return ready_count, unready, missing, ignored
 
 
+def _sample_values(samples: dict, dropped: set, counts: dict) -> dict[str, int]:
+    """Milli-values of the samples of pods that are neither ignored nor unready
+    (``removeMetricsForPods``). Samples of pods the selector did not return stay,
+    as upstream keeps them: they make ``len(metrics)`` non-zero, count in plain
+    averages, and are skipped by the utilization sum (they have no request)."""
+    out = {}
+    for n, v in samples.items():
+        if v is None or n in dropped:
+            continue
+        if n not in counts:
+            counts[n] = 1
+        out[n] = v * 1000 if type(v) is int else milli_value(v)
+    return out
+
+
 def _pod_requests(members: list[Member], resource: str) -> dict[str, int]:
     """``calculatePodRequests`` over every pod the selector returns."""
     requests: dict[str, int] = {}
     for m in members:
-        r = None if m.requests is None else m.requests.get(resource)
+        rq = m.requests
+        r = None if rq is None else rq.get(resource)
         if r is None:
             raise MetricError(f"missing request for {resource} in Pod {m.name}")
-        requests[m.name] = milli_value(r)
+        requests[m.name] = r * 1000 if type(r) is int else milli_value(r)
     return requests
 
 
@@ -156,7 +191,7 @@ def resource_utilization_replicas(current: int, target_utilization: float, resou
         members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
     counts = {m.name: m.count for m in members}
     dropped = {m.name for m in unready} | {m.name for m in ignored}
-    values = {n: milli_value(v) for n, v in samples.items() if v is not None and n not in dropped and n in counts}
+    values = _sample_values(samples, dropped, counts)
     if not values:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
     requests = _pod_requests(members, resource)
@@ -170,8 +205,10 @@ def resource_utilization_replicas(current: int, target_utilization: float, resou
 
     if missing:
         if ratio < 1.0:
-            for m in missing:   # scale-down: missing pods use exactly the target
-                values[m.name] = trunc_div(requests[m.name] * int(target_utilization), 100)
+            # scale-down: missing pods use all of their request, or the target when it is above 100%
+            fallback = max(100, int(target_utilization))
+            for m in missing:
+                values[m.name] = trunc_div(requests[m.name] * fallback, 100)
         elif ratio > 1.0:
             for m in missing:   # scale-up: missing pods use nothing
                 values[m.name] = 0
@@ -200,7 +237,7 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
         members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
     counts = {m.name: m.count for m in members}
     dropped = {m.name for m in unready} | {m.name for m in ignored}
-    values = {n: milli_value(v) for n, v in samples.items() if v is not None and n not in dropped and n in counts}
+    values = _sample_values(samples, dropped, counts)
     if not values:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
     ratio, usage = _usage_ratio(values, counts, target_milli)
@@ -212,9 +249,12 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
         return Proposal(go_ceil(ratio * float(ready_count)), None, usage)
 
     if missing:
-        fill = target_milli if ratio < 1.0 else 0   # note: ratio == 1.0 counts as scale-up here
-        for m in missing:
-            values[m.name] = fill
+        if ratio < 1.0:      # scale-down: missing pods use exactly the target
+            for m in missing:
+                values[m.name] = target_milli
+        elif ratio > 1.0:    # scale-up: missing pods use nothing; at exactly 1.0 they stay out
+            for m in missing:
+                values[m.name] = 0
     if scale_up_with_unready:
         for m in unready:
             values[m.name] = 0
@@ -253,5 +293,9 @@ def per_pod_replicas(status_replicas: int, usage_milli: int, target_milli: int, 
     within = tol.is_within(ratio)
     if not within:
         replicas = go_ceil(float(usage_milli) / float(target_milli))
-    per_pod = go_ceil(float(usage_milli) / float(status_replicas)) if status_replicas else usage_milli
+    if status_replicas:
+        avg = float(usage_milli) / float(status_replicas)
+        per_pod = MAX_INT64 if avg >= float(MAX_INT64) else int(math.ceil(avg))
+    else:
+        per_pod = usage_milli
     return Proposal(replicas, None, per_pod, within)

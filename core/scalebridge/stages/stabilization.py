@@ -43,11 +43,16 @@ def stabilize_both_ways(recs: TimeLog, now: float, current: int, desired: int,
     return recommendation, ("ScaleUpStabilized" if desired >= current else "ScaleDownStabilized")
 
 
-def stabilize_down(recs: TimeLog, now: float, desired: int, window: float) -> tuple[int, Optional[str]]:
+def stabilize_down(recs: TimeLog, now: float, desired: int, window: float,
+                   closed: bool = False) -> tuple[int, Optional[str]]:
     """The highest recommendation within the window, this one included, then
     record this one (Kubernetes ``stabilizeRecommendation``; GCE's
-    stabilization period). Scale-out is never delayed: a new peak wins at once."""
-    peak = recs.window_max(now, window) if window > 0 else None
+    stabilization period). Scale-out is never delayed: a new peak wins at once.
+
+    ``closed``: the window is ``[now - w, now]`` — Kubernetes' behavior-less path
+    drops a sample only when ``rec.timestamp.Before(cutoff)``, so one exactly
+    ``w`` old still counts (with a behavior, ``After(cutoff)`` excludes it)."""
+    peak = recs.window_max(now, window, closed) if window > 0 else None
     recs.append(now, desired)
     if peak is not None and peak > desired:
         return peak, "ScaleDownStabilized"

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Decisions per second: in-process (`scalebridge.decide` on dicts) and through
+the CLI (`scalebridge decide` reading JSON Lines), for each semantics.
+
+The request: 10 pods, 2 metrics (cpu utilization, a pods metric), a 5-minute
+history (20 recommendations at the 15 s sync period, a few scale events).
+Goals (issue #2/#3): >= 20,000/s in-process, >= 5,000/s through the CLI, one core.
+
+    .venv/bin/python benchmarks/decide.py [--semantics kubernetes,gce,...] [--seconds 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+NOW = 1767225600.0
+
+
+def request(semantics: str, i: int = 0) -> dict:
+    members = [{"name": f"web-{k}", "phase": "Running", "ready": True, "start_time": NOW - 3600,
+                "ready_transition_time": NOW - 3500, "requests": {"cpu": "500m"}} for k in range(10)]
+    cpu = {m["name"]: f"{300 + 7 * k + (i % 50)}m" for k, m in enumerate(members)}
+    conns = {m["name"]: 18000 + 100 * k + i % 300 for k, m in enumerate(members)}
+    recs = [{"time": NOW - 15 * k, "replicas": 10 + (k % 3)} for k in range(1, 21)]
+    return {
+        "semantics": semantics, "now": NOW, "current_replicas": 10,
+        "policy": {"name": "web", "min_replicas": 2, "max_replicas": 50,
+                   "metrics": [{"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": 60}},
+                               {"type": "pods", "name": "connections", "target": {"type": "AverageValue", "average_value": 20000}}],
+                   "behavior": {"scale_down": {"stabilization_window_seconds": 300}}},
+        "observations": {"status_replicas": 10, "members": members,
+                         "metrics": {"cpu": {"members": cpu, "timestamp": NOW - 10, "window": 30,
+                                             "series": [[NOW - 60 * k, 60.0 + k] for k in range(5, 0, -1)]},
+                                     "connections": {"members": conns, "timestamp": NOW - 10, "window": 30}}},
+        "state": {"recommendations": recs,
+                  "sizes": [{"time": NOW - 15 * k, "replicas": 10} for k in range(1, 21)],
+                  "scale_up_events": [{"time": NOW - 200, "change": 1, "cause": "metric"}],
+                  "scale_down_events": [{"time": NOW - 100, "change": 1, "cause": "metric"}]},
+    }
+
+
+def bench_in_process(semantics: str, seconds: float) -> float:
+    from scalebridge import decide
+    reqs = [request(semantics, i) for i in range(200)]
+    for r in reqs[:20]:
+        decide(r)
+    n = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for r in reqs:
+            decide(r)
+        n += len(reqs)
+    return n / (time.perf_counter() - start)
+
+
+def bench_decider(semantics: str, seconds: float) -> float:
+    """Steady state: one target's Decider stepping every 15 s with persistent history
+    (what the controller and the simulator pay per sync period; no JSON, no validation)."""
+    from scalebridge.engine import Decider, parse_request
+    env, policy = parse_request(request(semantics))
+    obs = [parse_request(request(semantics, i))[0].observations for i in range(50)]
+    d = Decider(policy, semantics)
+    now = NOW
+    n = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for o in obs:
+            now += 15.0
+            d.step(now, 10, o)
+        n += len(obs)
+    return n / (time.perf_counter() - start)
+
+
+def bench_cli(semantics: str, count: int) -> float:
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+        for i in range(count):
+            f.write(json.dumps(request(semantics, i)) + "\n")
+        path = f.name
+    try:
+        cmd = [sys.executable, "-m", "scalebridge.cli", "decide", path]
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, check=False)
+        elapsed = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise SystemExit(f"CLI failed: {proc.stderr.strip()}")
+        assert proc.stdout.count("\n") == count
+        return count / elapsed
+    finally:
+        os.unlink(path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--semantics", default="kubernetes,gce,azure,aws,scalebridge")
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--cli-requests", type=int, default=20000)
+    args = ap.parse_args()
+    from scalebridge.plugins import registry
+    available = registry().semantics
+    print(f"{'semantics':<12} {'decide(dict)/s':>15} {'Decider.step/s':>15} {'CLI JSONL/s':>12}")
+    for name in args.semantics.split(","):
+        if name not in available:
+            print(f"{name:<12} {'(not registered)':>14}")
+            continue
+        ip = bench_in_process(name, args.seconds)
+        st = bench_decider(name, args.seconds)
+        cl = bench_cli(name, args.cli_requests)
+        print(f"{name:<12} {ip:>15,.0f} {st:>15,.0f} {cl:>12,.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""A wrapper that says when a forecast must not be trusted.
+
+A predictive scaler that acts on a bad forecast is worse than a reactive one,
+so the guard passes the inner model's numbers through but sets ``ok=False``
+with a one-line ``reason`` when:
+
+1. the input is bad: a non-finite sample in the last ``bad_input_hold_seconds``;
+2. there is too little history (``min_history_seconds``, default the model's
+   own: e.g. 3 days for ``seasonal``, after Compute Engine's requirement);
+3. the input is stale: no sample for ``max_staleness_seconds``;
+4. the model itself flags its forecast (e.g. no season to learn from yet);
+5. the forecast is NaN/inf, or negative;
+6. the model has recently been wrong: the guard remembers each forecast it
+   hands out (value at ``now + horizon``), scores it against the first sample
+   at or after that time (within ``match_tolerance_seconds``), and falls back
+   while the mean absolute percentage error of the last ``error_window``
+   scored forecasts exceeds ``max_mape`` (at least ``min_errors`` scored).
+   Actual zeros are not scored (no percentage of zero), as in ``mape_at_lead``.
+
+The caller then scales reactively and reports ``reason``. AWS and GCE treat
+their own forecasts the same way: the forecast only ever adds capacity on top
+of the reactive signal, never replaces it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+
+from .base import Forecast, Forecaster, check_horizon, unavailable
+
+DEFAULT_MAX_MAPE = 0.5
+DEFAULT_ERROR_WINDOW = 10
+DEFAULT_MIN_ERRORS = 3
+DEFAULT_MAX_STALENESS_SECONDS = 300.0
+DEFAULT_BAD_INPUT_HOLD_SECONDS = 60.0
+DEFAULT_MATCH_TOLERANCE_SECONDS = 60.0
+
+
+class GuardedForecaster:
+    """Wrap a :class:`Forecaster`; mark its forecasts unreliable with a reason."""
+
+    def __init__(
+        self,
+        inner: Forecaster,
+        *,
+        min_history_seconds: float | None = None,
+        max_mape: float = DEFAULT_MAX_MAPE,
+        error_window: int = DEFAULT_ERROR_WINDOW,
+        min_errors: int = DEFAULT_MIN_ERRORS,
+        max_staleness_seconds: float = DEFAULT_MAX_STALENESS_SECONDS,
+        bad_input_hold_seconds: float = DEFAULT_BAD_INPUT_HOLD_SECONDS,
+        match_tolerance_seconds: float = DEFAULT_MATCH_TOLERANCE_SECONDS,
+    ) -> None:
+        if error_window < 1 or min_errors < 1:
+            raise ValueError("error_window and min_errors must be >= 1")
+        self.inner = inner
+        self.name = inner.name
+        self.min_history_seconds = float(
+            inner.min_history_seconds if min_history_seconds is None else min_history_seconds
+        )
+        self.max_mape = float(max_mape)
+        self.min_errors = int(min_errors)
+        self.max_staleness_seconds = float(max_staleness_seconds)
+        self.bad_input_hold_seconds = float(bad_input_hold_seconds)
+        self.match_tolerance_seconds = float(match_tolerance_seconds)
+        self.dropped = 0  #: out-of-order samples dropped
+        self._errors: deque[float] = deque(maxlen=int(error_window))
+        self._pending: list[tuple[float, float]] = []  # heap of (target time, predicted)
+        self._last_pushed: tuple[float, float] | None = None
+        self._first_t: float | None = None
+        self._last_good_t = -math.inf
+        self._last_t = -math.inf
+        self._bad_t = -math.inf
+        self._bad_value = 0.0
+
+    def observe(self, t: float, value: float) -> None:
+        """Score due forecasts against ``value``, then feed the inner model.
+
+        An out-of-order sample is dropped (counted in ``dropped``) rather than
+        raised: a live loop must not die on one late metric point.
+        """
+        if t < self._last_t:
+            self.dropped += 1
+            return
+        self._last_t = t
+        if not math.isfinite(value):
+            self._bad_t, self._bad_value = t, value
+            return
+        if self._first_t is None:
+            self._first_t = t
+        self._last_good_t = t
+        pending = self._pending
+        while pending and pending[0][0] <= t:
+            target, predicted = heapq.heappop(pending)
+            if value != 0.0 and t - target <= self.match_tolerance_seconds:
+                self._errors.append(abs(predicted - value) / abs(value))
+        self.inner.observe(t, value)
+
+    @property
+    def recent_mape(self) -> float:
+        """Mean absolute percentage error of the last scored forecasts (NaN if none)."""
+        errors = self._errors
+        return sum(errors) / len(errors) if errors else math.nan
+
+    def _remember(self, f: Forecast) -> None:
+        key = (f.at, f.value)
+        if math.isfinite(f.value) and key != self._last_pushed:
+            heapq.heappush(self._pending, key)
+            self._last_pushed = key
+
+    def _reason(self, now: float, f: Forecast) -> str | None:
+        name = self.name
+        if self._bad_t >= self._last_good_t or now - self._bad_t < self.bad_input_hold_seconds:
+            return f"{name}: non-finite input ({self._bad_value!r} at t={self._bad_t:g})"
+        history = self._last_good_t - self._first_t  # type: ignore[operator]
+        if history < self.min_history_seconds:
+            return f"{name}: too little history ({history:g}s of {self.min_history_seconds:g}s needed)"
+        stale = now - self._last_good_t
+        if stale > self.max_staleness_seconds:
+            return f"{name}: stale input (last sample {stale:g}s before now)"
+        if not f.ok:
+            return f.reason or f"{name}: model reported an unreliable forecast"
+        if not (math.isfinite(f.value) and math.isfinite(f.peak)):
+            return f"{name}: forecast is not finite ({f.value!r})"
+        if f.value < 0.0 or f.peak < 0.0:
+            return f"{name}: negative forecast ({min(f.value, f.peak):g})"
+        errors = self._errors
+        if len(errors) >= self.min_errors:
+            mape = sum(errors) / len(errors)
+            if mape > self.max_mape:
+                return (
+                    f"{name}: recent forecast error too large (MAPE {mape:.0%} over the last "
+                    f"{len(errors)} forecasts > {self.max_mape:.0%})"
+                )
+        return None
+
+    def forecast(self, now: float, horizon_seconds: float) -> Forecast:
+        """The inner forecast, with ``ok=False`` and a reason when unreliable."""
+        check_horizon(horizon_seconds)
+        if self._first_t is None:
+            if self._bad_t > -math.inf:
+                reason = f"{self.name}: non-finite input ({self._bad_value!r} at t={self._bad_t:g})"
+            else:
+                reason = f"{self.name}: no history"
+            return unavailable(now, horizon_seconds, reason, self.name)
+        f = self.inner.forecast(now, horizon_seconds)
+        self._remember(f)
+        reason = self._reason(now, f)
+        return f if reason is None else f.failed(reason)

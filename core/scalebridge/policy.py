@@ -11,7 +11,7 @@ import re
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
-                      PrivateAttr, Strict, StrictBool, WithJsonSchema, field_validator, model_validator)
+                      PrivateAttr, Strict, StrictBool, ValidationInfo, WithJsonSchema, field_validator, model_validator)
 
 from .units import exact, parse_duration
 
@@ -201,39 +201,61 @@ class Rule(_Model):
     threshold: Number
     divide_per_instance: Bool = False
     enabled: Bool = True
-    action: Optional[RuleAction] = None
-    # AWS step scaling
+    # AWS step scaling (declared before `action`: the validators below read them)
     steps: Optional[list[StepAdjustment]] = None
     adjustment_type: Optional[Literal["ChangeInCapacity", "PercentChangeInCapacity", "ExactCapacity"]] = None
     min_adjustment_magnitude: Optional[Annotated[Int, Field(ge=1)]] = None
+    action: Optional[RuleAction] = None
     # AWS alarm shape
     datapoints_to_alarm: Optional[Annotated[Int, Field(ge=1)]] = None
     treat_missing_data: Literal["missing", "notBreaching", "breaching", "ignore"] = "missing"
 
-    @model_validator(mode="after")
-    def _shape(self) -> "Rule":
-        if self.steps is None:
-            if self.action is None:
-                raise ValueError("a rule needs an `action` (or `steps` for an AWS step-scaling rule)")
-            missing = [k for k in ("direction", "type") if getattr(self.action, k) is None]
-            if missing:
-                raise ValueError(f"action needs {', '.join(missing)}")
-            if self.action.type != "ServiceAllowedNextValue" and self.action.value is None:
-                raise ValueError(f"a {self.action.type} action needs `value`")
-            if self.action.value is not None and self.action.value < 0:
-                raise ValueError("action.value must be zero or more (direction says which way)")
-            return self
-        # AWS step-scaling rule
-        if self.action is not None and (self.action.value is not None or self.action.type is not None
-                                        or self.action.direction is not None):
-            raise ValueError("a step-scaling rule takes its adjustments from `steps`; its `action` may only hold cooldown_seconds")
-        if not self.steps:
+    @field_validator("steps")
+    @classmethod
+    def _steps(cls, v: Optional[list[StepAdjustment]], info: ValidationInfo):
+        if v is None:
+            return v
+        if not v:
             raise ValueError("`steps` must hold at least one step adjustment")
-        if self.operator in ("Equals", "NotEquals"):
+        if info.data.get("operator") in ("Equals", "NotEquals"):
             raise ValueError("a step-scaling rule needs a GreaterThan* or LessThan* operator (it gives the direction)")
-        _check_steps(self.steps)
-        if self.datapoints_to_alarm is not None and self.datapoints_to_alarm > self.evaluation_periods:
-            raise ValueError("datapoints_to_alarm cannot exceed the evaluation periods (time_window_seconds / time_grain_seconds)")
+        _check_steps(v)
+        return v
+
+    @field_validator("action")
+    @classmethod
+    def _action(cls, v: Optional[RuleAction], info: ValidationInfo):
+        if info.data.get("steps") is not None:
+            if v is not None and (v.value is not None or v.type is not None or v.direction is not None):
+                raise ValueError("a step-scaling rule takes its adjustments from `steps`; "
+                                 "its `action` may only hold cooldown_seconds")
+            return v
+        if "steps" not in info.data:   # steps itself was invalid; that error is reported
+            return v
+        if v is None:
+            raise ValueError("a rule needs an `action` (or `steps` for an AWS step-scaling rule)")
+        missing = [k for k in ("direction", "type") if getattr(v, k) is None]
+        if missing:
+            raise ValueError(f"action needs {', '.join(missing)}")
+        if v.type != "ServiceAllowedNextValue" and v.value is None:
+            raise ValueError(f"a {v.type} action needs `value`")
+        if v.value is not None and v.value < 0:
+            raise ValueError("action.value must be zero or more (direction says which way)")
+        return v
+
+    @field_validator("datapoints_to_alarm")
+    @classmethod
+    def _datapoints(cls, v: Optional[int], info: ValidationInfo):
+        grain, window = info.data.get("time_grain_seconds"), info.data.get("time_window_seconds")
+        if v is not None and grain and window and v > max(1, int(round(window / grain))):
+            raise ValueError("datapoints_to_alarm cannot exceed the evaluation periods "
+                             "(time_window_seconds / time_grain_seconds)")
+        return v
+
+    @model_validator(mode="after")
+    def _needs_action(self) -> "Rule":
+        if self.steps is None and self.action is None:
+            raise ValueError("a rule needs an `action` (or `steps` for an AWS step-scaling rule)")
         return self
 
     @property
@@ -258,6 +280,13 @@ def _check_steps(steps: list[StepAdjustment]) -> None:
     https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html#step-scaling-considerations"""
     lows = [s for s in steps if s.lower is None]
     highs = [s for s in steps if s.upper is None]
+    for s in steps:
+        if s.lower is None and s.upper is None:
+            raise ValueError("a step cannot have both bounds null")
+    if any(s.lower is not None and s.lower < 0 for s in steps) and not lows:
+        raise ValueError("a step has a negative lower bound, so one step must have a null lower bound")
+    if any(s.upper is not None and s.upper > 0 for s in steps) and not highs:
+        raise ValueError("a step has a positive upper bound, so one step must have a null upper bound")
     if len(lows) > 1:
         raise ValueError("two steps have a null lower bound; only one step may be unbounded below")
     if len(highs) > 1:

@@ -134,11 +134,20 @@ def ceil_exact(x: Fraction | int | float) -> int:
     return math.ceil(x)
 
 
+_SI = ("", "k", "M", "G", "T", "P", "E")
+
+
 def format_milli(milli: int) -> str:
-    """A milli-value as Kubernetes prints it (``450m``, ``2``, ``1500m``)."""
-    if milli % 1000 == 0:
-        return str(milli // 1000)
-    return f"{milli}m"
+    """A milli-value in Kubernetes' canonical DecimalSI form, as ``kubectl``
+    prints HPA status values: ``450m``, ``2``, ``1500m``, ``1k``, ``262144k``."""
+    if milli % 1000:
+        return f"{milli}m"
+    n = milli // 1000
+    i = 0
+    while n and n % 1000 == 0 and i < len(_SI) - 1:
+        n //= 1000
+        i += 1
+    return f"{n}{_SI[i]}"
 
 
 def format_number(x: Fraction | int | float) -> int | float:

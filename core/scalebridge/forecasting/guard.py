@@ -104,9 +104,12 @@ class GuardedForecaster:
         errors = self._errors
         return sum(errors) / len(errors) if errors else math.nan
 
-    def _remember(self, f: Forecast) -> None:
+    def _remember(self, now: float, f: Forecast) -> None:
+        """Keep the forecast to score it later (not when made on stale input:
+        that bounds the pending list while a metric is down)."""
         key = (f.at, f.value)
-        if math.isfinite(f.value) and key != self._last_pushed:
+        fresh = now - self._last_good_t <= self.max_staleness_seconds
+        if fresh and math.isfinite(f.value) and key != self._last_pushed:
             heapq.heappush(self._pending, key)
             self._last_pushed = key
 
@@ -146,6 +149,6 @@ class GuardedForecaster:
                 reason = f"{self.name}: no history"
             return unavailable(now, horizon_seconds, reason, self.name)
         f = self.inner.forecast(now, horizon_seconds)
-        self._remember(f)
+        self._remember(now, f)
         reason = self._reason(now, f)
         return f if reason is None else f.failed(reason)

@@ -1,0 +1,46 @@
+"""An example third-party semantics: replicas proportional to a total load.
+
+    desired = ceil(load / per_replica), bounded by [min_replicas, max_replicas]
+
+for every ``external`` or ``object`` metric with an ``AverageValue`` target,
+the highest proposal winning. It registers exactly as the built-ins do.
+"""
+from __future__ import annotations
+
+import math
+
+from scalebridge.hookspecs import hookimpl
+from scalebridge.semantics import Context, Decision, MetricResult, Semantics
+from scalebridge.units import exact
+
+
+class ProportionalSemantics(Semantics):
+    name = "proportional"
+    summary = "ceil(total load / per-replica target), no stabilization (example plugin)"
+
+    def decide(self, ctx: Context) -> Decision:
+        p = ctx.policy
+        lo = p.min_replicas if p.min_replicas is not None else 1
+        hi = p.max_replicas if p.max_replicas is not None else max(lo, ctx.current)
+        results, best = [], None
+        for m in p.metrics or []:
+            obs = ctx.obs.metrics.get(m.name)
+            if m.target.type != "AverageValue" or obs is None:
+                results.append(MetricResult(m.name, error="needs an AverageValue target and an observation"))
+                continue
+            total = sum(exact(v) for v in obs.values) if obs.values else exact(obs.value)
+            n = math.ceil(total / exact(m.target.average_value))
+            results.append(MetricResult(m.name, n, value=float(total)))
+            best = n if best is None else max(best, n)
+        if best is None:
+            return Decision(ctx.current, ctx.current, "InvalidMetrics", [r.to_dict() for r in results],
+                            error="no usable metric")
+        desired = min(max(best, lo), hi)
+        reason = "TooFewReplicas" if best < lo else "TooManyReplicas" if best > hi else "DesiredWithinRange"
+        ctx.note("proportional", ctx.current, desired, "ceil(load / per-replica target), bounded")
+        return Decision(desired, desired, reason, [r.to_dict() for r in results])
+
+
+@hookimpl
+def scalebridge_register_semantics(register):
+    register(ProportionalSemantics())

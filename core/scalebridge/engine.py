@@ -19,6 +19,7 @@ from .errors import RequestError, ScalebridgeError, json_path, normalize_errors
 from .policy import Policy
 from .protocol import Observations, Request, Settings, StateModel
 from .semantics.base import Context, Decision, Semantics
+from .stages.signals import predictive_mode
 from .state import DecisionState
 
 DEFAULT_SEMANTICS = "scalebridge"
@@ -131,6 +132,14 @@ def run(semantics: Semantics, ctx: Context) -> Decision:
     elif mode == "ONLY_SCALE_OUT" and d.desired < current:
         ctx.note("mode", d.desired, current, "mode ONLY_SCALE_OUT: no scale-in")
         d.desired, d.reason = current, "ScalingDisabled"
+    f = ctx.obs.forecast
+    if f is not None:
+        mode = predictive_mode(ctx, semantics.name)
+        report = {"replicas": f.replicas, "source": f.source, "mode": mode,
+                  "applied": mode == "ForecastAndScale" and d.cause == "forecast"}
+        if f.reason:
+            report["reason"] = f.reason
+        d.extra = {**(d.extra or {}), "forecast": report}
     state = ctx.state
     now = ctx.now
     state.sizes.append(now, d.recommended)

@@ -13,6 +13,7 @@ from collections import OrderedDict
 from typing import Any, Optional, Union
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 
 from . import plugins
 from .errors import RequestError, ScalebridgeError, json_path, normalize_errors
@@ -63,7 +64,7 @@ def load_policy(raw: Union[Policy, dict, None], path: tuple = ("policy",)) -> Po
         return raw
     if raw is None:
         raw = {}
-    key = json.dumps(raw, sort_keys=True, separators=(",", ":"), default=str)
+    key = to_json(raw, fallback=str)
     p = _POLICIES.get(key)
     if p is not None:
         _POLICIES.move_to_end(key)

@@ -459,7 +459,7 @@ class Policy(_Model):
 
     def compiled(self) -> dict:
         """A scratch dict semantics use to cache what they derive from this policy."""
-        return self._compiled
+        return self.__pydantic_private__["_compiled"]   # direct: attribute access goes through __getattr__
 
 
 def policy_json_schema() -> dict:

@@ -257,11 +257,18 @@ class KubernetesSemantics(Semantics):
         policy = ctx.policy
         window = ctx.settings.downscale_stabilization_seconds
         window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
-        if policy.behavior is None:
-            return {"recommendations": window, "scale_up_events": 0, "scale_down_events": 0, "sizes": 0}
-        b = self._behavior(policy, window)
-        return {"recommendations": max(b.up_window, b.down_window), "scale_up_events": b.longest_up,
-                "scale_down_events": b.longest_down, "sizes": 0}
+        cache = policy.compiled()
+        key = ("k8s-retention", window)
+        r = cache.get(key)
+        if r is None:
+            if policy.behavior is None:
+                r = {"recommendations": window, "scale_up_events": 0, "scale_down_events": 0, "sizes": 0}
+            else:
+                b = self._behavior(policy, window)
+                r = {"recommendations": max(b.up_window, b.down_window), "scale_up_events": b.longest_up,
+                     "scale_down_events": b.longest_down, "sizes": 0}
+            cache[key] = r
+        return r
 
 
 @hookimpl

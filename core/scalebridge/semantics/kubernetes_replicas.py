@@ -77,28 +77,38 @@ def _t(x: Optional[float]) -> float:
 
 def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
                cpu_init: float, readiness_delay: float, ts: Optional[float], window: float):
-    """``groupPods``: ready count and the unready, missing and ignored pods.
+    """``groupPods`` and ``removeMetricsForPods`` in one pass.
+
+    Returns the ready count, the unready and missing pods, the milli-values of
+    the samples that stay in the calculation, and each pod's count.
 
     Deleting and failed pods are ignored; pending pods are unready; a pod
     without a sample is missing. For cpu only: a pod with no Ready condition is
     unready; inside the cpu-initialization period (counted from start) a pod
     is unready if not ready or if its sample predates one metric window after
     its last readiness transition; after it, a not-ready pod is unready only if
-    it has never been ready since the initial readiness delay."""
+    it has never been ready since the initial readiness delay.
+
+    Samples of pods the selector did not return stay, as upstream keeps them:
+    they make ``len(metrics)`` non-zero, count in plain averages, and are
+    skipped by the utilization sum (they have no request)."""
     ready_count = 0
     unready: list[Member] = []
     missing: list[Member] = []
-    ignored: list[Member] = []
+    values: dict[str, int] = {}
+    counts: dict[str, int] = {}
     metric_ts = DISTANT_PAST if ts is None else ts
     get = samples.get
     for m in members:
+        name = m.name
+        counts[name] = m.count
         if m.deleting or m.phase == "Failed":
-            ignored.append(m)
             continue
         if m.phase == "Pending":
             unready.append(m)
             continue
-        if get(m.name) is None:
+        v = get(name)
+        if v is None:
             missing.append(m)
             continue
         if cpu:
@@ -120,22 +130,12 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
                 unready.append(m)
                 continue
         ready_count += m.count
-    return ready_count, unready, missing, ignored
-
-
-def _sample_values(samples: dict, dropped: set, counts: dict) -> dict[str, int]:
-    """Milli-values of the samples of pods that are neither ignored nor unready
-    (``removeMetricsForPods``). Samples of pods the selector did not return stay,
-    as upstream keeps them: they make ``len(metrics)`` non-zero, count in plain
-    averages, and are skipped by the utilization sum (they have no request)."""
-    out = {}
-    for n, v in samples.items():
-        if v is None or n in dropped:
-            continue
-        if n not in counts:
-            counts[n] = 1
-        out[n] = v * 1000 if type(v) is int else milli_value(v)
-    return out
+        values[name] = v * 1000 if type(v) is int else milli_value(v)
+    for name, v in samples.items():           # extraneous samples: pods the selector did not return
+        if name not in counts and v is not None:
+            counts[name] = 1
+            values[name] = v * 1000 if type(v) is int else milli_value(v)
+    return ready_count, unready, missing, values, counts
 
 
 def _pod_requests(members: list[Member], resource: str) -> dict[str, int]:
@@ -187,11 +187,8 @@ def resource_utilization_replicas(current: int, target_utilization: float, resou
     samples = obs.members or {}
     if not members:
         raise MetricError("no pods returned by selector while calculating replica count")
-    ready_count, unready, missing, ignored = group_pods(
+    ready_count, unready, missing, values, counts = group_pods(
         members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
-    counts = {m.name: m.count for m in members}
-    dropped = {m.name for m in unready} | {m.name for m in ignored}
-    values = _sample_values(samples, dropped, counts)
     if not values:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
     requests = _pod_requests(members, resource)
@@ -233,11 +230,8 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
     samples = obs.members or {}
     if not members:
         raise MetricError("no pods returned by selector while calculating replica count")
-    ready_count, unready, missing, ignored = group_pods(
+    ready_count, unready, missing, values, counts = group_pods(
         members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
-    counts = {m.name: m.count for m in members}
-    dropped = {m.name for m in unready} | {m.name for m in ignored}
-    values = _sample_values(samples, dropped, counts)
     if not values:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
     ratio, usage = _usage_ratio(values, counts, target_milli)

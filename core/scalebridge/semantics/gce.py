@@ -1,0 +1,278 @@
+"""The ``gce`` semantics: the Compute Engine managed-instance-group autoscaler.
+
+Composition of shared stages with GCE's defaults (DESIGN.md, "Semantics"):
+
+1. signals (:mod:`..stages.proposals`, :mod:`..stages.schedules`,
+   :mod:`..stages.signals`): one exact ``ceil`` proposal per metric, the
+   greatest active schedule, a capacity forecast; "the autoscaler ... picking
+   the signal that results in the largest number of VMs"
+   (https://cloud.google.com/compute/docs/autoscaler/multiple-signals);
+2. stabilization (:func:`..stages.stabilization.stabilize_down`): the peak
+   recommendation of the stabilization period, 600 s by default and never
+   shorter than the initialization period
+   (https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions);
+3. bounds: ``min_replicas``/``max_replicas`` ("The recommended size is
+   constrained by the minimum and maximum number of instances");
+4. scale-in controls (:mod:`..stages.scale_in_control`): "If your autoscaling
+   policy includes scale-in controls, then the recommended size is further
+   constrained by your scale-in controls."
+
+``mode`` (ON / ONLY_SCALE_OUT / OFF) is applied by the engine for every
+semantics; it is exactly GCE's: the recommended size is always computed.
+
+Undocumented points follow docs/research/gce.md (G-GAP-1 … G-GAP-11); the
+choices are listed in docs/semantics/gce.md.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import constants as C
+from ..errors import RequestError
+from ..hookspecs import hookimpl
+from ..policy import Metric, MetricTarget, Policy
+from ..stages.proposals import (Proposal, ProposalError, assignment_proposal, average_proposal,
+                                counter_rates, group_total, initializing_members, total_proposal)
+from ..stages.scale_in_control import limit_scale_in
+from ..stages.schedules import schedule_floor
+from ..stages.signals import forecast_floor
+from ..stages.stabilization import stabilize_down
+from ..state import TimeLog
+from ..units import exact
+from .base import Context, Decision, Semantics
+
+# "If none of these are specified, the default will be to autoscale based on
+# cpuUtilization to 0.6 or 60%." (autoscalingPolicy, REST reference)
+DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
+                            target=MetricTarget(type="Utilization",
+                                                average_utilization=int(exact(C.GCE_DEFAULT_CPU_UTILIZATION) * 100)))
+
+_PER_INSTANCE = frozenset(("resource", "container_resource", "pods", "load_balancing"))
+
+# how each metric is computed (kind codes of _Spec.kind)
+_AVERAGE, _LB, _GROUP = 0, 1, 2
+
+
+class _Spec:
+    """One enabled metric, with what the hot path needs precomputed."""
+    __slots__ = ("metric", "name", "kind", "target", "resource", "utilization", "init", "rate")
+
+    def __init__(self, m: Metric, policy_init: float):
+        t = m.target
+        self.metric, self.name = m, m.name
+        self.rate = t.rate
+        self.resource: Optional[str] = None
+        self.utilization = t.type == "Utilization"
+        if m.type == "load_balancing":
+            self.kind, self.target = _LB, t.average_utilization
+        elif m.type in ("external", "object"):
+            self.kind = _GROUP
+            self.target = t.average_value if t.type == "AverageValue" else t.value
+        else:  # resource, container_resource, pods: per-instance
+            self.kind = _AVERAGE
+            if self.utilization:
+                self.target, self.resource = t.average_utilization, m.name
+            else:
+                self.target = t.average_value
+        self.init = m.initialization_period_seconds if m.initialization_period_seconds is not None \
+            else policy_init
+
+
+class _Compiled:
+    """What the gce semantics derives from one policy (cached on it)."""
+    __slots__ = ("specs", "no_metrics_error", "min_r", "max_r", "floor_r", "init", "window", "retention")
+
+    def __init__(self, policy: Policy):
+        self.init = policy.initialization_period_seconds if policy.initialization_period_seconds is not None \
+            else C.GCE_INITIALIZATION_PERIOD
+        metrics = policy.metrics
+        self.no_metrics_error: Optional[str] = None
+        if metrics:
+            enabled = [m for m in metrics if m.enabled]
+            if not enabled:
+                self.no_metrics_error = "no enabled metrics"
+        elif policy.rules:
+            enabled = []
+            self.no_metrics_error = ("no metrics: the gce semantics scales on metrics and schedules; "
+                                     "threshold rules are not part of it")
+        else:
+            enabled = [DEFAULT_CPU_METRIC]
+        self.specs = tuple(_Spec(m, self.init) for m in enabled)
+        self.min_r = policy.min_replicas
+        self.max_r = policy.max_replicas
+        # G-GAP-7: with only per-instance signals the group cannot go below 1 VM
+        floor = self.min_r
+        if self.specs and all(s.metric.type in _PER_INSTANCE for s in self.specs):
+            floor = max(floor, C.GCE_PER_INSTANCE_MIN_SIZE)
+        self.floor_r = min(floor, self.max_r)
+        down = policy.behavior.scale_down if policy.behavior is not None else None
+        stab = down.stabilization_window_seconds if down is not None and \
+            down.stabilization_window_seconds is not None else C.GCE_STABILIZATION_PERIOD
+        # the stabilization period is never shorter than the initialization period (spec)
+        self.window = max(float(stab), float(self.init))
+        # history each window needs: recommendations for stabilization, sizes for scale-in controls
+        control = policy.scale_in_control
+        self.retention = {"recommendations": self.window,
+                          "sizes": control.time_window_seconds if control is not None else 0.0,
+                          "scale_up_events": 0.0, "scale_down_events": 0.0}
+
+
+class GceSemantics(Semantics):
+    name = "gce"
+    summary = "Compute Engine managed instance group autoscaler (autoscalingPolicy), from its documentation"
+
+    def check(self, policy: Policy) -> None:
+        if policy.min_replicas is None:
+            raise RequestError("$.policy.min_replicas",
+                               "required by the gce semantics (autoscalingPolicy.minNumReplicas: GCE's own "
+                               "default depends on the maximum and is not documented)")
+        if policy.max_replicas is None:
+            raise RequestError("$.policy.max_replicas",
+                               "required by the gce semantics (autoscalingPolicy.maxNumReplicas \"is required "
+                               "when creating or updating an autoscaler\")")
+
+    def compiled(self, policy: Policy) -> _Compiled:
+        cache = policy.compiled()
+        c = cache.get("gce")
+        if c is None:
+            self.check(policy)
+            c = cache["gce"] = _Compiled(policy)
+        return c
+
+    # -- one signal ------------------------------------------------------------------------
+    def proposal(self, ctx: Context, spec: _Spec, initializing: dict) -> Proposal:
+        obs = ctx.obs.metrics.get(spec.name)
+        if obs is None:
+            raise ProposalError(f"no data for metric {spec.name} (observations.metrics.{spec.name})")
+        n = ctx.current
+        if spec.kind == _GROUP:
+            if obs.values:
+                values = obs.values
+            elif obs.value is not None:
+                values = (obs.value,)
+            else:
+                raise ProposalError(f"no value for metric {spec.name}: give observations.metrics.{spec.name}"
+                                    ".values (summed) or .value")
+            if spec.metric.target.type == "Value":   # G-GAP-11: proportional to a group total
+                return total_proposal(n, group_total(values), spec.target)
+            return assignment_proposal(values, spec.target)
+        if spec.kind == _LB and obs.value is not None and not obs.members:
+            return total_proposal(n, obs.value, spec.target, utilization=True)
+        samples = obs.members
+        if spec.rate is not None:
+            if not obs.member_series:
+                raise ProposalError(f"metric {spec.name} is a {spec.rate.replace('_', ' ')} rate: "
+                                    f"observations.metrics.{spec.name}.member_series holds the counters")
+            until = ctx.now - ctx.settings.metric_delay_seconds
+            samples = counter_rates(obs.member_series, spec.rate, until)
+            if not samples:
+                raise ProposalError(f"no rate for metric {spec.name}: each member needs two counter samples")
+        elif not samples and obs.member_series:   # a gauge given as series: each member's latest sample
+            samples = {k: pts[-1][1] for k, pts in obs.member_series.items() if pts}
+        if not samples:
+            raise ProposalError(f"no samples for metric {spec.name} (observations.metrics.{spec.name}.members)")
+        members = ctx.obs.members
+        init = initializing.get(spec.init)
+        if init is None:
+            init = initializing[spec.init] = initializing_members(members, ctx.now, spec.init)
+        return average_proposal(n, samples, spec.target, members=members, resource=spec.resource,
+                                utilization=spec.utilization, initializing=init,
+                                ignore_initializing="scale_out", what=spec.name)
+
+    # -- the decision ------------------------------------------------------------------------
+    def decide(self, ctx: Context) -> Decision:
+        c = self.compiled(ctx.policy)
+        state, now, current = ctx.state, ctx.now, ctx.current
+        tr = ctx.trace is not None   # explain: notes are built only when asked for
+        if state.recommendations is None:   # G-GAP-9: first sight is an empty history
+            state.recommendations = TimeLog()
+
+        # 1. signals: the highest wins
+        results: list = []
+        failed = 0
+        first_error: Optional[str] = None
+        raw: Optional[int] = None
+        cause = "metric"
+        proposal = ctx.obs.proposal
+        if proposal is not None:
+            raw = proposal
+            if tr:
+                ctx.note("signals", current, raw, "observations.proposal: metric calculation skipped")
+        else:
+            initializing: dict = {}
+            for spec in c.specs:
+                try:
+                    p = self.proposal(ctx, spec, initializing)
+                except ProposalError as e:
+                    text = str(e)
+                    results.append({"name": spec.name, "replicas": None, "utilization": None,
+                                    "value": None, "error": text})
+                    failed += 1
+                    if first_error is None:
+                        first_error = text
+                    continue
+                results.append({"name": spec.name, "replicas": p.replicas, "utilization": p.utilization,
+                                "value": p.value, "error": None})
+                if raw is None or p.replicas > raw:
+                    raw = p.replicas
+            if tr:
+                ctx.note("signals", current, raw, "highest proposal of all metrics")
+        sched, sched_name = schedule_floor(ctx.policy, now)
+        if sched is not None and (raw is None or sched > raw):
+            if tr:
+                ctx.note("schedules", raw, sched, f"schedule {sched_name!r} is active")
+            raw, cause = sched, "schedule"
+        forecast = forecast_floor(ctx, "gce")
+        if forecast is not None and (raw is None or forecast > raw):
+            if tr:
+                ctx.note("forecast", raw, forecast, "capacity forecast above the other signals")
+            raw, cause = forecast, "forecast"
+
+        # G-GAP-6: no working signal, or a failed one while the rest would scale in
+        error: Optional[str] = None
+        if failed:
+            error = f"invalid metrics ({failed} invalid out of {len(c.specs)}), first error is: {first_error}"
+        elif raw is None and c.no_metrics_error is not None:
+            error = c.no_metrics_error
+        if raw is None or (failed and raw < current):
+            if tr:
+                ctx.note("signals", current, current, error or "no signal")
+            return Decision(current, current, "InvalidMetrics", results, error=error or "no signal")
+        reason = "ScheduleFloor" if cause == "schedule" else "ForecastFloor" if cause == "forecast" \
+            else "DesiredWithinRange"
+
+        # 2. stabilization: the peak of the period, this recommendation included (then recorded)
+        stabilized, why = stabilize_down(state.recommendations, now, raw, c.window)
+        if tr:
+            ctx.note("stabilization", raw, stabilized, f"peak recommendation of the last {c.window:g}s")
+        if why is not None:
+            reason = why
+
+        # 3. bounds
+        bounded = stabilized
+        if bounded > c.max_r:
+            bounded, reason, cause = c.max_r, "TooManyReplicas", "boundary"
+        elif bounded < c.floor_r:
+            bounded, reason, cause = c.floor_r, "TooFewReplicas", "boundary"
+        if tr:
+            ctx.note("bounds", stabilized, bounded, f"[{c.floor_r}, {c.max_r}]")
+
+        # 4. scale-in controls
+        control = ctx.policy.scale_in_control
+        final = bounded
+        if control is not None:
+            final, limited = limit_scale_in(state.sizes, now, bounded, control, c.max_r)
+            if tr:
+                ctx.note("scale-in controls", bounded, final,
+                         f"peak size of the last {control.time_window_seconds:g}s less the allowed scale-in")
+            if limited:
+                reason = "ScaleInControlled"
+        return Decision(final, final, reason, results, error=error, cause=cause)
+
+    def retention(self, ctx: Context) -> dict[str, float]:
+        return self.compiled(ctx.policy).retention
+
+
+@hookimpl
+def scalebridge_register_semantics(register):
+    register(GceSemantics())

@@ -32,18 +32,45 @@ GCE_DEFAULT_LB_UTILIZATION = 0.8
 # https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions
 GCE_STABILIZATION_PERIOD = 600.0         # 10 minutes, scale-in only
 GCE_INITIALIZATION_PERIOD = 60.0         # autoscalingPolicy.coolDownPeriodSec default
+# https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics: "When using
+# per-instance metrics, the MIG cannot scale below a size of 1 VM"
+GCE_PER_INSTANCE_MIN_SIZE = 1
 
 # --- Azure Monitor autoscale --------------------------------------------------------------
 # https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-understanding-settings
 AZURE_DEFAULT_TIME_GRAIN = 60.0          # PT1M
 AZURE_DEFAULT_TIME_WINDOW = 600.0        # PT10M, the portal default
 AZURE_DEFAULT_COOLDOWN = 300.0           # PT5M
+# https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-get-started:
+# "The default cool-down period is five minutes." (a rule without cooldown_seconds)
+# https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-predictive:
+# "how far in advance you want new instances to be provisioned, up to 1 hour" (not enforced:
+# the spec makes provider limits advisory)
+AZURE_PREDICTIVE_MAX_LOOK_AHEAD = 3600.0
 
 # --- AWS EC2 Auto Scaling -----------------------------------------------------------------
 # https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scaling-cooldowns.html
 AWS_DEFAULT_COOLDOWN = 300.0
 # https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-predictive-scaling.html
 AWS_PREDICTIVE_SCHEDULING_BUFFER = 300.0
+# https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PredictiveScalingConfiguration.html
+# (MaxCapacityBuffer: "Required if the MaxCapacityBreachBehavior property is set to
+# IncreaseMaxCapacity"; scalebridge reads an absent one as 0, "equal but not exceed")
+AWS_PREDICTIVE_MAX_CAPACITY_BUFFER = 0
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html#alarms-evaluating-missing-data
+# "Datapoints to Alarm and Evaluation Periods are both 3. CloudWatch retrieves the 5 most
+# recent data points": the evaluation range is the evaluation periods plus 2.
+AWS_ALARM_EXTRA_PERIODS = 2
+# Target tracking's own alarms, as AWS creates them (the alarm descriptions the console
+# shows, e.g. "greater than 50 for 3 datapoints within 3 minutes ... less than 45 for 15
+# datapoints within 15 minutes"; not on an AWS documentation page — docs/research/aws.md G10).
+# https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-target-tracking.html
+# "removing capacity only when utilization passes a threshold that is far enough below the
+# target value (usually more than 10% lower)".
+AWS_TT_PERIOD = 60.0
+AWS_TT_HIGH_DATAPOINTS = 3               # 3 of 3 one-minute datapoints above the target
+AWS_TT_LOW_DATAPOINTS = 15               # 15 of 15 one-minute datapoints below 90 % of it
+AWS_TT_LOW_PERCENT = 90
 
 # --- scalebridge neutral semantics ---------------------------------------------------------
 NEUTRAL_TOLERANCE = 0.1                  # Kubernetes' tolerance: the most widely deployed default

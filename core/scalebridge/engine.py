@@ -163,7 +163,9 @@ def to_response(semantics: str, current: int, d: Decision, state: DecisionState,
         "metrics": d.metrics,
         "profile": d.profile,
         "reason": d.reason,
-        "able_to_scale": d.able_to_scale and d.error is None,
+        # an error with no decision is not able to scale; a documented fallback (Azure's
+        # max(current, default), reason ProfileDefault) is a decision
+        "able_to_scale": d.able_to_scale and not (d.error is not None and d.reason == "InvalidMetrics"),
         "error": d.error,
     }
     if d.extra:

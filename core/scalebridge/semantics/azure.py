@@ -1,0 +1,273 @@
+"""The ``azure`` semantics: Azure Monitor autoscale (virtual machine scale sets,
+App Service plans and the other resources it scales).
+
+A composition of shared stages with Azure's defaults:
+
+1. **profile** (:mod:`..stages.profiles`): the fixed-date profile in force, else
+   the recurrence with the latest start, else the default profile — its
+   capacity (minimum, maximum, default) and its rules replace the policy's;
+2. **rules** (:mod:`..stages.rules`): every rule's metric over its window; scale
+   out if any scale-out rule fires (highest count), in only if all scale-in
+   rules fire (smallest reduction); Azure predictive autoscale lets a forecast
+   fire a scale-out rule within the look-ahead;
+3. **default capacity**: when a metric cannot be read, ``max(current,
+   default)`` (reason ``ProfileDefault``);
+4. **cooldown** (:mod:`..stages.cooldown`): after a rule-caused action nothing
+   scales, either way, until that action's cooldown has run;
+5. **flapping** (:mod:`..stages.flapping`): a scale-in whose estimate would
+   fire a scale-out rule is reduced or skipped;
+6. **bounds**: the profile's ``[minimum, maximum]``, which ignore cooldowns.
+
+Every rule and choice is cited in ``docs/semantics/azure.md``;
+``docs/research/azure.md`` holds the sources and the undocumented points.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import constants as C
+from ..errors import RequestError
+from ..hookspecs import hookimpl
+from ..policy import Policy, Rule
+from ..stages.cooldown import cooldown_until, forget_expired_rule_action, remember_rule_action
+from ..stages.flapping import Projection, prevent_flapping
+from ..stages.profiles import ProfileTimeline
+from ..stages.rules import RuleEvaluation, combine_rules, evaluate_rule, forecast_fires
+from ..stages.signals import forecast_floor, predictive_mode
+from ..state import TimeLog
+from ..units import format_number
+from .base import Context, Decision, Semantics
+
+
+@dataclass(slots=True)
+class _Scope:
+    """What one profile (or the profile-less policy) puts in force."""
+    name: Optional[str]
+    minimum: int
+    maximum: int
+    default: int
+    rules: tuple            # (index, Rule) of every rule, in order
+
+
+@dataclass(slots=True)
+class _Compiled:
+    timeline: Optional[ProfileTimeline]
+    scopes: dict            # id(Profile) -> _Scope
+    top: Optional[_Scope]   # the policy's own fields (no profile in force)
+    event_horizon: float    # seconds of scale events the cooldown may need
+    retention: dict         # settings.default_cooldown_seconds -> retention() answer
+
+
+def _cooldown_of(rule: Rule, fallback: float) -> float:
+    c = rule.action.cooldown_seconds if rule.action is not None else None
+    return fallback if c is None else c
+
+
+class AzureSemantics(Semantics):
+    name = "azure"
+    summary = ("Azure Monitor autoscale: instance profiles, threshold rules (scale out if any fires, "
+               "in only if all fire), cooldowns, flapping prevention, default capacity")
+
+    # -- policy --------------------------------------------------------------------------
+    def check(self, policy: Policy) -> None:
+        self._compiled(policy)
+
+    def _compiled(self, policy: Policy) -> _Compiled:
+        cache = policy.compiled()
+        c = cache.get("azure")
+        if c is None:
+            c = cache["azure"] = self._compile(policy)
+        return c
+
+    def _compile(self, policy: Policy) -> _Compiled:
+        def rules_of(rules: list, path: str) -> tuple:
+            for i, r in enumerate(rules):
+                if r.steps is not None:
+                    raise RequestError(f"{path}[{i}].steps",
+                                       "AWS step scaling is not an Azure rule: the azure semantics needs an "
+                                       "`action` (direction, type, value) on every rule")
+            return tuple(enumerate(rules))
+
+        scopes: dict = {}
+        for k, p in enumerate(policy.profiles):
+            cap = p.capacity
+            scopes[id(p)] = _Scope(p.name, cap.minimum, cap.maximum, cap.default,
+                                   rules_of(p.rules, f"$.policy.profiles[{k}].rules"))
+        top_rules = rules_of(policy.rules, "$.policy.rules")
+        # a recurrence (weekly, it runs until the next start) or a default profile is always in force
+        covered = any(p.fixed_date is None for p in policy.profiles)
+        top: Optional[_Scope] = None
+        if policy.min_replicas is not None and policy.max_replicas is not None:
+            default = policy.default_replicas if policy.default_replicas is not None else policy.min_replicas
+            top = _Scope(None, policy.min_replicas, policy.max_replicas, default, top_rules)
+        elif not covered:
+            missing = "max_replicas" if policy.min_replicas is not None else "min_replicas"
+            where = ("a policy whose profiles are all fixed dates needs a default profile or top-level "
+                     "min_replicas/max_replicas" if policy.profiles else
+                     "required by the azure semantics for a policy without profiles (Azure capacity "
+                     "minimum/maximum); or give `profiles` with `capacity`")
+            raise RequestError(f"$.policy.{missing}", where)
+        all_rules = list(policy.rules) + [r for p in policy.profiles for r in p.rules]
+        horizon = max([C.AZURE_DEFAULT_COOLDOWN] + [_cooldown_of(r, 0.0) for r in all_rules])
+        timeline = ProfileTimeline(policy.profiles) if policy.profiles else None
+        return _Compiled(timeline, scopes, top, horizon, {})
+
+    # -- one decision --------------------------------------------------------------------------
+    def decide(self, ctx: Context) -> Decision:
+        policy, state, now, current, settings = ctx.policy, ctx.state, ctx.now, ctx.current, ctx.settings
+        comp = self._compiled(policy)
+        fallback_cd = settings.default_cooldown_seconds
+        if fallback_cd is None:
+            fallback_cd = C.AZURE_DEFAULT_COOLDOWN
+        forget_expired_rule_action(state, now, fallback_cd)
+
+        # 1. profile
+        scope = comp.top
+        if comp.timeline is not None:
+            prof, why = comp.timeline.at(now)
+            if prof is not None:
+                scope = comp.scopes[id(prof)]
+            if ctx.trace is not None:
+                ctx.note("profile", None, scope.name if scope is not None else None, why)
+        assert scope is not None   # guaranteed by _compile
+        lo, hi = scope.minimum, scope.maximum
+        if policy.metrics and ctx.trace is not None:
+            ctx.note("metrics", None, None, "the azure semantics has no target metrics: policy.metrics are ignored")
+
+        # 2. rules
+        mode = predictive_mode(ctx, "azure")
+        look_ahead = policy.predictive.look_ahead_seconds if policy.predictive is not None else None
+        rounding = settings.percent_rounding or "ceil"
+        allowed = policy.allowed_replicas
+        delay = settings.metric_delay_seconds
+        metrics_obs = ctx.obs.metrics
+        evals: list[RuleEvaluation] = []
+        out: list[dict] = []
+        points: dict = {}
+        for index, rule in scope.rules:
+            if not rule.enabled:
+                out.append({"name": rule.name or rule.metric, "replicas": None, "utilization": None,
+                            "value": None, "error": None, "triggered": False})
+                continue
+            obs = metrics_obs.get(rule.metric)
+            horizon = None
+            if mode == "ForecastAndScale":
+                horizon = look_ahead if look_ahead is not None else rule.time_grain_seconds
+            e = evaluate_rule(rule, index, obs, now, current, delay=delay, forecast_horizon=horizon,
+                              allowed=allowed, rounding=rounding, cache=points)
+            evals.append(e)
+            v = e.value
+            if v is not None:
+                v = v.approx
+                if type(v) is not int:
+                    v = format_number(v)
+            d = {"name": rule.name or rule.metric, "replicas": e.result, "utilization": None, "value": v,
+                 "error": e.error, "triggered": e.fired}
+            if e.forecast is not None:
+                d["forecast_triggered"] = True
+            elif mode == "ForecastOnly" and rule.direction == "Increase" and obs is not None and obs.forecast:
+                h = look_ahead if look_ahead is not None else rule.time_grain_seconds
+                d["forecast_triggered"] = forecast_fires(rule, obs, now, h, current) is not None
+            out.append(d)
+        if state.recommendations is None:
+            state.recommendations = TimeLog()
+
+        # 3. the default capacity when a metric cannot be read
+        if ctx.obs.proposal is None:
+            combined = combine_rules(evals, current)
+            if ctx.trace is not None:
+                ctx.note("rules", current, combined.count, combined.why)
+            unreadable = [e for e in evals if e.value is None and not e.fired]
+            if unreadable and combined.direction != "Increase":
+                target = max(current, scope.default)
+                final = min(max(target, lo), hi)
+                state.recommendations.append(now, target)
+                ctx.note("default capacity", current, final,
+                         f"metrics cannot be read: max(current {current}, default {scope.default}) "
+                         f"within [{lo}, {hi}]")
+                if final != current:
+                    remember_rule_action(state, now, fallback_cd)
+                error = (f"metrics unavailable ({len(unreadable)} of {len(evals)} rules): {unreadable[0].error}; "
+                         f"using the default capacity {scope.default}")
+                return Decision(final, final, "ProfileDefault", out, profile=scope.name, error=error,
+                                cause="default" if final == target else "boundary")
+            proposal, direction, winners = combined.count, combined.direction, combined.winners
+        else:
+            proposal = ctx.obs.proposal
+            direction = "Increase" if proposal > current else ("Decrease" if proposal < current else None)
+            winners = []
+            ctx.note("proposal", current, proposal, "observations.proposal replaces the rules")
+        state.recommendations.append(now, proposal)
+
+        # 4. cooldown
+        reason = "DesiredWithinRange"
+        held = False
+        if direction is not None and proposal != current:
+            until = cooldown_until(state, fallback_cd)
+            if until is not None and now < until:
+                if ctx.trace is not None:
+                    ctx.note("cooldown", proposal, current,
+                             f"the last rule-caused scale action holds every scale action until {until:g} "
+                             f"({until - now:g}s from now)")
+                proposal, reason, held = current, "CooldownActive", True
+
+        # 5. flapping (scale-in only)
+        if not held and direction == "Decrease" and proposal < current and ctx.obs.proposal is None:
+            projections = [Projection(e.value, e.rule.operator, e.rule.threshold, e.rule.name or e.rule.metric)
+                           for e in evals if e.increase and e.value is not None]
+            fr = prevent_flapping(current, proposal, lo, hi, projections)
+            if fr.why and ctx.trace is not None:
+                ctx.note("flapping", proposal, fr.count, fr.why)
+            proposal = fr.count
+            if fr.reason is not None:
+                reason = fr.reason
+
+        moved = proposal > current if direction == "Increase" else (proposal < current and direction is not None)
+
+        # capacity forecast (observations.forecast): a floor, never a scale-in by itself
+        cause = "rule" if ctx.obs.proposal is None else "metric"
+        floor = forecast_floor(ctx, "azure")
+        if floor is not None and floor > proposal:
+            if ctx.trace is not None:
+                ctx.note("forecast", proposal, floor, "capacity forecast above the rules' count")
+            if floor > current:
+                cause = "forecast"
+            proposal, reason = floor, "ForecastFloor"
+
+        # 6. bounds
+        final = proposal
+        if final > hi:
+            final, reason = hi, "TooManyReplicas"
+        elif final < lo:
+            final, reason = lo, "TooFewReplicas"
+        if final != proposal and ctx.trace is not None:
+            ctx.note("bounds", proposal, final, f"the {'profile' if scope.name is not None else 'policy'} "
+                                                f"range is [{lo}, {hi}]")
+        cooldown = None
+        if cause == "rule":
+            # the rules moved the count (not held, not skipped) and the bounds kept that direction
+            if not moved or (direction == "Increase") != (final > current) or final == current:
+                cause = "boundary"
+            else:
+                cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in winners)
+        if final != current and cause != "rule":
+            remember_rule_action(state, now, fallback_cd)
+        return Decision(final, final, reason, out, profile=scope.name, cause=cause, cooldown_seconds=cooldown)
+
+    def retention(self, ctx: Context) -> dict[str, float]:
+        """Scale events as long as the longest cooldown (a rule action's start may be read
+        back from them); no stabilization window needs recommendations or sizes."""
+        comp = self._compiled(ctx.policy)
+        s = ctx.settings.default_cooldown_seconds
+        out = comp.retention.get(s)
+        if out is None:
+            h = comp.event_horizon if s is None or s <= comp.event_horizon else s
+            out = comp.retention[s] = {"recommendations": 0.0, "sizes": 0.0,
+                                       "scale_up_events": h, "scale_down_events": h}
+        return out
+
+
+@hookimpl
+def scalebridge_register_semantics(register):
+    register(AzureSemantics())

@@ -1,0 +1,122 @@
+"""Cooldowns after rule-caused scale actions (Azure Monitor autoscale).
+
+Azure (https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings):
+"After any scale action, autoscale records the time of that action and waits
+for a cooldown period before it scales again in either direction. The cooldown
+that applies is the one on the rule that most recently fired, not a separate
+cooldown for each direction." Worked example: a scale-out at 10:00 with a
+60-minute cooldown holds everything until 11:00; a scale-in at 13:00 with a
+40-minute cooldown holds everything — a scale-out too — until 13:40, and the
+scale-out runs at 13:40.
+
+Protocol (spec: state): cooldowns count from ``last_scale.completed_at``
+(default: its ``time``) for ``last_scale.cooldown_seconds``, and only
+``cause: rule`` actions count: moves into ``[min, max]`` and the default-capacity
+fallback start none and are never held by one.
+
+A boundary move overwrites ``last_scale``; so that it does not erase a rule's
+running cooldown, :func:`remember_rule_action` keeps the last rule action under
+the namespaced state key ``azure.last_rule_scale`` and :func:`last_rule_action`
+reads it back (:func:`forget_expired_rule_action` drops it once spent). An event log entry with ``cause: rule`` whose cooldown is not
+known (a hand-written state) holds for ``fallback_cooldown``.
+
+Two readings are offered: :func:`cooldown_until` (the most recent rule
+action's cooldown governs every rule — Azure's worked example) and
+:func:`rule_cooldown_until` (each rule waits its own cooldown since the most
+recent rule action — the 2026 get-started page's wording).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..state import DecisionState, TimeLog
+
+__all__ = ["MEMO_KEY", "last_rule_action", "remember_rule_action", "forget_expired_rule_action",
+           "cooldown_until", "rule_cooldown_until"]
+
+MEMO_KEY = "azure.last_rule_scale"
+
+
+def _latest_rule_event(log: TimeLog) -> Optional[float]:
+    for t, _, cause in reversed(log.entries):
+        if cause == "rule":
+            return t
+    return None
+
+
+def last_rule_action(state: DecisionState, fallback_cooldown: float) -> Optional[tuple[float, float]]:
+    """``(start, cooldown_seconds)`` of the most recent rule-caused scale action
+    in ``state``, or None. ``start`` is ``completed_at`` when known, else the
+    action's time; an action without a recorded cooldown holds for
+    ``fallback_cooldown``."""
+    ls = state.last_scale
+    if ls is not None and ls.get("cause") == "rule":
+        return _start(ls), _cooldown(ls, fallback_cooldown)
+    best: Optional[tuple[float, float]] = None
+    best_time = None
+    memo = state.extra.get(MEMO_KEY)
+    if isinstance(memo, dict) and "time" in memo:
+        best_time = memo["time"]
+        best = (_start(memo), _cooldown(memo, fallback_cooldown))
+    for log in (state.scale_up_events, state.scale_down_events):
+        if not log.entries:
+            continue
+        t = _latest_rule_event(log)
+        if t is not None and (best_time is None or t > best_time):
+            best_time, best = t, (t, fallback_cooldown)
+    return best
+
+
+def _start(ls: dict) -> float:
+    c = ls.get("completed_at")
+    return c if c is not None else ls["time"]
+
+
+def _cooldown(ls: dict, fallback: float) -> float:
+    c = ls.get("cooldown_seconds")
+    return c if c is not None else fallback
+
+
+def remember_rule_action(state: DecisionState, now: float, fallback_cooldown: float) -> None:
+    """Call before a non-rule scale action (a move into ``[min, max]``, the
+    default capacity) is recorded: keep the rule action in ``last_scale``
+    under ``azure.last_rule_scale`` while its cooldown runs, so that the new
+    ``last_scale`` does not erase it."""
+    ls = state.last_scale
+    if ls is not None and ls.get("cause") == "rule" and now < _start(ls) + _cooldown(ls, fallback_cooldown):
+        state.extra[MEMO_KEY] = dict(ls)
+
+
+def forget_expired_rule_action(state: DecisionState, now: float, fallback_cooldown: float) -> None:
+    """Drop ``azure.last_rule_scale`` once its cooldown has run out (or a newer
+    rule action is in ``last_scale``)."""
+    extra = state.extra
+    if not extra:
+        return
+    memo = extra.get(MEMO_KEY)
+    if memo is None:
+        return
+    ls = state.last_scale
+    if (not isinstance(memo, dict) or "time" not in memo
+            or now >= _start(memo) + _cooldown(memo, fallback_cooldown)
+            or (ls is not None and ls.get("cause") == "rule" and ls.get("time", 0) >= memo["time"])):
+        del extra[MEMO_KEY]
+
+
+def cooldown_until(state: DecisionState, fallback_cooldown: float) -> Optional[float]:
+    """Until when rule-caused scale actions, in either direction, are held:
+    the most recent rule action's start plus its cooldown (None: no rule action
+    on record). Held while ``now < until``."""
+    last = last_rule_action(state, fallback_cooldown)
+    if last is None:
+        return None
+    return last[0] + last[1]
+
+
+def rule_cooldown_until(state: DecisionState, rule_cooldown: float, fallback_cooldown: float) -> Optional[float]:
+    """Per-rule reading: a rule may act again ``rule_cooldown`` seconds after
+    the most recent rule action (None: no rule action on record)."""
+    last = last_rule_action(state, fallback_cooldown)
+    if last is None:
+        return None
+    return last[0] + rule_cooldown

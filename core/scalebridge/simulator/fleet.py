@@ -30,7 +30,7 @@ import numpy as np
 from ..protocol import Member
 from .oracle import startup_ticks
 
-__all__ = ["Fleet", "Startup", "parse_startup"]
+__all__ = ["Fleet", "FleetModel", "Startup", "parse_startup"]
 
 _KINDS = ("constant", "uniform", "normal")
 
@@ -130,7 +130,7 @@ class Fleet:
     __slots__ = ("t0", "tick", "startup", "rng", "drain_ticks", "settle_ticks", "const_ticks",
                  "pending", "young", "settled", "settled_times", "draining",
                  "n_pending", "n_ready", "n_draining", "next_event", "version",
-                 "_members", "_members_version", "_serving_names")
+                 "_members", "_members_version", "_serving_names", "_serving_since", "_cache")
 
     def __init__(self, initial: int, *, tick_seconds: float, startup: Startup, t0: float = 0.0,
                  seed: int = 0, drain_seconds: float = 0.0, settle_seconds: float = 900.0) -> None:
@@ -158,6 +158,8 @@ class Fleet:
         self._members: list[Member] = []
         self._members_version = -1
         self._serving_names: list[str] = []
+        self._serving_since: list[float] = []
+        self._cache: dict = {}
 
     # -- counts ---------------------------------------------------------------------------
     @property
@@ -277,27 +279,126 @@ class Fleet:
             self.n_draining += count
 
     # -- what the autoscaler observes ---------------------------------------------------------
-    def members(self) -> tuple[list[Member], list[str]]:
-        """Protocol members (one entry per cohort, ``count`` members each) and the
-        names of those serving load (ready or draining)."""
+    def members(self) -> tuple[list[Member], list[str], list[float]]:
+        """Protocol members (one entry per cohort, ``count`` members each), the
+        names of those serving load (ready or draining) and, for each, the
+        time it became ready; rebuilt only when ``version`` changed, reusing
+        the entries of cohorts that did not change."""
         if self._members_version == self.version:
-            return self._members, self._serving_names
+            return self._members, self._serving_names, self._serving_since
+        cache = self._cache
+        fresh: dict = {}
+
+        def entry(key: tuple, make) -> Member:
+            m = cache.get(key)
+            if m is None:
+                m = make()
+            fresh[key] = m
+            return m
+
         out: list[Member] = []
         serving: list[str] = []
+        since: list[float] = []
         if self.settled:
-            out.append(_member("ready", "Running", True, *self.settled_times, self.settled))
+            start, ready = self.settled_times
+            n = self.settled
+            out.append(entry(("ready", start, n), lambda: _member("ready", "Running", True, start, ready, n)))
             serving.append("ready")
+            since.append(ready)
         for req, rdy, count in self.young:
             name = f"ready-{req}-{rdy}"
-            out.append(_member(name, "Running", True, self._time(req), self._time(rdy), count))
+            t_req, t_rdy = self._time(req), self._time(rdy)
+            out.append(entry((name, count), lambda: _member(name, "Running", True, t_req, t_rdy, count)))
             serving.append(name)
+            since.append(t_rdy)
         for end, count, start, ready in self.draining:
             name = f"draining-{end}-{len(serving)}"
-            out.append(_member(name, "Running", True, start, ready, count, deleting=True))
+            out.append(entry((name, count), lambda: _member(name, "Running", True, start, ready, count,
+                                                            deleting=True)))
             serving.append(name)
+            since.append(ready)
         for req, rdy, count in self.pending:
+            name = f"starting-{req}-{rdy}"
             t = self._time(req)
-            out.append(_member(f"starting-{req}-{rdy}", "Pending", False, t, t, count))
-        self._members, self._serving_names = out, serving
+            out.append(entry((name, count), lambda: _member(name, "Pending", False, t, t, count)))
+        self._cache = fresh
+        self._members, self._serving_names, self._serving_since = out, serving, since
         self._members_version = self.version
-        return out, serving
+        return out, serving, since
+
+
+@dataclass(frozen=True)
+class FleetModel:
+    """Everything about the fleet and its telemetry that is not the load.
+
+    - ``capacity``: load one member serves at 100 % (in the load's unit).
+    - ``startup``: request → ready (:class:`Startup`, or seconds).
+    - ``tick_seconds``: the simulation grid (the load is resampled to it).
+    - ``sync_period_seconds``: the autoscaler runs every this often (a
+      multiple of the tick; Kubernetes' default 15 s).
+    - ``metric_lag_seconds``: collection lag; a decision at ``now`` sees the
+      ticks that ended by ``now - lag`` (rounded up to whole ticks).
+    - ``metric_window_seconds``: per-member samples average this many seconds
+      (whole ticks, at least one).
+    - ``series_grain_seconds``: the grain of the group-level ``series`` rules
+      read (60 s, Azure's PT1M and CloudWatch's 1-minute metrics).
+    - ``drain_seconds``: a removed ready member keeps serving (and being
+      paid) this long; 0 stops it at once.
+    - ``initial``: members ready at tick 0 (None: the run picks, see
+      :func:`~scalebridge.simulator.run.default_initial`).
+    - ``seed``: seeds the startup draws.
+    """
+
+    capacity: float
+    startup: Startup = Startup("constant", 60.0)
+    tick_seconds: float = 15.0
+    sync_period_seconds: float = 15.0
+    metric_lag_seconds: float = 15.0
+    metric_window_seconds: float = 15.0
+    series_grain_seconds: float = 60.0
+    drain_seconds: float = 0.0
+    initial: Optional[int] = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.startup, Startup):
+            object.__setattr__(self, "startup", parse_startup(self.startup))
+        if not (math.isfinite(self.capacity) and self.capacity > 0):
+            raise ValueError(f"capacity must be a positive number, not {self.capacity!r}")
+        if not self.tick_seconds > 0:
+            raise ValueError("tick_seconds must be positive")
+        ratio = self.sync_period_seconds / self.tick_seconds
+        if not (ratio >= 1 - 1e-9 and abs(ratio - round(ratio)) < 1e-9):
+            raise ValueError(f"sync_period_seconds ({self.sync_period_seconds:g}) must be a whole multiple "
+                             f"of tick_seconds ({self.tick_seconds:g})")
+        for name in ("metric_lag_seconds", "metric_window_seconds", "drain_seconds", "series_grain_seconds"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be a non-negative number, not {v!r}")
+        if self.initial is not None and self.initial < 0:
+            raise ValueError("initial must be >= 0")
+
+    @property
+    def sync_ticks(self) -> int:
+        return int(round(self.sync_period_seconds / self.tick_seconds))
+
+    @property
+    def lag_ticks(self) -> int:
+        return startup_ticks(self.metric_lag_seconds, self.tick_seconds)
+
+    @property
+    def window_ticks(self) -> int:
+        return max(1, int(round(self.metric_window_seconds / self.tick_seconds)))
+
+    @property
+    def grain_ticks(self) -> int:
+        return max(1, int(round(self.series_grain_seconds / self.tick_seconds)))
+
+    def describe(self) -> dict:
+        """JSON-ready parameters (the ``fleet`` object of the CLI's output)."""
+        return {"capacity": self.capacity, "startup_seconds": self.startup.describe(),
+                "tick_seconds": self.tick_seconds, "sync_period_seconds": self.sync_period_seconds,
+                "metric_lag_seconds": self.lag_ticks * self.tick_seconds,
+                "metric_window_seconds": self.window_ticks * self.tick_seconds,
+                "series_grain_seconds": self.grain_ticks * self.tick_seconds,
+                "drain_seconds": self.drain_seconds, "initial": self.initial, "seed": self.seed}

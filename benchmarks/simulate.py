@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""The fleet simulator's speed: a 30-day trace at 15-second ticks (172,800
+decisions) through every semantics, on one core.
+
+Goals (issue "Replay and compare"): <= 10 s in total for the five semantics
+and <= 300 MB peak memory. Reports, per semantics, the wall time
+(time.perf_counter) and microseconds per decision, the simulator's own
+overhead (the same loop, the fleet moving as in the first semantics' run, with
+decisions that cost nothing), and the peak
+resident memory (resource.getrusage maxrss; with --tracemalloc also the peak
+of Python allocations, which slows the run).
+
+The load is the World Cup 98 trace (shared/traces beside the repository, read
+as requests per second), its first 30 days; without it, a 30-day synthetic
+diurnal workload.
+
+    .venv/bin/python benchmarks/simulate.py [--semantics kubernetes,gce] [--days 30]
+                                            [--profile] [--tracemalloc] [--synthetic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+TRACE = REPO.parent / "shared" / "traces" / "worldcup98_day46-78.csv"
+POLICY = REPO / "examples" / "simulate" / "policy.yaml"
+TICK = 15.0
+GOAL_SECONDS = 10.0
+GOAL_MB = 300.0
+
+
+def load(days: float, synthetic: bool) -> tuple[np.ndarray, float, str]:
+    from scalebridge.simulator import make_workload, read_trace, resample
+
+    if TRACE.is_file() and not synthetic:
+        trace = read_trace(TRACE, scale=1 / 60)
+        values = resample(trace, TICK, trace.start, trace.start + days * 86400)
+        return values, trace.start, f"{TRACE.name}, first {days:g} days, requests/s"
+    w = make_workload("diurnal", seed=0, duration_seconds=days * 86400, tick_seconds=TICK, peak=3000.0,
+                      weekly_dip=0.3)
+    return w.values, 0.0, f"synthetic diurnal, {days:g} days"
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # Linux: kilobytes
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--semantics", default="kubernetes,gce,azure,aws,scalebridge")
+    ap.add_argument("--days", type=float, default=30.0)
+    ap.add_argument("--capacity", type=float, default=25.0, help="requests/s one member serves (default 25)")
+    ap.add_argument("--startup", type=float, default=90.0)
+    ap.add_argument("--profile", action="store_true", help="print cProfile's top 15 by cumulative time")
+    ap.add_argument("--tracemalloc", action="store_true", help="also measure the peak of Python allocations")
+    ap.add_argument("--synthetic", action="store_true", help="a synthetic diurnal load instead of the trace")
+    args = ap.parse_args()
+
+    from scalebridge import plugins
+    from scalebridge.engine import Decider
+    from scalebridge.policyfile import load_policy_file
+    from scalebridge.semantics.base import Decision
+    from scalebridge.simulator import FleetModel, simulate
+
+    values, start, what = load(args.days, args.synthetic)
+    policy = load_policy_file(POLICY)
+    model = FleetModel(capacity=args.capacity, startup=args.startup)
+    registered = plugins.registry().semantics
+    names = [n.strip() for n in args.semantics.split(",") if n.strip()]
+    runnable = [n for n in names if n in registered]
+    print(f"load: {what}: {values.size:,} ticks of {TICK:g} s; peak {values.max():,.0f}, "
+          f"capacity {args.capacity:g}/member, startup {args.startup:g} s; policy {POLICY.relative_to(REPO)}")
+    for n in names:
+        if n not in registered:
+            print(f"  {n:<12} skipped: not registered")
+
+    profiler = cProfile.Profile() if args.profile else None
+    if args.tracemalloc:
+        tracemalloc.start()
+    total = 0.0
+    sizes: list[int] = []
+    for name in runnable:
+        if profiler:
+            profiler.enable()
+        t = time.perf_counter()
+        run = simulate(policy, values, model, semantics=name, start_time=start)
+        elapsed = time.perf_counter() - t
+        if profiler:
+            profiler.disable()
+        total += elapsed
+        if not sizes:
+            sizes = run.desired.tolist()
+        print(f"  {name:<12} {elapsed:6.2f} s  {elapsed / run.decisions * 1e6:6.2f} µs/decision  "
+              f"{run.decisions:,} decisions, peak {int(run.paid.max())} members, {run.errors} errors")
+    traced = None
+    if args.tracemalloc:
+        traced = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+    # the simulator's own cost: the same loop around decisions that cost nothing
+    # but replay the first semantics' sizes, so the fleet moves exactly as it did
+    if runnable:
+        original = Decider.step
+
+        def replay(self, now, current, obs, trace=None):
+            size = sizes[int(round((now - start) / TICK))]
+            return Decision(size, size, "Replayed")
+
+        Decider.step = replay  # type: ignore[method-assign]
+        try:
+            t = time.perf_counter()
+            simulate(policy, values, model, semantics=runnable[0], start_time=start)
+            overhead = time.perf_counter() - t
+        finally:
+            Decider.step = original  # type: ignore[method-assign]
+        print(f"  {'(overhead)':<12} {overhead:6.2f} s  {overhead / values.size * 1e6:6.2f} µs/tick  "
+              f"the simulator alone: {runnable[0]}'s sizes replayed by a decision that costs nothing")
+    rss = peak_rss_mb()
+    goal = GOAL_SECONDS * len(runnable) / 5 if runnable else GOAL_SECONDS
+    print(f"total: {total:.2f} s for {len(runnable)} semantics x {values.size:,} decisions "
+          f"(goal <= {GOAL_SECONDS:g} s for five; pro rata {goal:.1f} s): {'OK' if total <= goal else 'OVER'}")
+    print(f"peak memory: {rss:.0f} MB resident (maxrss)" + (f", {traced:.0f} MB Python allocations (tracemalloc)"
+                                                           if traced is not None else "")
+          + f" (goal <= {GOAL_MB:g} MB): {'OK' if rss <= GOAL_MB else 'OVER'}")
+    if profiler:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(15)
+        print(out.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,424 @@
+"""``scalebridge simulate`` and ``scalebridge compare``: replay a load through
+policies under several semantics, score them against the oracle.
+
+Bad input never shows a traceback: a trace problem exits 2 with the
+TraceError line (file and line number), a policy file error with the
+PolicyError lines, a bad flag or scenario key with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import PolicyError, ScalebridgeError
+from .fleet import FleetModel
+from .run import Comparison, compare, registered_semantics
+from .scenario import Scenario, ScenarioError, Workload, load_scenario, parse_scale
+from .traces import FILL_MODES, TraceError
+from .workloads import WORKLOADS
+
+__all__ = ["add_simulate_commands", "cmd_simulate", "write_output", "write_timeline", "print_table"]
+
+EXIT_BAD_INPUT = 2
+PROGRESS_MIN_TICKS = 20_000   # show a progress bar (on a terminal) from this many simulated ticks
+
+
+def _duration(text: str) -> float:
+    from ..units import parse_duration
+    try:
+        v = parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be zero or more seconds")
+    return v
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (v > 0 and v != float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return v
+
+
+def _scale(text: str) -> float:
+    try:
+        return parse_scale(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _param(text: str) -> tuple[str, Any]:
+    import yaml
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key.strip(), yaml.safe_load(value)
+    except yaml.YAMLError:
+        return key.strip(), value
+
+
+def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
+    if several:
+        p.add_argument("policies", nargs="*", metavar="POLICY", help="policy files (YAML); or `policies:` in --scenario")
+    else:
+        p.add_argument("policies", nargs="?", metavar="POLICY", help="a policy file (YAML); or `policies:` in --scenario")
+    src = p.add_argument_group("load (one of --trace, --workload, or a --scenario file that names one)")
+    src.add_argument("--trace", metavar="FILE", help="a 'timestamp,value' CSV, resampled to the tick")
+    src.add_argument("--workload", metavar="NAME", choices=sorted(WORKLOADS),
+                     help=f"a seeded built-in generator: {', '.join(sorted(WORKLOADS))}")
+    src.add_argument("--scenario", metavar="FILE", help="a YAML scenario file; flags override its keys")
+    src.add_argument("--scale", type=_scale, metavar="X",
+                     help="multiply trace values by X (a number or a fraction: 1/60 turns per-minute counts into per-second rates)")
+    src.add_argument("--unit", metavar="LABEL", help="the load's unit after --scale, for display (e.g. requests/s)")
+    src.add_argument("--fill", choices=FILL_MODES, help="repair gaps in the trace instead of rejecting it")
+    src.add_argument("--offset", type=_duration, metavar="DURATION", help="skip this much of the load's start (90, 5m, 2d)")
+    src.add_argument("--duration", type=_duration, metavar="DURATION", help="replay only this much of the load")
+    src.add_argument("--seed", type=int, metavar="N", help="seed of the workload's noise and of startup draws (default 0)")
+    src.add_argument("--peak", type=_positive, metavar="X", help="a generated workload's nominal peak (default 1000)")
+    src.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE",
+                     help="a generator parameter, e.g. surge=20 or at_seconds=3600 (repeatable)")
+
+    fleet = p.add_argument_group("fleet")
+    fleet.add_argument("--capacity", type=_positive, metavar="C", help="the load one member serves, in the load's unit (required)")
+    fleet.add_argument("--startup", metavar="SECONDS",
+                       help="request to ready: seconds, or uniform:LOW,HIGH or normal:MEAN,SD (seeded) (required)")
+    fleet.add_argument("--tick", type=_duration, metavar="SECONDS", help="simulation grid (default 15)")
+    fleet.add_argument("--sync-period", type=_duration, metavar="SECONDS",
+                       help="the autoscaler runs every this often, a multiple of the tick (default: the multiple nearest 15)")
+    fleet.add_argument("--metric-lag", type=_duration, metavar="SECONDS", help="metric collection lag (default 15)")
+    fleet.add_argument("--metric-window", type=_duration, metavar="SECONDS",
+                       help="per-member samples average this long (default: one tick)")
+    fleet.add_argument("--series-grain", type=_duration, metavar="SECONDS",
+                       help="grain of the group series rules read (default 60)")
+    fleet.add_argument("--drain", type=_duration, metavar="SECONDS", help="a removed member serves this long before it goes (default 0)")
+    fleet.add_argument("--initial", type=int, metavar="N",
+                       help="members ready at the start (default: what the policy holds for the first tick's load)")
+
+    run = p.add_argument_group("runs and output")
+    run.add_argument("--semantics", "-s", metavar="LIST",
+                     help="comma-separated semantics, or 'all' (kubernetes,gce,azure,aws,scalebridge and any plugin's); "
+                          + ("default: all" if several else "default: the policy's, else scalebridge"))
+    run.add_argument("--price", type=float, metavar="PER_HOUR", help="price of one instance-hour: adds cost columns")
+    run.add_argument("--output", "-o", metavar="FILE.json|FILE.csv|-", help="write the scores (JSON, CSV rows, or JSON on stdout)")
+    run.add_argument("--timeline", metavar="FILE.csv", help="write per-tick load, need, oracle and each run's sizes")
+    run.add_argument("--plot", metavar="FILE.png", help="write the comparison plot (needs matplotlib)")
+    run.add_argument("--title", help="the plot's title")
+    run.add_argument("--workers", type=int, default=1, metavar="N", help="run pairs in N parallel processes (default 1)")
+    run.add_argument("--quiet", "-q", action="store_true", help="no table on stdout")
+
+
+def add_simulate_commands(sub: Any) -> None:
+    """Register ``simulate`` and ``compare`` on the main parser's subparsers."""
+    s = sub.add_parser(
+        "simulate", help="replay a trace or workload through a policy; score it against the oracle",
+        description="Replay a load trace (or a built-in workload) through a policy under one or more semantics, "
+                    "on a simulated fleet (capacity per member, startup time, metric lag), and score cost and "
+                    "shortfall against the clairvoyant oracle. Exit 2 on a bad trace, policy or flag.")
+    _add_arguments(s, several=False)
+    s.set_defaults(func=cmd_simulate, several=False)
+    c = sub.add_parser(
+        "compare", help="simulate with several semantics (default: all) and policy files side by side",
+        description="Like simulate, with every semantics by default and any number of policy files; "
+                    "each (policy, semantics) pair runs on the same load.")
+    _add_arguments(c, several=True)
+    c.set_defaults(func=cmd_simulate, several=True)
+
+
+def _say(command: str, text: str) -> None:
+    print(f"scalebridge {command}: {text}", file=sys.stderr)
+
+
+def _semantics(spec: Optional[list[str] | str], several: bool, policy_semantics: Optional[str]) -> list[str]:
+    from ..engine import BUILTIN_SEMANTICS, DEFAULT_SEMANTICS
+    if spec is None:
+        if several:
+            return list(BUILTIN_SEMANTICS)
+        return [policy_semantics or DEFAULT_SEMANTICS]
+    names = [x.strip() for x in spec.split(",")] if isinstance(spec, str) else list(spec)
+    out: list[str] = []
+    for name in names:
+        if not name:
+            continue
+        if name == "all":
+            for extra in list(BUILTIN_SEMANTICS) + registered_semantics():
+                if extra not in out:
+                    out.append(extra)
+        elif name not in out:
+            out.append(name)
+    if not out:
+        raise ScenarioError("--semantics names no semantics")
+    return out
+
+
+def _load_policies(paths: list[str]):
+    from ..policyfile import load_policy_file
+    out = []
+    seen: set[str] = set()
+    for path in paths:
+        policy = load_policy_file(path)
+        label = policy.name or Path(path).stem
+        base, i = label, 2
+        while label in seen:
+            label, i = f"{base}#{i}", i + 1
+        seen.add(label)
+        out.append((label, policy))
+    return out
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    command = args.command
+    try:
+        return _simulate(args)
+    except PolicyError as e:
+        for line in e.problems:
+            print(line, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (TraceError, ScenarioError, ScalebridgeError, ValueError) as e:
+        _say(command, str(e))
+        return EXIT_BAD_INPUT
+    except OSError as e:
+        _say(command, f"{getattr(e, 'filename', None) or ''}: {e.strerror or e}".lstrip(": "))
+        return EXIT_BAD_INPUT
+
+
+def _scenario(args: argparse.Namespace) -> Scenario:
+    base = load_scenario(args.scenario) if args.scenario else Scenario()
+    params = dict(base.workload_params)
+    params.update(dict(args.param))
+    return base.override(
+        trace=args.trace, workload=args.workload, scale=args.scale, unit=args.unit, fill=args.fill,
+        offset=args.offset, duration=args.duration, capacity=args.capacity, startup=args.startup,
+        tick=args.tick, sync_period=args.sync_period, metric_lag=args.metric_lag,
+        metric_window=args.metric_window, series_grain=args.series_grain, drain=args.drain,
+        initial=args.initial, seed=args.seed, workload_seed=args.seed, workload_peak=args.peak,
+        workload_params=params or None, price=args.price)
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    command = args.command
+    scenario = _scenario(args)
+    paths = (args.policies if isinstance(args.policies, list) else [args.policies] if args.policies else []) \
+        or scenario.policies
+    if not paths:
+        raise ScenarioError("give a policy file (POLICY), or `policies:` in --scenario")
+    if not args.several and len(paths) > 1:
+        raise ScenarioError("simulate takes one policy file; use `scalebridge compare` for several")
+    if args.workers < 1:
+        raise ScenarioError("--workers must be 1 or more")
+    if scenario.trace is None and scenario.workload is None:
+        raise ScenarioError("give the load: --trace FILE or --workload NAME (or a --scenario naming one)")
+    policies = _load_policies(paths)
+    model = scenario.fleet_model()
+    workload = scenario.load()
+    names = _semantics(args.semantics if args.semantics is not None else scenario.semantics, args.several,
+                       policies[0][1].semantics)
+    output = args.output
+    if output and output != "-" and Path(output).suffix.lower() not in (".json", ".csv"):
+        raise ScenarioError(f"--output {output}: use a .json or .csv file name, or - for JSON on stdout")
+    if args.timeline and Path(args.timeline).suffix.lower() != ".csv":
+        raise ScenarioError(f"--timeline {args.timeline}: use a .csv file name")
+
+    result = _run(args, policies, names, model, workload, scenario)
+    for s in result.skipped:
+        _say(command, f"skipped {s['semantics']} ({s['policy']}): {s['reason']}")
+    if not result.results:
+        hint = f"; registered: {', '.join(registered_semantics()) or 'none'}"
+        raise ScenarioError(f"no semantics could run{hint}")
+    if output != "-" and not args.quiet:
+        print_table(result, workload)
+    if output:
+        write_output(result, output)
+    if args.timeline:
+        write_timeline(result, args.timeline)
+    if args.plot:
+        try:
+            from .plot import plot_comparison
+        except ImportError:
+            raise ScenarioError("--plot needs matplotlib: pip install 'scalebridge[plot]'") from None
+        plot_comparison(result, args.plot, title=args.title or _title(workload, model), unit=workload.unit)
+        if output != "-" and not args.quiet:
+            print(f"plot written to {args.plot}")
+    return 0
+
+
+def _title(workload: Workload, model: FleetModel) -> str:
+    return (f"{Path(workload.source).name if workload.kind == 'trace' else workload.source}: "
+            f"capacity {model.capacity:g} {workload.unit}/member, startup {model.startup.describe()} s")
+
+
+def _run(args: argparse.Namespace, policies: list, names: list[str], model: FleetModel, workload: Workload,
+         scenario: Scenario) -> Comparison:
+    total = workload.load.size * len(policies) * len(names)
+    kwargs = dict(start_time=workload.start_time, settings=scenario.settings or None,
+                  price_per_instance_hour=scenario.price, workers=args.workers, workload=workload.describe())
+    if total < PROGRESS_MIN_TICKS or not sys.stderr.isatty():
+        return compare(policies, names, workload.load, model, **kwargs)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"simulating {len(policies) * len(names)} run(s)", total=total)
+        return compare(policies, names, workload.load, model,
+                       progress=lambda ticks: bar.advance(task, ticks), **kwargs)
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def _fmt(x: Optional[float], digits: int = 1) -> str:
+    if x is None:
+        return "—"
+    if x == float("inf"):
+        return "∞"
+    return f"{x:,.{digits}f}"
+
+
+def _compact(x: float) -> str:
+    """1,234 / 12.3k / 1.74M: a wide range in a narrow column."""
+    if x == float("inf"):
+        return "∞"
+    if abs(x) < 10_000:
+        return f"{x:,.0f}"
+    if abs(x) < 1_000_000:
+        return f"{x / 1000:,.1f}k"
+    return f"{x / 1_000_000:,.2f}M"
+
+
+def _seconds(x: float) -> str:
+    if x < 600:
+        return f"{x:.0f} s"
+    if x < 7200:
+        return f"{x / 60:.0f} min"
+    return f"{x / 3600:.1f} h"
+
+
+def _duration_text(seconds: float) -> str:
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f} d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min"
+
+
+_DROPPABLE = ("short %", "peak over", "recover", "unserved", "reversals")   # first dropped on a narrow terminal
+
+
+def print_table(result: Comparison, workload: Workload, console: Any = None) -> None:
+    """The score table (rich), one row per run and the oracle first; on a
+    narrow terminal the least essential columns are left out (the JSON
+    output has them all)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=160)   # a pipe or file: do not squeeze the table into 80 columns
+    several = len({r.run.policy for r in result.results}) > 1
+    price = result.price_per_instance_hour is not None
+    headers = ["semantics"] + (["policy"] if several else []) + ["inst-h", "× oracle"] + (["cost"] if price else []) \
+        + ["short min", "short %", "unserved", "peak over", "actions", "reversals", "recover"]
+    rows: list[tuple[list[str], Optional[str], Optional[str]]] = []   # (cells, row style, style of "short min")
+    for o in result.oracle_dicts() if not several else result.oracle_dicts()[:1]:
+        cells = ["oracle"] + (["—"] if several else []) + [_fmt(o["instance_hours"]), "1.00"]
+        cells += [_fmt(o["cost"], 2)] if price else []
+        cells += ["0", "0.00", "0", "0 %", "—", "—", "0 s"]
+        rows.append((cells, "dim", None))
+    for r in result.results:
+        s = r.scores
+        cells = [r.run.semantics] + ([r.run.policy] if several else [])
+        cells += [_fmt(s.instance_hours), _fmt(s.oracle_ratio, 2)]
+        cells += [_fmt(s.cost, 2)] if price else []
+        cells += [_fmt(s.underprovisioned_minutes), _fmt(100 * s.underprovisioned_fraction, 2),
+                  _compact(s.unserved_load), "∞" if s.peak_overload == float("inf") else f"{100 * s.peak_overload:,.0f} %",
+                  str(s.scaling_actions), str(s.reversals), _seconds(s.time_to_recover_seconds)]
+        rows.append((cells, None, "green" if s.underprovisioned_seconds == 0 else "red"))
+    keep = list(range(len(headers)))
+
+    def width() -> int:
+        return sum(max(len(headers[i]), *(len(c[i]) for c, _, _ in rows)) + 3 for i in keep)
+
+    for name in _DROPPABLE:
+        if width() <= console.width:
+            break
+        keep.remove(headers.index(name))
+    t = Table(title="Replay scores (lower is better; × oracle ≥ 1 whenever nothing was short)", title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False)
+    for i in keep:
+        t.add_column(headers[i], justify="left" if i == 0 or headers[i] == "policy" else "right", no_wrap=True)
+    short_col = headers.index("short min")
+    for cells, style, short in rows:
+        shown = [f"[{short}]{cells[i]}[/{short}]" if i == short_col and short else cells[i] for i in keep]
+        t.add_row(*shown, style=style)
+    m = result.model
+    source = Path(workload.source).name if workload.kind == "trace" else workload.source
+    unserved = workload.unit[:-2] if workload.unit.endswith("/s") else f"{workload.unit}·s"
+    t.caption = (f"unserved in {unserved}. {source}: {workload.load.size:,} ticks of {m.tick_seconds:g} s "
+                 f"({_duration_text(workload.duration_seconds)}), peak {workload.load.max():,.4g} {workload.unit}; "
+                 f"member capacity {m.capacity:g}, startup {m.startup.describe()} s, "
+                 f"metric lag {m.lag_ticks * m.tick_seconds:g} s, sync {m.sync_period_seconds:g} s")
+    t.caption_justify = "left"
+    console.print(t)
+
+
+def write_output(result: Comparison, path: str) -> None:
+    """JSON (the whole comparison), CSV (one row per run), or JSON on stdout for ``-``."""
+    data = result.to_dict()
+    if path == "-":
+        json.dump(data, sys.stdout, indent=2, allow_nan=False)
+        sys.stdout.write("\n")
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if Path(path).suffix.lower() == ".json":
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(data, f, indent=2, allow_nan=False)
+            f.write("\n")
+        return
+    rows = data["runs"]
+    keys = [k for k in rows[0] if not isinstance(rows[0][k], dict)] if rows else []
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: "" if row[k] is None else row[k] for k in keys})
+
+
+def write_timeline(result: Comparison, path: str) -> None:
+    """Per tick: time, load, members needed, the oracle's paid and ready
+    members, and each run's desired/paid/ready members."""
+    import numpy as np
+    from .oracle import members_needed, oracle_ready
+
+    m = result.model
+    n = result.load.size
+    cols: dict[str, Any] = {"time": result.start_time + np.arange(n) * m.tick_seconds, "load": result.load,
+                            "members_needed": members_needed(result.load, m.capacity)}
+    if result.oracles:
+        paid = next(iter(result.oracles.values()))
+        cols["oracle_paid"] = paid
+        cols["oracle_ready"] = oracle_ready(paid, startup_seconds=m.startup.minimum, tick_seconds=m.tick_seconds)
+    several = len({r.run.policy for r in result.results}) > 1
+    for r in result.results:
+        name = f"{r.run.policy}/{r.run.semantics}" if several else r.run.semantics
+        cols[f"{name}:desired"] = r.run.desired
+        cols[f"{name}:paid"] = r.run.paid
+        cols[f"{name}:ready"] = r.run.ready
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        columns = [c.tolist() for c in cols.values()]
+        w.writerows(zip(*columns))

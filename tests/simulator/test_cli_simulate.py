@@ -1,0 +1,285 @@
+"""`scalebridge simulate` / `compare` and the demo's simulation part."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from scalebridge import plugins
+from scalebridge.cli import main
+from scalebridge.engine import BUILTIN_SEMANTICS
+from scalebridge.policyfile import load_policy_file, parse_policy_text
+from scalebridge.simulator.demo import DEMO_POLICY, run_simulation_demo
+from scalebridge.simulator.scores import SCORE_KEYS
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "simulate" / "policy.yaml"
+CONTRACT = ["semantics", "policy", "instance_hours", "oracle_instance_hours", "underprovisioned_seconds",
+            "underprovisioned_fraction", "unserved_load", "peak_overload", "scaling_actions", "reversals"]
+QUICK = ["--workload", "flash_crowd", "--duration", "3h", "--capacity", "10", "--startup", "60"]
+
+
+@pytest.fixture(autouse=True)
+def _kubernetes() -> None:
+    if "kubernetes" not in plugins.registry().semantics:
+        pytest.skip("the kubernetes semantics is not registered")
+
+
+def sb(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scalebridge.cli", *args], capture_output=True, text=True,
+                          check=False)
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+# --- happy paths ------------------------------------------------------------------
+
+
+def test_simulate_prints_a_table_and_writes_json(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "scores.json"
+    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "--output", str(out),
+                              "--price", "0.25")
+    assert code == 0, stderr
+    assert "kubernetes" in stdout and "oracle" in stdout and "inst-h" in stdout
+    data = json.loads(out.read_text())
+    assert set(data) >= {"runs", "workload", "fleet", "oracle", "skipped"}
+    run = data["runs"][0]
+    for key in CONTRACT + list(SCORE_KEYS):
+        assert key in run
+    assert run["semantics"] == "kubernetes" and run["policy"] == "web"
+    assert run["cost"] == pytest.approx(run["instance_hours"] * 0.25)
+    assert data["workload"]["ticks"] == 720 and data["workload"]["kind"] == "workload"
+    assert data["fleet"]["startup_seconds"] == 60 and data["fleet"]["capacity"] == 10
+
+
+def test_json_on_stdout_csv_timeline_and_plot(capsys, tmp_path: Path) -> None:
+    code, stdout, _ = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "-o", "-")
+    assert code == 0
+    assert json.loads(stdout)["runs"][0]["decisions"] == 720
+    rows_path, timeline, png = tmp_path / "runs.csv", tmp_path / "t.csv", tmp_path / "img" / "p.png"
+    code, stdout, _ = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "-o", str(rows_path),
+                         "--timeline", str(timeline), "--plot", str(png), "--quiet")
+    assert code == 0 and stdout == ""
+    rows = list(csv.DictReader(rows_path.open()))
+    assert len(rows) == 1 and all(k in rows[0] for k in CONTRACT)
+    lines = list(csv.DictReader(timeline.open()))
+    assert len(lines) == 720
+    assert {"time", "load", "members_needed", "oracle_paid", "kubernetes:ready"} <= set(lines[0])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_takes_several_policies_and_every_semantics(capsys, tmp_path: Path) -> None:
+    other = write(tmp_path / "p80.yaml", "name: web80\nmin_replicas: 1\nmax_replicas: 200\nmetrics:\n"
+                  "  - {type: resource, name: cpu, target: {type: Utilization, average_utilization: 80}}\n")
+    out = tmp_path / "c.json"
+    code, stdout, stderr = sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-o", str(out))
+    assert code == 0, stderr
+    data = json.loads(out.read_text())
+    ran = {(r["policy"], r["semantics"]) for r in data["runs"]}
+    assert ("web", "kubernetes") in ran and ("web80", "kubernetes") in ran
+    skipped = {(s["policy"], s["semantics"]) for s in data["skipped"]}
+    assert ran | skipped == {(p, s) for p in ("web", "web80") for s in BUILTIN_SEMANTICS}
+    for s in data["skipped"]:
+        assert f"skipped {s['semantics']} ({s['policy']})" in stderr
+    web = next(r for r in data["runs"] if r["policy"] == "web" and r["semantics"] == "kubernetes")
+    web80 = next(r for r in data["runs"] if r["policy"] == "web80" and r["semantics"] == "kubernetes")
+    assert web80["instance_hours"] < web["instance_hours"]   # a higher target pays less
+    assert "web80" in stdout
+
+
+def test_workers_give_the_same_scores(capsys, tmp_path: Path) -> None:
+    other = write(tmp_path / "p.yaml", EXAMPLE.read_text().replace("name: web", "name: twin"))
+    serial, parallel = tmp_path / "s.json", tmp_path / "p.json"
+    assert sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-s", "kubernetes", "-o", str(serial))[0] == 0
+    assert sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-s", "kubernetes", "-o", str(parallel),
+              "--workers", "2")[0] == 0
+    strip = lambda d: [{k: v for k, v in r.items() if k != "elapsed_seconds"} for r in d["runs"]]  # noqa: E731
+    assert strip(json.loads(serial.read_text())) == strip(json.loads(parallel.read_text()))
+
+
+def test_trace_with_scale_unit_and_window(capsys, tmp_path: Path) -> None:
+    rows = "\n".join(f"{1000 + 60 * i},{600 if 30 <= i < 60 else 120}" for i in range(120))
+    trace = write(tmp_path / "t.csv", "timestamp,value\n" + rows + "\n")
+    out = tmp_path / "o.json"
+    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--scale", "1/60", "--unit",
+                              "requests/s", "--capacity", "1", "--startup", "30", "-s", "kubernetes",
+                              "--offset", "10m", "--duration", "1h", "-o", str(out))
+    assert code == 0, stderr
+    w = json.loads(out.read_text())["workload"]
+    assert w["peak_load"] == 10.0 and w["unit"] == "requests/s" and w["start_time"] == 1600.0
+    assert w["ticks"] == 240 and w["scale"] == pytest.approx(1 / 60)
+    assert "requests/s" in stdout
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "1", "--startup", "0",
+                         "-s", "kubernetes", "--offset", "3h")
+    assert code == 2 and "leaves nothing" in stderr
+
+
+def test_scenario_file_and_flags_override_it(capsys, tmp_path: Path) -> None:
+    (tmp_path / "pol").mkdir()
+    write(tmp_path / "pol" / "p.yaml", EXAMPLE.read_text())
+    scenario = write(tmp_path / "s.yaml", "workload: {name: step, seed: 2, peak: 400, duration: 2h, "
+                     "params: {up_at_seconds: 1800}}\ncapacity: 10\nstartup: uniform:30,90\nmetric_lag: 30\n"
+                     "semantics: [kubernetes]\npolicies: [pol/p.yaml]\nprice: 1\nsettings: {tolerance: 0.05}\n")
+    out = tmp_path / "o.json"
+    code, _, stderr = sb(capsys, "simulate", "--scenario", scenario, "--capacity", "20", "-o", str(out))
+    assert code == 0, stderr
+    data = json.loads(out.read_text())
+    assert data["fleet"]["capacity"] == 20 and data["fleet"]["metric_lag_seconds"] == 30
+    assert data["fleet"]["startup_seconds"] == "uniform:30,90"
+    assert data["workload"]["params"]["name"] == "step" and data["workload"]["peak_load"] == 400
+    assert data["runs"][0]["cost"] == data["runs"][0]["instance_hours"]
+
+
+# --- bad input: exit 2, one clear message, no traceback -------------------------------
+
+TRACE_PROBLEMS = {
+    "gap": ("timestamp,value\n0,1\n60,1\n120,1\n300,1\n360,1\n", ":5:", "gap"),
+    "unsorted": ("timestamp,value\n0,1\n120,1\n60,1\n", ":4:", "not sorted"),
+    "duplicate": ("timestamp,value\n0,1\n60,1\n60,2\n", ":4:", "duplicate"),
+    "negative": ("timestamp,value\n0,1\n60,-3\n120,1\n", ":3:", "non-negative"),
+    "nan": ("timestamp,value\n0,1\n60,nan\n120,1\n", ":3:", "finite"),
+    "no-header": ("0,1\n60,1\n", ":1:", "header"),
+    "empty": ("", ":1:", "empty"),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(TRACE_PROBLEMS))
+def test_trace_problems_exit_2_with_file_and_line(capsys, tmp_path: Path, problem: str) -> None:
+    text, line, words = TRACE_PROBLEMS[problem]
+    trace = write(tmp_path / f"{problem}.csv", text)
+    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "1",
+                              "--startup", "0", "-s", "kubernetes")
+    assert code == 2 and stdout == ""
+    assert f"{trace}{line}" in stderr and words in stderr and "Traceback" not in stderr
+    assert len(stderr.strip().splitlines()) == 1
+
+
+def test_fill_repairs_a_gap(capsys, tmp_path: Path) -> None:
+    trace = write(tmp_path / "gap.csv", TRACE_PROBLEMS["gap"][0])
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "1", "--startup", "0",
+                         "-s", "kubernetes", "--fill", "previous", "-q")
+    assert code == 0, stderr
+
+
+def test_the_real_command_never_shows_a_traceback(tmp_path: Path) -> None:
+    trace = write(tmp_path / "bad.csv", "timestamp,value\n0,1\n0,1\n")
+    p = run_cli("simulate", str(EXAMPLE), "--trace", trace, "--capacity", "1", "--startup", "0")
+    assert p.returncode == 2 and "Traceback" not in p.stderr and f"{trace}:3:" in p.stderr
+    policy = write(tmp_path / "bad.yaml", "min_replicas: 1\nmax_replicas: two\n")
+    p = run_cli("compare", policy, *QUICK)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert p.stderr.startswith(f"{policy}:2:")
+
+
+def test_policy_file_errors_are_the_policy_error_lines(capsys, tmp_path: Path) -> None:
+    policy = write(tmp_path / "bad.yaml", "min_replicas: 1\nmax_replicas: 5\nmetrics:\n  - type: resource\n"
+                   "    name: cpu\n    target: {type: Utilization, average_utilizaton: 60}\n")
+    code, _, stderr = sb(capsys, "simulate", policy, *QUICK)
+    assert code == 2
+    assert stderr.splitlines()[0].startswith(f"{policy}:6:") and "average_utilizaton" in stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--capacity", "10", "--startup", "60"], "--trace FILE or --workload NAME"),
+    (["--workload", "flash_crowd", "--startup", "60"], "--capacity is required"),
+    (["--workload", "flash_crowd", "--capacity", "10"], "--startup is required"),
+    (QUICK + ["--startup", "weibull:1,2"], "invalid startup"),
+    (QUICK + ["--tick", "20", "--sync-period", "15"], "whole multiple"),
+    (QUICK + ["-o", "scores.txt"], ".json or .csv"),
+    (QUICK + ["--param", "surge=lots"], "surge"),
+    (QUICK + ["--param", "wobble=1"], "wobble"),
+    (QUICK + ["-s", "nope"], "no semantics could run"),
+    (QUICK + ["--workers", "0"], "--workers"),
+])
+def test_bad_flags_exit_2_with_one_line(capsys, args: list[str], words: str) -> None:
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), *args, *(["-s", "kubernetes"] if "-s" not in args else []))
+    assert code == 2
+    assert words in stderr and "Traceback" not in stderr
+
+
+def test_argparse_rejects_malformed_values(capsys) -> None:
+    for args in (["--scale", "0"], ["--scale", "1/0"], ["--capacity", "-1"], ["--tick", "soon"],
+                 ["--workload", "tsunami"]):
+        with pytest.raises(SystemExit) as e:
+            main(["simulate", str(EXAMPLE), *args])
+        assert e.value.code == 2
+    capsys.readouterr()
+
+
+def test_unregistered_semantics_are_skipped_with_a_note(capsys) -> None:
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes,imaginary", "-q")
+    assert code == 0 and "skipped imaginary (web): not registered" in stderr
+
+
+def test_scenario_errors(capsys, tmp_path: Path) -> None:
+    for text, words in (("capacity: 10\nstartup: 60\nworklaod: step\n", "did you mean 'workload'"),
+                        ("workload: {name: tsunami}\n", "unknown workload"),
+                        ("capacity: -1\n", "positive"), ("- 1\n", "mapping"), ("a: [\n", "invalid YAML")):
+        scenario = write(tmp_path / "s.yaml", text)
+        code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--scenario", scenario)
+        assert code == 2 and words in stderr, stderr
+
+
+def test_help_names_the_contract_flags(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = capsys.readouterr().out
+    for flag in ("--trace", "--workload", "--capacity", "--startup", "--tick", "--semantics", "--output",
+                 "--plot", "--workers", "--scale", "--fill", "--price", "--scenario"):
+        assert flag in text
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    assert "POLICY" in capsys.readouterr().out
+
+
+# --- the example and the demo -------------------------------------------------------
+
+
+def test_example_policy_validates_and_is_the_demos(cli) -> None:
+    p = cli("validate", str(EXAMPLE))
+    assert p.returncode == 0 and p.stdout.strip().endswith("ok")
+    policy = load_policy_file(EXAMPLE)
+    assert policy == parse_policy_text(DEMO_POLICY)
+    assert (policy.min_replicas, policy.max_replicas) == (1, 200)
+    assert policy.metrics[0].target.average_utilization == 60
+
+
+def test_demo_simulation(tmp_path: Path) -> None:
+    console = Console(record=True, width=140)
+    assert run_simulation_demo(console, str(tmp_path / "out")) == 0
+    text = console.export_text()
+    assert "kubernetes" in text and "oracle" in text
+    missing = [n for n in BUILTIN_SEMANTICS if n not in plugins.registry().semantics]
+    if missing:
+        assert f"not registered yet, skipped: {', '.join(missing)}" in text
+    assert (tmp_path / "out" / "simulation.png").read_bytes()[:4] == b"\x89PNG"
+    runs = json.loads((tmp_path / "out" / "simulation.json").read_text())["runs"]
+    ran = {r["semantics"] for r in runs}
+    assert "kubernetes" in ran and ran <= set(BUILTIN_SEMANTICS) - set(missing)
+
+
+def test_demo_never_crashes(tmp_path: Path, monkeypatch) -> None:
+    import scalebridge.simulator.run as run_module
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(run_module, "compare", broken)
+    console = Console(record=True, width=120)
+    assert run_simulation_demo(console, str(tmp_path)) == 1
+    assert "simulation demo failed" in console.export_text()

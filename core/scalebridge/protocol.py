@@ -62,8 +62,11 @@ class MetricObservation(_Model):
 class CapacityForecast(_Model):
     replicas: Annotated[Int, Field(ge=0)]
     source: Optional[str] = None
-    # extension: the forecaster's own reason when it fell back, reported in the response
+    # extensions: the forecaster's own reason when it fell back, reported in the response;
+    # hourly capacities [[hour_start, replicas], …] (AWS predictive scaling's forecast), from
+    # which aws takes the hour that starts within scheduling_buffer_seconds of now
     reason: Optional[str] = None
+    series: Optional[list[Point]] = None
 
 
 class Observations(_Model):

@@ -56,6 +56,7 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
+from .. import constants as C
 from ..engine import Decider
 from ..policy import Policy
 from ..protocol import CapacityForecast, MetricObservation, Observations, Settings
@@ -165,9 +166,10 @@ def _settle_seconds(policy: Policy, settings: Settings, model: FleetModel) -> fl
 
 def _retention_points(policy: Policy, grain: float) -> int:
     """Series points to publish: the longest rule window (at least 30 min:
-    AWS target tracking's 15-point scale-in alarm) plus a grain."""
+    AWS target tracking's 15-point scale-in alarm) plus two grains — CloudWatch
+    reads the evaluation periods plus 2 (constants.AWS_ALARM_EXTRA_PERIODS)."""
     longest = max([1800.0] + [r.time_window_seconds for r in _rules(policy)])
-    return int(math.ceil(longest / grain)) + 1
+    return int(math.ceil(longest / grain)) + C.AWS_ALARM_EXTRA_PERIODS
 
 
 _OBS_FIELDS = frozenset(MetricObservation.model_fields)

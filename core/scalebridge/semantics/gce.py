@@ -31,8 +31,7 @@ from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy
-from ..stages.proposals import (Proposal, ProposalError, assignment_proposal, average_proposal,
-                                counter_rates, group_total, initializing_members, total_proposal)
+from ..stages.proposals import PER_INSTANCE, ProposalError, Signal, signal_proposal
 from ..stages.scale_in_control import limit_scale_in
 from ..stages.schedules import schedule_floor
 from ..stages.signals import forecast_floor
@@ -46,37 +45,6 @@ from .base import Context, Decision, Semantics
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
                                                 average_utilization=int(exact(C.GCE_DEFAULT_CPU_UTILIZATION) * 100)))
-
-_PER_INSTANCE = frozenset(("resource", "container_resource", "pods", "load_balancing"))
-
-# how each metric is computed (kind codes of _Spec.kind)
-_AVERAGE, _LB, _GROUP = 0, 1, 2
-
-
-class _Spec:
-    """One enabled metric, with what the hot path needs precomputed."""
-    __slots__ = ("metric", "name", "kind", "target", "resource", "utilization", "init", "rate")
-
-    def __init__(self, m: Metric, policy_init: float):
-        t = m.target
-        self.metric, self.name = m, m.name
-        self.rate = t.rate
-        self.resource: Optional[str] = None
-        self.utilization = t.type == "Utilization"
-        if m.type == "load_balancing":
-            self.kind, self.target = _LB, t.average_utilization
-        elif m.type in ("external", "object"):
-            self.kind = _GROUP
-            self.target = t.average_value if t.type == "AverageValue" else t.value
-        else:  # resource, container_resource, pods: per-instance
-            self.kind = _AVERAGE
-            if self.utilization:
-                self.target, self.resource = t.average_utilization, m.name
-            else:
-                self.target = t.average_value
-        self.init = m.initialization_period_seconds if m.initialization_period_seconds is not None \
-            else policy_init
-
 
 class _Compiled:
     """What the gce semantics derives from one policy (cached on it)."""
@@ -97,12 +65,12 @@ class _Compiled:
                                      "threshold rules are not part of it")
         else:
             enabled = [DEFAULT_CPU_METRIC]
-        self.specs = tuple(_Spec(m, self.init) for m in enabled)
+        self.specs = tuple(Signal(m, self.init) for m in enabled)
         self.min_r = policy.min_replicas
         self.max_r = policy.max_replicas
         # G-GAP-7: with only per-instance signals the group cannot go below 1 VM
         floor = self.min_r
-        if self.specs and all(s.metric.type in _PER_INSTANCE for s in self.specs):
+        if self.specs and all(s.metric.type in PER_INSTANCE for s in self.specs):
             floor = max(floor, C.GCE_PER_INSTANCE_MIN_SIZE)
         self.floor_r = min(floor, self.max_r)
         down = policy.behavior.scale_down if policy.behavior is not None else None
@@ -140,46 +108,6 @@ class GceSemantics(Semantics):
         return c
 
     # -- one signal ------------------------------------------------------------------------
-    def proposal(self, ctx: Context, spec: _Spec, initializing: dict) -> Proposal:
-        obs = ctx.obs.metrics.get(spec.name)
-        if obs is None:
-            raise ProposalError(f"no data for metric {spec.name} (observations.metrics.{spec.name})")
-        n = ctx.current
-        if spec.kind == _GROUP:
-            if obs.values:
-                values = obs.values
-            elif obs.value is not None:
-                values = (obs.value,)
-            else:
-                raise ProposalError(f"no value for metric {spec.name}: give observations.metrics.{spec.name}"
-                                    ".values (summed) or .value")
-            if spec.metric.target.type == "Value":   # G-GAP-11: proportional to a group total
-                return total_proposal(n, group_total(values), spec.target)
-            return assignment_proposal(values, spec.target)
-        if spec.kind == _LB and obs.value is not None and not obs.members:
-            return total_proposal(n, obs.value, spec.target, utilization=True)
-        samples = obs.members
-        if spec.rate is not None:
-            if not obs.member_series:
-                raise ProposalError(f"metric {spec.name} is a {spec.rate.replace('_', ' ')} rate: "
-                                    f"observations.metrics.{spec.name}.member_series holds the counters")
-            until = ctx.now - ctx.settings.metric_delay_seconds
-            samples = counter_rates(obs.member_series, spec.rate, until)
-            if not samples:
-                raise ProposalError(f"no rate for metric {spec.name}: each member needs two counter samples")
-        elif not samples and obs.member_series:   # a gauge given as series: each member's latest sample
-            samples = {k: pts[-1][1] for k, pts in obs.member_series.items() if pts}
-        if not samples:
-            raise ProposalError(f"no samples for metric {spec.name} (observations.metrics.{spec.name}.members)")
-        members = ctx.obs.members
-        init = initializing.get(spec.init)
-        if init is None:
-            init = initializing[spec.init] = initializing_members(members, ctx.now, spec.init)
-        return average_proposal(n, samples, spec.target, members=members, resource=spec.resource,
-                                utilization=spec.utilization, initializing=init,
-                                ignore_initializing="scale_out", what=spec.name)
-
-    # -- the decision ------------------------------------------------------------------------
     def decide(self, ctx: Context) -> Decision:
         c = self.compiled(ctx.policy)
         state, now, current = ctx.state, ctx.now, ctx.current
@@ -202,7 +130,7 @@ class GceSemantics(Semantics):
             initializing: dict = {}
             for spec in c.specs:
                 try:
-                    p = self.proposal(ctx, spec, initializing)
+                    p = signal_proposal(ctx, spec, initializing, "scale_out")
                 except ProposalError as e:
                     text = str(e)
                     results.append({"name": spec.name, "replicas": None, "utilization": None,

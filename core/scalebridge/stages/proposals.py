@@ -53,6 +53,7 @@ from typing import Collection, Iterable, Literal, Mapping, Optional, Sequence
 from ..units import exact
 
 __all__ = [
+    "Signal", "signal_proposal", "PER_INSTANCE",
     "Proposal", "ProposalError", "IgnoreInitializing", "exact_pair", "ceil_div", "ceil_ratio",
     "initializing_members", "average_proposal", "total_proposal", "group_total", "assignment_proposal",
     "counter_rates", "number",
@@ -413,3 +414,80 @@ def counter_rates(member_series: Mapping[str, Sequence], per: str = "per_second"
             prev = cur
         out[name] = inc * scale / (exact(t1) - exact(t0))
     return out
+
+
+# ----------------------------------------------------------------------------- compiled signals
+
+_AVERAGE, _LB, _GROUP = 0, 1, 2   # Signal.kind
+PER_INSTANCE = frozenset(("resource", "container_resource", "pods", "load_balancing"))
+
+
+class Signal:
+    """One enabled target metric, compiled once per policy: which proposal it
+    makes and against what target."""
+    __slots__ = ("metric", "name", "kind", "target", "resource", "utilization", "init", "rate")
+
+    def __init__(self, m: Metric, policy_init: float):
+        t = m.target
+        self.metric, self.name = m, m.name
+        self.rate = t.rate
+        self.resource: Optional[str] = None
+        self.utilization = t.type == "Utilization"
+        if m.type == "load_balancing":
+            self.kind, self.target = _LB, t.average_utilization
+        elif m.type in ("external", "object"):
+            self.kind = _GROUP
+            self.target = t.average_value if t.type == "AverageValue" else t.value
+        else:  # resource, container_resource, pods: per-instance
+            self.kind = _AVERAGE
+            if self.utilization:
+                self.target, self.resource = t.average_utilization, m.name
+            else:
+                self.target = t.average_value
+        self.init = m.initialization_period_seconds if m.initialization_period_seconds is not None \
+            else policy_init
+
+
+def signal_proposal(ctx, spec: Signal, initializing: dict,
+                    ignore_initializing: IgnoreInitializing = "scale_out") -> Proposal:
+    """One target metric's proposal from ``ctx.observations`` (GCE's signals; the
+    neutral semantics' target metrics): per-member averages, load balancing,
+    group totals and single-instance assignments, gauges or counter rates.
+    ``initializing`` caches :func:`initializing_members` per period."""
+    obs = ctx.obs.metrics.get(spec.name)
+    if obs is None:
+        raise ProposalError(f"no data for metric {spec.name} (observations.metrics.{spec.name})")
+    n = ctx.current
+    if spec.kind == _GROUP:
+        if obs.values:
+            values = obs.values
+        elif obs.value is not None:
+            values = (obs.value,)
+        else:
+            raise ProposalError(f"no value for metric {spec.name}: give observations.metrics.{spec.name}"
+                                ".values (summed) or .value")
+        if spec.metric.target.type == "Value":   # G-GAP-11: proportional to a group total
+            return total_proposal(n, group_total(values), spec.target)
+        return assignment_proposal(values, spec.target)
+    if spec.kind == _LB and obs.value is not None and not obs.members:
+        return total_proposal(n, obs.value, spec.target, utilization=True)
+    samples = obs.members
+    if spec.rate is not None:
+        if not obs.member_series:
+            raise ProposalError(f"metric {spec.name} is a {spec.rate.replace('_', ' ')} rate: "
+                                f"observations.metrics.{spec.name}.member_series holds the counters")
+        until = ctx.now - ctx.settings.metric_delay_seconds
+        samples = counter_rates(obs.member_series, spec.rate, until)
+        if not samples:
+            raise ProposalError(f"no rate for metric {spec.name}: each member needs two counter samples")
+    elif not samples and obs.member_series:   # a gauge given as series: each member's latest sample
+        samples = {k: pts[-1][1] for k, pts in obs.member_series.items() if pts}
+    if not samples:
+        raise ProposalError(f"no samples for metric {spec.name} (observations.metrics.{spec.name}.members)")
+    members = ctx.obs.members
+    init = initializing.get(spec.init)
+    if init is None:
+        init = initializing[spec.init] = initializing_members(members, ctx.now, spec.init)
+    return average_proposal(n, samples, spec.target, members=members, resource=spec.resource,
+                            utilization=spec.utilization, initializing=init,
+                            ignore_initializing=ignore_initializing, what=spec.name)

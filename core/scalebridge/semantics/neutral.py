@@ -1,0 +1,362 @@
+"""The ``scalebridge`` semantics: the neutral composition of the providers' stages.
+
+DESIGN.md: "per-metric ceil formula with tolerance, highest of all signals,
+10-minute downscale stabilization by default, Azure-style rules and instance
+profiles, Kubernetes-style rate policies, GCE scale-in controls". Each step is
+a shared stage the provider semantics use too — nothing here re-implements a
+provider:
+
+1. **profile** (:mod:`..stages.profiles`, Azure): the profile in force gives
+   min, max, default and the rules; without profiles, the policy's own.
+2. **signals, the highest wins** (GCE's rule for several signals):
+
+   - each target metric: ``ceil(N × value / target)`` in exact arithmetic
+     (:func:`..stages.proposals.signal_proposal`), held at the current count
+     inside the tolerance band (Kubernetes); initializing members' data is
+     left out when deciding to scale out (GCE);
+   - the threshold rules (:mod:`..stages.rules`, Azure): out if any scale-out
+     rule fires, in only if every scale-in rule fires; a rule-caused action is
+     held during the last rule action's cooldown (:mod:`..stages.cooldown`),
+     and a rule-caused scale-in that its own projection says would flap back
+     out is reduced or skipped (:mod:`..stages.flapping`);
+   - the greatest active schedule (:mod:`..stages.schedules`, GCE);
+   - a capacity forecast under ``ForecastAndScale`` (:mod:`..stages.signals`);
+   - ``observations.proposal`` replaces the metrics and the rules.
+
+   A metric that cannot be read blocks a scale-in but not a scale-out
+   (Kubernetes, GCE); when nothing at all can be read and a default capacity
+   exists, ``max(current, default)`` (Azure).
+3. **stabilization** (:mod:`..stages.stabilization`, Kubernetes behaviors):
+   the lowest recommendation of the scale-up window and the highest of the
+   scale-down window bound the count — 0 s and **600 s** by default.
+4. **rate policies** (:mod:`..stages.rate_limits`, Kubernetes), in exact
+   arithmetic: by default at most max(+4, +100%) per 15 s up, −100% per 15 s down.
+5. **bounds**, then **scale-in controls** (:mod:`..stages.scale_in_control`, GCE).
+
+Defaults and why (docs/semantics.md has the table):
+
+- tolerance 0.1 — Kubernetes' default: the most widely deployed, and without
+  one a noisy signal flaps (GCE has none and relies on its window);
+- downscale stabilization 600 s — GCE's: the seed's "scale down gradually",
+  and a longer memory than Kubernetes' 300 s for traffic that comes back;
+- scale-up stabilization 0 s and Kubernetes' scale-up rate — capacity is
+  added at once, which is what every provider does when load rises;
+- no metrics, no rules, no schedules → 60% CPU — GCE's default, the safer of
+  the documented defaults (Kubernetes: 80%);
+- min_replicas 1 (Kubernetes), max_replicas required (no provider guesses it);
+- initialization period 60 s (GCE), rule cooldown 300 s (Azure, AWS);
+- on first sight the current count is recorded as a recommendation
+  (Kubernetes), so a restarted controller that lost its state cannot scale
+  down inside the window.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import constants as C
+from ..errors import RequestError
+from ..hookspecs import hookimpl
+from ..policy import Metric, MetricTarget, Policy, Rule, ScalingRules
+from ..stages.cooldown import cooldown_until, forget_expired_rule_action, remember_rule_action
+from ..stages.flapping import Projection, prevent_flapping
+from ..stages.profiles import ProfileTimeline
+from ..stages.proposals import ProposalError, Signal, signal_proposal
+from ..stages.rate_limits import RatePolicy, limit_with_behavior
+from ..stages.rules import combine_rules, evaluate_rule
+from ..stages.scale_in_control import limit_scale_in
+from ..stages.schedules import schedule_floor
+from ..stages.signals import forecast_floor, predictive_mode
+from ..stages.stabilization import stabilize_both_ways
+from ..state import TimeLog
+from ..units import format_number
+from .base import Context, Decision, Semantics
+
+DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
+                            target=MetricTarget(type="Utilization",
+                                                average_utilization=round(C.GCE_DEFAULT_CPU_UTILIZATION * 100)))
+
+
+@dataclass(slots=True)
+class _Scope:
+    name: Optional[str]
+    minimum: int
+    maximum: int
+    default: Optional[int]
+    rules: tuple            # (index, Rule)
+
+
+def _rates(rules: Optional[ScalingRules], default: tuple) -> tuple:
+    if rules is None or rules.policies is None:
+        return default
+    return tuple(RatePolicy(p.type, p.value, p.period_seconds) for p in rules.policies)
+
+
+def _cooldown_of(rule: Rule, fallback: float) -> float:
+    c = rule.action.cooldown_seconds if rule.action is not None else None
+    return fallback if c is None else c
+
+
+class _Compiled:
+    """What the neutral semantics derives from one policy (cached on it)."""
+
+    def __init__(self, policy: Policy):
+        self.init = policy.initialization_period_seconds if policy.initialization_period_seconds is not None \
+            else C.GCE_INITIALIZATION_PERIOD
+        has_rules = bool(policy.rules) or any(p.rules for p in policy.profiles)
+        if policy.metrics:
+            metrics = [m for m in policy.metrics if m.enabled]
+        elif has_rules or policy.schedules:
+            metrics = []
+        else:
+            metrics = [DEFAULT_CPU_METRIC]
+        self.signals = tuple(Signal(m, self.init) for m in metrics)
+        b = policy.behavior
+        up = b.scale_up if b is not None else None
+        down = b.scale_down if b is not None else None
+        base_tol = policy.tolerance
+        self.tol_up = up.tolerance if up is not None and up.tolerance is not None else base_tol
+        self.tol_down = down.tolerance if down is not None and down.tolerance is not None else base_tol
+        self.up_window = up.stabilization_window_seconds if up is not None and \
+            up.stabilization_window_seconds is not None else 0.0
+        self.down_window = down.stabilization_window_seconds if down is not None and \
+            down.stabilization_window_seconds is not None else C.NEUTRAL_DOWNSCALE_STABILIZATION
+        self.up_select = (up.select_policy if up is not None and up.select_policy else "Max")
+        self.down_select = (down.select_policy if down is not None and down.select_policy else "Max")
+        self.up_policies = _rates(up, (RatePolicy("Pods", C.K8S_SCALE_UP_PODS, C.K8S_SCALE_UP_PERIOD),
+                                       RatePolicy("Percent", C.K8S_SCALE_UP_PERCENT, C.K8S_SCALE_UP_PERIOD)))
+        self.down_policies = _rates(down, (RatePolicy("Percent", C.K8S_SCALE_DOWN_PERCENT, C.K8S_SCALE_DOWN_PERIOD),))
+
+        def scope_rules(rules: list, path: str) -> tuple:
+            for i, r in enumerate(rules):
+                if r.steps is not None:
+                    raise RequestError(f"{path}[{i}].steps", "AWS step scaling runs under the aws semantics; "
+                                       "the scalebridge semantics takes Azure-style rules with an `action`")
+            return tuple(enumerate(rules))
+
+        self.scopes = {id(p): _Scope(p.name, p.capacity.minimum, p.capacity.maximum, p.capacity.default,
+                                     scope_rules(p.rules, f"$.policy.profiles[{k}].rules"))
+                       for k, p in enumerate(policy.profiles)}
+        self.timeline = ProfileTimeline(policy.profiles) if policy.profiles else None
+        lo = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
+        self.top: Optional[_Scope] = None
+        if policy.max_replicas is not None:
+            self.top = _Scope(None, lo, max(lo, policy.max_replicas), policy.default_replicas,
+                              scope_rules(policy.rules, "$.policy.rules"))
+        elif not any(p.fixed_date is None for p in policy.profiles):
+            raise RequestError("$.policy.max_replicas", "required by the scalebridge semantics "
+                               "(or profiles with a capacity, one of them without a fixed date)")
+        all_rules = list(policy.rules) + [r for p in policy.profiles for r in p.rules]
+        self.cooldown_horizon = max([C.AZURE_DEFAULT_COOLDOWN] + [_cooldown_of(r, 0.0) for r in all_rules])
+        longest_rate = max([p.period_seconds for p in self.up_policies + self.down_policies] or [0.0])
+        control = policy.scale_in_control
+        self.retention = {"recommendations": max(self.up_window, self.down_window),
+                          "sizes": control.time_window_seconds if control is not None else 0.0,
+                          "scale_up_events": max(longest_rate, self.cooldown_horizon),
+                          "scale_down_events": max(longest_rate, self.cooldown_horizon)}
+
+
+class NeutralSemantics(Semantics):
+    name = "scalebridge"
+    summary = ("the neutral composition: per-metric ceil with tolerance, highest signal, Azure rules and "
+               "profiles, 10-minute downscale stabilization, Kubernetes rate policies, GCE scale-in controls")
+
+    def check(self, policy: Policy) -> None:
+        self._compiled(policy)
+
+    def _compiled(self, policy: Policy) -> _Compiled:
+        cache = policy.compiled()
+        c = cache.get("scalebridge")
+        if c is None:
+            c = cache["scalebridge"] = _Compiled(policy)
+        return c
+
+    def decide(self, ctx: Context) -> Decision:
+        c = self._compiled(ctx.policy)
+        policy, state, now, current, settings = ctx.policy, ctx.state, ctx.now, ctx.current, ctx.settings
+        tr = ctx.trace is not None
+        fallback_cd = settings.default_cooldown_seconds
+        if fallback_cd is None:
+            fallback_cd = C.AZURE_DEFAULT_COOLDOWN
+        forget_expired_rule_action(state, now, fallback_cd)
+        if state.recommendations is None:        # first sight: the current count was recommended
+            state.recommendations = TimeLog([(now, current, None)])
+
+        scope = c.top
+        if c.timeline is not None:
+            prof, why = c.timeline.at(now)
+            if prof is not None:
+                scope = c.scopes[id(prof)]
+            if tr:
+                ctx.note("profile", None, scope.name if scope is not None else None, why)
+        lo, hi = scope.minimum, scope.maximum
+
+        # 2. signals ----------------------------------------------------------------------
+        results: list = []
+        opinions: list[tuple[int, str]] = []       # (replicas, cause)
+        failed = 0
+        first_error: Optional[str] = None
+        within_tolerance = False
+        rule_cooldown: Optional[float] = None
+        reason_hint: Optional[str] = None
+        proposal = ctx.obs.proposal
+        tol_up = c.tol_up if c.tol_up is not None else (settings.tolerance if settings.tolerance is not None
+                                                         else C.NEUTRAL_TOLERANCE)
+        tol_down = c.tol_down if c.tol_down is not None else (settings.tolerance if settings.tolerance is not None
+                                                               else C.NEUTRAL_TOLERANCE)
+        if proposal is not None:
+            opinions.append((proposal, "metric"))
+            if tr:
+                ctx.note("signals", current, proposal, "observations.proposal: metrics and rules skipped")
+        else:
+            initializing: dict = {}
+            for sig in c.signals:
+                try:
+                    p = signal_proposal(ctx, sig, initializing, "scale_out")
+                except ProposalError as e:
+                    failed += 1
+                    first_error = first_error or str(e)
+                    results.append({"name": sig.name, "replicas": None, "utilization": None, "value": None,
+                                    "error": str(e)})
+                    continue
+                replicas = p.replicas
+                if replicas != current and p.within(tol_down, tol_up):
+                    replicas, within_tolerance = current, True
+                results.append({"name": sig.name, "replicas": replicas, "utilization": p.utilization,
+                                "value": p.value, "error": None})
+                opinions.append((replicas, "metric"))
+            rule_count, rule_cooldown, reason_hint = self._rules(ctx, c, scope, results, fallback_cd)
+            if rule_count is not None:
+                opinions.append((rule_count, "rule"))
+        sched, sched_name = schedule_floor(policy, now)
+        if sched is not None:
+            opinions.append((sched, "schedule"))
+        forecast = forecast_floor(ctx, "scalebridge")
+        if forecast is not None:
+            opinions.append((forecast, "forecast"))
+
+        error = None
+        if failed:
+            error = f"invalid metrics ({failed} invalid out of {len(c.signals)}), first error is: {first_error}"
+        if not opinions:
+            if failed and scope.default is not None:
+                target = max(current, scope.default)
+                final = min(max(target, lo), hi)
+                ctx.note("default capacity", current, final, f"no signal can be read: max(current, default {scope.default})")
+                state.recommendations.append(now, target)
+                return Decision(final, final, "ProfileDefault", results, profile=scope.name, error=error,
+                                cause="default")
+            if failed:
+                return Decision(current, current, "InvalidMetrics", results, profile=scope.name, error=error)
+            raw, cause = current, "metric"
+        else:
+            raw, cause = max(opinions)
+            if tr:
+                ctx.note("signals", current, raw, f"highest of {len(opinions)} signal(s): {cause}")
+        if failed and raw < current:   # an unreadable metric blocks a scale-in
+            state.recommendations.append(now, current)
+            return Decision(current, current, "InvalidMetrics", results, profile=scope.name, error=error)
+
+        # 3. stabilization; 4. rate policies and bounds --------------------------------------
+        stabilized, stab_reason = stabilize_both_ways(state.recommendations, now, current, raw,
+                                                      c.up_window, c.down_window)
+        if tr:
+            ctx.note("stabilization", raw, stabilized,
+                     f"scale-up window {c.up_window:g}s, scale-down window {c.down_window:g}s")
+        limited, limit_reason = limit_with_behavior(state, now, current, stabilized, lo, hi,
+                                                    c.up_select, c.up_policies, c.down_select, c.down_policies,
+                                                    exact=True)
+        final = min(max(limited, lo), hi)
+        if final != limited:
+            limit_reason = "TooFewReplicas" if final == lo else "TooManyReplicas"
+        if tr:
+            ctx.note("rate limits and bounds", stabilized, final, f"{limit_reason}; range [{lo}, {hi}]")
+
+        # 5. scale-in controls ---------------------------------------------------------------
+        control = policy.scale_in_control
+        controlled = False
+        if control is not None:
+            bounded = final
+            final, controlled = limit_scale_in(state.sizes, now, final, control, hi)
+            if tr:
+                ctx.note("scale-in controls", bounded, final, "peak size of the window less the allowed scale-in")
+
+        if controlled:
+            reason = "ScaleInControlled"
+        elif final != stabilized:
+            reason = limit_reason
+        elif stab_reason is not None:
+            reason = stab_reason
+        elif reason_hint is not None and final == current:
+            reason = reason_hint
+        elif cause in ("schedule", "forecast") and final == raw and final > current:
+            reason = "ScheduleFloor" if cause == "schedule" else "ForecastFloor"
+        elif within_tolerance and final == current:
+            reason = "WithinTolerance"
+        else:
+            reason = "DesiredWithinRange"
+        if reason in ("TooFewReplicas", "TooManyReplicas"):
+            cause = "boundary"
+        cooldown = rule_cooldown if cause == "rule" else None
+        if final != current and cause != "rule":
+            remember_rule_action(state, now, fallback_cd)
+        return Decision(final, final, reason, results, profile=scope.name, error=error, cause=cause,
+                        cooldown_seconds=cooldown)
+
+    def _rules(self, ctx: Context, c: _Compiled, scope: _Scope, results: list,
+               fallback_cd: float) -> tuple[Optional[int], Optional[float], Optional[str]]:
+        """The rules' count (None: no opinion), its cooldown, and a reason when a
+        cooldown or flapping prevention changed what the rules asked for."""
+        if not scope.rules:
+            return None, None, None
+        now, current, settings = ctx.now, ctx.current, ctx.settings
+        horizon = None
+        if predictive_mode(ctx, "scalebridge") == "ForecastAndScale":
+            p = ctx.policy.predictive
+            horizon = p.look_ahead_seconds if p is not None and p.look_ahead_seconds is not None else None
+        evals = []
+        cache: dict = {}
+        for index, rule in scope.rules:
+            if not rule.enabled:
+                results.append({"name": rule.name or rule.metric, "replicas": None, "utilization": None,
+                                "value": None, "error": None, "triggered": False})
+                continue
+            obs = ctx.obs.metrics.get(rule.metric)
+            e = evaluate_rule(rule, index, obs, now, current, delay=settings.metric_delay_seconds,
+                              forecast_horizon=horizon if horizon is not None else None,
+                              allowed=ctx.policy.allowed_replicas, rounding=settings.percent_rounding or "ceil",
+                              cache=cache)
+            evals.append(e)
+            v = e.value.approx if e.value is not None else None
+            results.append({"name": rule.name or rule.metric, "replicas": e.result, "utilization": None,
+                            "value": v if v is None or type(v) is int else format_number(v),
+                            "error": e.error, "triggered": e.fired})
+        combined = combine_rules(evals, current)
+        if ctx.trace is not None:
+            ctx.note("rules", current, combined.count, combined.why)
+        if combined.direction is None or combined.count == current:
+            return None, None, None
+        until = cooldown_until(ctx.state, fallback_cd)
+        if until is not None and now < until:
+            ctx.note("cooldown", combined.count, None, f"rule actions held until {until:g}")
+            return None, None, "CooldownActive"
+        count, hint = combined.count, None
+        if combined.direction == "Decrease":
+            projections = [Projection(e.value, e.rule.operator, e.rule.threshold, e.rule.name or e.rule.metric)
+                           for e in evals if e.increase and e.value is not None]
+            fr = prevent_flapping(current, count, scope.minimum, scope.maximum, projections)
+            if fr.why:
+                ctx.note("flapping", count, fr.count, fr.why)
+            count, hint = fr.count, fr.reason
+            if count >= current:
+                return None, None, hint
+        cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in combined.winners)
+        return count, cooldown, hint
+
+    def retention(self, ctx: Context) -> dict[str, float]:
+        return self._compiled(ctx.policy).retention
+
+
+@hookimpl
+def scalebridge_register_semantics(register):
+    register(NeutralSemantics())

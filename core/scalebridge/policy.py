@@ -413,6 +413,11 @@ class Predictive(_Model):
     history_seconds: Optional[NonNegDuration] = None
     lead_time_seconds: Optional[NonNegDuration] = Field(None, description="default: the start-up time")
     headroom_percent: Annotated[Number, Field(ge=0)] = 0
+    margin_quantile: Optional[Annotated[Number, Field(gt=0, lt=1)]] = Field(
+        None, description="plan for this quantile of the forecast's recent error (observed peak over the lead "
+                          "window / forecast peak) instead of a fixed target_utilization; e.g. 0.99")
+    margin_history_seconds: Annotated[Duration, AfterValidator(lambda v: _positive("margin_history_seconds", v))] = \
+        Field(86400.0, description="how much forecast-error history the margin is taken from")
     scale_down_rate_percent: Annotated[Number, Field(ge=0, le=100)] = 5
     scale_down_period_seconds: Optional[NonNegDuration] = None
 

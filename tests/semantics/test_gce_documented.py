@@ -434,13 +434,19 @@ def test_missing_cpu_request_is_a_metric_error():
     assert r["metrics"][0]["error"] == "missing request for cpu on member vm-0"
 
 
-def test_threshold_rules_alone_are_not_a_gce_policy():
+def test_threshold_rules_alone_get_the_default_cpu_signal():
+    """GCE has no threshold rules; a policy naming no signal gets CPU utilization 0.6
+    (https://cloud.google.com/compute/docs/autoscaler/scaling-cpu), as the HPA API adds 80% CPU."""
     pol = {"rules": [{"metric": "cpu", "operator": "GreaterThan", "threshold": 70,
                       "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]}
     req = request(3, [], {}, policy=pol)
     del req["policy"]["metrics"]
     r = decide(req)
-    assert r["desired_replicas"] == 3 and "threshold rules" in r["error"]
+    assert r["desired_replicas"] == 3 and "no data for metric cpu" in r["error"]   # the default signal, unread
+    members = vms(3)
+    req = request(3, [], {"members": members, "metrics": {"cpu": {"members": per_vm(members, 0.9)}}}, policy=pol)
+    del req["policy"]["metrics"]
+    assert decide(req)["desired_replicas"] == 5                                     # ceil(3 × 90 / 60)
 
 
 # ----------------------------------------------------------------------------- schedules, forecast, proposal

@@ -59,11 +59,9 @@ class _Compiled:
             enabled = [m for m in metrics if m.enabled]
             if not enabled:
                 self.no_metrics_error = "no enabled metrics"
-        elif policy.rules:
-            enabled = []
-            self.no_metrics_error = ("no metrics: the gce semantics scales on metrics and schedules; "
-                                     "threshold rules are not part of it")
         else:
+            # GCE's default signal (scaling-cpu: CPU utilization 0.6 when a policy names none);
+            # threshold rules are not part of GCE, so a rules-only policy gets the default too
             enabled = [DEFAULT_CPU_METRIC]
         self.specs = tuple(Signal(m, self.init) for m in enabled)
         self.min_r = policy.min_replicas

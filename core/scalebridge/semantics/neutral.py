@@ -13,7 +13,9 @@ provider:
    - each target metric: ``ceil(N × value / target)`` in exact arithmetic
      (:func:`..stages.proposals.signal_proposal`), held at the current count
      inside the tolerance band (Kubernetes); initializing members' data is
-     left out when deciding to scale out (GCE);
+     left out when deciding to scale out (GCE); for per-member signals ``N``
+     is the members the average was taken over — members still starting
+     carry no load yet, and counting them would compound a scale-out;
    - the threshold rules (:mod:`..stages.rules`, Azure): out if any scale-out
      rule fires, in only if every scale-in rule fires; a rule-caused action is
      held during the last rule action's cooldown (:mod:`..stages.cooldown`),
@@ -220,6 +222,11 @@ class NeutralSemantics(Semantics):
                                     "error": str(e)})
                     continue
                 replicas = p.replicas
+                if p.members is not None and p.members != current:
+                    # the load the sampled members serve, over the target: members still
+                    # starting (no samples) add capacity, not load (Kubernetes scales its
+                    # ready pods, not spec.replicas)
+                    replicas = max(0, -((-p.members * p.num) // p.den))
                 if replicas != current and p.within(tol_down, tol_up):
                     replicas, within_tolerance = current, True
                 results.append({"name": sig.name, "replicas": replicas, "utilization": p.utilization,

@@ -58,6 +58,7 @@ import numpy as np
 
 from .. import constants as C
 from ..engine import Decider
+from ..predictive import trace_forecaster
 from ..policy import Policy
 from ..protocol import CapacityForecast, MetricObservation, Observations, Settings
 from .fleet import Fleet, FleetModel
@@ -236,6 +237,9 @@ def simulate(
     cap = float(model.capacity)
     t0 = float(start_time)
     initial = model.initial if model.initial is not None else default_initial(policy, load_list[0], cap)
+    if forecaster is None:   # a policy with predictive scaling brings its own planner
+        forecaster = trace_forecaster(policy, capacity=cap, startup_seconds=model.startup.mean,
+                                      t0=t0, tick_seconds=tick)
     fleet = Fleet(initial, tick_seconds=tick, startup=model.startup, t0=t0, seed=model.seed,
                   drain_seconds=model.drain_seconds, settle_seconds=_settle_seconds(policy, settings, model))
 

@@ -80,6 +80,7 @@ class Proposal:
     value: object = None                 # JSON number: the average per member, or the total
     utilization: Optional[int] = None    # integer percent (floor) for Utilization targets
     excluded: int = 0                    # members whose samples were left out (initializing)
+    members: Optional[int] = None        # members the average was taken over (per-member signals)
 
     @property
     def ratio(self) -> Fraction:
@@ -277,7 +278,8 @@ def _propose(n: int, s: _Sums, tn: int, td: int, utilization: bool) -> Proposal:
         num, den = num // g, den // g
     util = (s.pct_num // (s.pct_den * s.n)) if utilization else None
     replicas = -((-n * num) // den)
-    return Proposal(replicas if replicas > 0 else 0, num, den, number(s.raw_num, s.raw_den * s.n), util)
+    return Proposal(replicas if replicas > 0 else 0, num, den, number(s.raw_num, s.raw_den * s.n), util,
+                    members=s.n)
 
 
 def average_proposal(n: int, samples: Optional[Mapping[str, object]], target: object, *,

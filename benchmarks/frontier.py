@@ -146,6 +146,7 @@ def main() -> int:
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--markdown", help="write the table here")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--plot", help="write a cost/risk plot of every workload to this PNG")
     args = ap.parse_args()
     results = []
     for name in args.workloads.split(","):
@@ -165,7 +166,34 @@ def main() -> int:
         Path(args.markdown).write_text(table)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
+    if args.plot and results:
+        plot(results, args.plot)
     return 0
+
+
+def plot(results: list[dict], path: str) -> None:
+    """Instance-hours against under-provisioned time: the reactive frontier
+    (cpu 60 → 90%) as a line, the predictive policy as a point."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.6), squeeze=False)
+    for ax, r in zip(axes[0], results):
+        fx = [100 * x["underprovisioned_fraction"] for x in r["reactive"]]
+        cx = [x["instance_hours"] for x in r["reactive"]]
+        ax.plot(fx, cx, "o-", color="tab:blue", label="kubernetes, cpu 60–90%")
+        for x, f, c in zip(r["reactive"], fx, cx):
+            ax.annotate(f"{x['target']}%", (f, c), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        p = r["predictive"]
+        ax.plot([100 * p["underprovisioned_fraction"]], [p["instance_hours"]], "*", ms=14, color="tab:red",
+                label=f"predictive (ratio {r['iso_risk_cost_ratio']:.2f})")
+        ax.axhline(r["oracle_instance_hours"], color="grey", ls=":", label="oracle")
+        ax.set_title(r["workload"])
+        ax.set_xlabel("under-provisioned time, %")
+        ax.set_ylabel("instance-hours")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ cumulative counter          Δvalue / Δtime per member, then as a gauge    :fun
 
 All arithmetic is exact: inputs go through :func:`scalebridge.units.exact`
 (``0.29`` is 29/100, not the binary double) and ratios stay integer
-numerator/denominator pairs, so ``ceil(10 × 1100 / 1000)`` is 11, not 12
-(the float product is 11.000000000000002).
+numerator/denominator pairs, so ``ceil(3 × 0.8 / 0.8)`` is 3, where float64
+makes it 4 (3.0000000000000004).
 
 Initializing members (AWS "warming", GCE's initialization period) are a
 *parameter*: the caller computes them once with :func:`initializing_members`

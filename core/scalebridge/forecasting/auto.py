@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .base import DAY, MINUTE, Forecast, OutOfOrderError, check_horizon
+from .base import DAY, MINUTE, Forecast, check_horizon, in_order
 from .regression import PolynomialForecaster
 from .seasonal import SeasonalForecaster
 
@@ -48,9 +48,7 @@ class AutoForecaster:
 
     def observe(self, t: float, value: float) -> None:
         """Feed both models."""
-        if t < self._last_t:
-            raise OutOfOrderError(f"sample at t={t} is older than the previous one ({self._last_t})")
-        self._last_t = t
+        self._last_t = in_order(self._last_t, t)
         if math.isfinite(value):
             if self._first_t is None:
                 self._first_t = t

@@ -92,3 +92,10 @@ def check_horizon(horizon_seconds: float) -> None:
 
 class OutOfOrderError(ValueError):
     """A sample older than the previous one was observed."""
+
+
+def in_order(last_t: float, t: float) -> float:
+    """``t`` when it is not older than ``last_t``; samples arrive in time order."""
+    if t < last_t:
+        raise OutOfOrderError(f"sample at t={t} is older than the previous one ({last_t})")
+    return t

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .base import Forecast, OutOfOrderError, check_horizon, unavailable
+from .base import Forecast, check_horizon, in_order, unavailable
 
 
 class NaiveForecaster:
@@ -20,9 +20,7 @@ class NaiveForecaster:
 
     def observe(self, t: float, value: float) -> None:
         """Remember the latest finite value."""
-        if t < self._last_t:
-            raise OutOfOrderError(f"sample at t={t} is older than the previous one ({self._last_t})")
-        self._last_t = t
+        self._last_t = in_order(self._last_t, t)
         if math.isfinite(value):
             self._last = value
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections import deque
 
-from .base import MINUTE, Forecast, OutOfOrderError, check_horizon, unavailable
+from .base import MINUTE, Forecast, check_horizon, in_order, unavailable
 
 #: Default window per degree. The seed fitted the last 5 samples (its loop
 #: ran every 10 s), on smooth connection counts. Per-minute request counts are
@@ -115,9 +115,7 @@ class PolynomialForecaster:
 
     def observe(self, t: float, value: float) -> None:
         """Add a sample; non-finite values are ignored, older-than-last raises."""
-        if t < self._last_t:
-            raise OutOfOrderError(f"sample at t={t} is older than the previous one ({self._last_t})")
-        self._last_t = t
+        self._last_t = in_order(self._last_t, t)
         if not math.isfinite(value):
             return
         ts, ys = self._ts, self._ys

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 
-from .base import DAY, MINUTE, WEEK, Forecast, OutOfOrderError, check_horizon, unavailable
+from .base import DAY, MINUTE, WEEK, Forecast, check_horizon, in_order, unavailable
 
 DEFAULT_BUCKET_SECONDS = 5 * MINUTE
 #: AWS predictive scaling looks at up to 14 days of history.
@@ -126,9 +126,7 @@ class SeasonalForecaster:
 
     def observe(self, t: float, value: float) -> None:
         """Add a sample to its bucket and to the level; non-finite is ignored."""
-        if t < self._last_t:
-            raise OutOfOrderError(f"sample at t={t} is older than the previous one ({self._last_t})")
-        self._last_t = t
+        self._last_t = in_order(self._last_t, t)
         if not math.isfinite(value):
             return
         b = int(t // self.bucket_seconds)

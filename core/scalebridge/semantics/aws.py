@@ -237,12 +237,11 @@ class AwsSemantics(Semantics):
         cache["aws.checked"] = True
 
     def _compiled(self, policy: Policy) -> _Compiled:
-        cache = policy.compiled()
-        c = cache.get("aws")
-        if c is None:
-            self.check(policy)
-            c = cache["aws"] = compile_policy(policy)
-        return c
+        return self.cached(policy, self._build)
+
+    def _build(self, policy: Policy) -> _Compiled:
+        self.check(policy)
+        return compile_policy(policy)
 
     _RETENTION = {"recommendations": 0.0, "sizes": 0.0, "scale_up_events": 0.0, "scale_down_events": 0.0}
 

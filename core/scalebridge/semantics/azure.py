@@ -74,11 +74,7 @@ class AzureSemantics(Semantics):
         self._compiled(policy)
 
     def _compiled(self, policy: Policy) -> _Compiled:
-        cache = policy.compiled()
-        c = cache.get("azure")
-        if c is None:
-            c = cache["azure"] = self._compile(policy)
-        return c
+        return self.cached(policy, self._compile)
 
     def _compile(self, policy: Policy) -> _Compiled:
         def rules_of(rules: list, path: str) -> tuple:

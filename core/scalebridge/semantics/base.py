@@ -87,3 +87,13 @@ class Semantics(ABC):
     def check(self, policy: Policy) -> None:
         """Raise :class:`~scalebridge.errors.RequestError` for a policy this
         semantics cannot run (e.g. a required field it has no default for)."""
+
+    def cached(self, policy: Policy, build):
+        """What this semantics derives from ``policy``, built once by ``build(policy)``
+        and kept on the policy (``policy.compiled()[self.name]``): a stream of
+        decisions for one policy validates and compiles it once."""
+        cache = policy.compiled()
+        c = cache.get(self.name)
+        if c is None:
+            c = cache[self.name] = build(policy)
+        return c

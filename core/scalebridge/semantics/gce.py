@@ -98,12 +98,11 @@ class GceSemantics(Semantics):
                                "when creating or updating an autoscaler\")")
 
     def compiled(self, policy: Policy) -> _Compiled:
-        cache = policy.compiled()
-        c = cache.get("gce")
-        if c is None:
-            self.check(policy)
-            c = cache["gce"] = _Compiled(policy)
-        return c
+        return self.cached(policy, self._build)
+
+    def _build(self, policy: Policy) -> _Compiled:
+        self.check(policy)
+        return _Compiled(policy)
 
     # -- one signal ------------------------------------------------------------------------
     def decide(self, ctx: Context) -> Decision:

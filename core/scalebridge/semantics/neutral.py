@@ -167,11 +167,7 @@ class NeutralSemantics(Semantics):
         self._compiled(policy)
 
     def _compiled(self, policy: Policy) -> _Compiled:
-        cache = policy.compiled()
-        c = cache.get("scalebridge")
-        if c is None:
-            c = cache["scalebridge"] = _Compiled(policy)
-        return c
+        return self.cached(policy, _Compiled)
 
     def decide(self, ctx: Context) -> Decision:
         c = self._compiled(ctx.policy)

@@ -352,9 +352,7 @@ def total_proposal(n: int, total: object, target: object, *, utilization: bool =
                     (vn // vd) if utilization else None)
 
 
-def group_total(values: Iterable[object]) -> Fraction | int:
-    """The exact sum of a group's values (``None`` skipped; several time series
-    "the autoscaler will sum"). Raises :class:`ProposalError` when there is none."""
+def _sum_values(values: Iterable[object]) -> "_Acc":
     acc = _Acc()
     for v in values:
         if v is None:
@@ -363,6 +361,13 @@ def group_total(values: Iterable[object]) -> Fraction | int:
         acc.add(vn, vd, 1)
     if acc.n == 0:
         raise ProposalError("no values")
+    return acc
+
+
+def group_total(values: Iterable[object]) -> Fraction | int:
+    """The exact sum of a group's values (``None`` skipped; several time series
+    "the autoscaler will sum"). Raises :class:`ProposalError` when there is none."""
+    acc = _sum_values(values)
     return acc.num if acc.den == 1 else Fraction(acc.num, acc.den)
 
 
@@ -374,14 +379,7 @@ def assignment_proposal(values: Iterable[object], assignment: object) -> Proposa
     (AutoscalingPolicyCustomMetricUtilization.singleInstanceAssignment,
     https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers).
     Can propose 0 (scale to zero). ``num/den`` is the needed count itself."""
-    acc = _Acc()
-    for v in values:
-        if v is None:
-            continue
-        vn, vd = exact_pair(v)
-        acc.add(vn, vd, 1)
-    if acc.n == 0:
-        raise ProposalError("no values")
+    acc = _sum_values(values)
     an, ad = exact_pair(assignment)
     num, den = acc.num * ad, acc.den * an
     g = gcd(num, den)

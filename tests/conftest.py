@@ -1,5 +1,3 @@
-import io
-import json
 import subprocess
 import sys
 

@@ -18,7 +18,7 @@ from pydantic_core import to_json
 from . import plugins
 from .errors import RequestError, ScalebridgeError, json_path, normalize_errors
 from .policy import Policy
-from .protocol import Observations, Request, Settings, StateModel
+from .protocol import Observations, Request, Settings
 from .semantics.base import Context, Decision, Semantics
 from .stages.signals import predictive_mode
 from .state import DecisionState

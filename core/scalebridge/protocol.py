@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from .policy import Bool, Duration, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity
+from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity
 
 Time = Optional[FiniteFloat]
 """Seconds since the Unix epoch; null is the distant past."""

@@ -1,6 +1,4 @@
 """The plugin manager: entry points, registration, errors."""
-import json
-import sys
 import types
 from pathlib import Path
 

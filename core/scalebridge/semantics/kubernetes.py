@@ -25,7 +25,7 @@ from ..units import format_milli, milli_value
 from .base import Context, Decision, MetricResult, Semantics
 from .kubernetes_replicas import (MetricError, Proposal, Tolerances, per_pod_replicas,
                                   plain_metric_replicas, resource_utilization_replicas,
-                                  sum_int64, trunc_div, usage_ratio_replicas)
+                                  sum_int64, usage_ratio_replicas)
 
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",

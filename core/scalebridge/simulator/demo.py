@@ -92,7 +92,7 @@ def _demo(console: Any, out: Path) -> int:
         console.print("plot skipped: matplotlib is not installed (pip install 'scalebridge[plot]')")
     else:
         plot_comparison(result, out / "simulation.png", unit=workload.unit,
-                        title=f"Flash crowd, CPU target 60 %: ready members per semantics vs the oracle")
+                        title="Flash crowd, CPU target 60 %: ready members per semantics vs the oracle")
         console.print(f"plot: {out / 'simulation.png'}")
     console.print(f"scores: {out / 'simulation.json'}  (how to read them: docs/simulation.md)")
     console.print("the same from the command line: [bold]scalebridge compare examples/simulate/policy.yaml "

@@ -48,9 +48,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from math import gcd
-from typing import Collection, Iterable, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Collection, Iterable, Literal, Mapping, Optional, Sequence
 
 from ..units import exact
+
+if TYPE_CHECKING:
+    from ..policy import Metric
 
 __all__ = [
     "Signal", "signal_proposal", "PER_INSTANCE",

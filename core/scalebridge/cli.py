@@ -182,20 +182,28 @@ def cmd_demo(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="scalebridge",
-        description="One autoscaling policy, every cloud: decide, compare and replay provider autoscaling semantics.")
+        description="One autoscaling policy, every cloud: decide, compare and replay provider autoscaling semantics.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  scalebridge decide --semantics all examples/requests/pods.json\n"
+               "  scalebridge explain --semantics gce examples/situations/scale-in-peak-7min.json\n"
+               "  scalebridge validate examples/policies/web.yaml\n"
+               "  scalebridge compare examples/simulate/policy.yaml --workload flash_crowd --capacity 10 --startup 60\n"
+               "\nthe protocol: docs/protocol.md; policy files: docs/policy.md")
     p.add_argument("--version", action="version", version=f"scalebridge {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser("decide", help="decide: protocol requests in (one object or JSON Lines), one JSON response line out per request",
                        description="Reads one request object or JSON Lines of them (FILE or - for stdin) and prints one "
                                    "response per request, in order, as JSON Lines. Exit 2 on a malformed request.")
-    d.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    d.add_argument("file", nargs="?", default="-", metavar="FILE|-",
+                   help="a request, a JSON array of requests, or JSON Lines; - or nothing: standard input")
     d.add_argument("--semantics", "-s", default=None,
                    help="kubernetes, gce, azure, aws, scalebridge, a plugin's name, or 'all' (one response per built-in semantics); overrides request.semantics")
     d.set_defaults(func=cmd_decide)
 
     e = sub.add_parser("explain", help="print, for a person, each stage's input and output for one decision")
-    e.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    e.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="a request (or several); - : standard input")
     e.add_argument("--semantics", "-s", default=None, help="a semantics name or 'all'")
     e.set_defaults(func=cmd_explain)
 

@@ -152,3 +152,34 @@ def test_forecasts_on_stale_input_are_not_kept_for_scoring() -> None:
     for k in range(1, 2000):  # the metric is down; the controller keeps ticking
         g.forecast(last + 300 + 15 * k, 120)
     assert len(g._pending) <= 30
+
+
+def test_noise_no_model_forecasts_does_not_trigger_the_fallback() -> None:
+    """A count of a few a minute is > 50% noise (MAPE over the gate) that a
+    30-minute line still forecasts better than persistence: no fallback, since
+    the fallback is persistence and would only chase the noise."""
+    rng = np.random.default_rng(7)
+    g = guarded(make_forecaster("linear", window_seconds=1800))
+    t = EPOCH
+    over_gate = flagged = 0
+    for k in range(2000):
+        g.observe(t, float(rng.poisson(3.0)))
+        reason = g.forecast(t, 120).reason
+        if k > 200:
+            over_gate += g.recent_mape > 0.5
+            flagged += reason is not None
+        t += 15
+    assert over_gate > 0.2 * 1800                   # the MAPE gate alone would fire often...
+    assert flagged < 0.05 * 1800                    # ...but the model beats persistence
+
+
+def test_fallback_reason_names_the_persistence_comparison() -> None:
+    g = guarded("linear")
+    last = steady(g, EPOCH, 1800, 100.0)
+    t = last + 15
+    reason = None
+    while t < last + 300 and reason is None:
+        g.observe(t, 300.0)
+        reason = g.forecast(t, 120).reason
+        t += 15
+    assert reason is not None and "against persistence's" in reason

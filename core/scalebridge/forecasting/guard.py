@@ -14,7 +14,13 @@ with a one-line ``reason`` when:
    hands out (value at ``now + horizon``), scores it against the first sample
    at or after that time (within ``match_tolerance_seconds``), and falls back
    while the mean absolute percentage error of the last ``error_window``
-   scored forecasts exceeds ``max_mape`` (at least ``min_errors`` scored).
+   scored forecasts exceeds ``max_mape`` (at least ``min_errors`` scored)
+   **and** exceeds the error persistence made over the same forecasts (the
+   last sample at the time each forecast was made). A count of a few requests
+   a minute is 50% noise that nothing forecasts; the fallback, which is
+   persistence, would only chase that noise — so an error is "large" when it
+   is large and the model is also doing worse than the naive forecast, the
+   relative-error test of Hyndman & Koehler's MASE (2006).
    Actual zeros are not scored (no percentage of zero), as in ``mape_at_lead``.
 
 The caller then scales reactively and reports ``reason``. AWS and GCE treat
@@ -36,6 +42,7 @@ DEFAULT_MIN_ERRORS = 3
 DEFAULT_MAX_STALENESS_SECONDS = 300.0
 DEFAULT_BAD_INPUT_HOLD_SECONDS = 60.0
 DEFAULT_MATCH_TOLERANCE_SECONDS = 60.0
+SKILL_WINDOW_FACTOR = 4
 
 
 class GuardedForecaster:
@@ -67,7 +74,13 @@ class GuardedForecaster:
         self.match_tolerance_seconds = float(match_tolerance_seconds)
         self.dropped = 0  #: out-of-order samples dropped
         self._errors: deque[float] = deque(maxlen=int(error_window))
-        self._pending: list[tuple[float, float]] = []  # heap of (target time, predicted)
+        # the model and persistence compared over a longer stretch than the MAPE
+        # gate: ten noisy errors cannot tell the two apart
+        self._skill_window = SKILL_WINDOW_FACTOR * int(error_window)
+        self._model_skill: deque[float] = deque(maxlen=self._skill_window)
+        self._naive_skill: deque[float] = deque(maxlen=self._skill_window)
+        self._pending: list[tuple[float, float, float]] = []  # heap of (target time, predicted, persistence)
+        self._last_value = math.nan
         self._last_pushed: tuple[float, float] | None = None
         self._first_t: float | None = None
         self._last_good_t = -math.inf
@@ -93,9 +106,13 @@ class GuardedForecaster:
         self._last_good_t = t
         pending = self._pending
         while pending and pending[0][0] <= t:
-            target, predicted = heapq.heappop(pending)
+            target, predicted, naive = heapq.heappop(pending)
             if value != 0.0 and t - target <= self.match_tolerance_seconds:
-                self._errors.append(abs(predicted - value) / abs(value))
+                e = abs(predicted - value) / abs(value)
+                self._errors.append(e)
+                self._model_skill.append(e)
+                self._naive_skill.append(abs(naive - value) / abs(value))
+        self._last_value = value
         self.inner.observe(t, value)
 
     @property
@@ -110,7 +127,7 @@ class GuardedForecaster:
         key = (f.at, f.value)
         fresh = now - self._last_good_t <= self.max_staleness_seconds
         if fresh and math.isfinite(f.value) and key != self._last_pushed:
-            heapq.heappush(self._pending, key)
+            heapq.heappush(self._pending, (f.at, f.value, self._last_value))
             self._last_pushed = key
 
     def _reason(self, now: float, f: Forecast) -> str | None:
@@ -133,10 +150,14 @@ class GuardedForecaster:
         if len(errors) >= self.min_errors:
             mape = sum(errors) / len(errors)
             if mape > self.max_mape:
-                return (
-                    f"{name}: recent forecast error too large (MAPE {mape:.0%} over the last "
-                    f"{len(errors)} forecasts > {self.max_mape:.0%})"
-                )
+                model, naive = sum(self._model_skill), sum(self._naive_skill)
+                if model > naive:
+                    n = len(self._naive_skill)
+                    return (
+                        f"{name}: recent forecast error too large (MAPE {mape:.0%} over the last "
+                        f"{len(errors)} forecasts > {self.max_mape:.0%}; over the last {n}, "
+                        f"{model / n:.0%} against persistence's {naive / n:.0%})"
+                    )
         return None
 
     def forecast(self, now: float, horizon_seconds: float) -> Forecast:

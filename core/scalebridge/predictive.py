@@ -26,26 +26,30 @@ rule (the highest of all signals; a forecast never scales in by itself):
 - **margin**: with ``margin_quantile`` the plan covers that quantile of the
   forecast's own recent error — the peak load actually seen over each lead
   window against the peak forecast for it — instead of a fixed
-  ``target_utilization``. Count-like load is noisier, relatively, when it is
-  small (σ/level ∝ 1/√level), so errors are kept normalised by √level and the
-  margin is ``1 + z_q / √level``: tight in a busy daytime, where a member
-  costs most, wide in small night-time counts, where it costs little.
-  Until an hour of errors is known, ``target_utilization`` is the margin;
-  errors beyond Tukey's outer fence (a flash crowd's 10×) are left out —
-  no margin buys them off, the reactive path absorbs them.
-  The reactive floor is then the need at 100% of a member's capacity;
+  ``target_utilization``. How wide the error is depends on the level: a
+  count of a few requests a minute is Poisson noise whose relative spread
+  shrinks as 1/√level, a busy site's bursts are a share of its load at any
+  level. Both are one variance model, ``σ²(level) = a + b / level`` (a
+  multiplicative part and a count part), fitted by least squares to the
+  squared relative errors; the margin is ``1 + q × σ(level)``, ``q`` the
+  ``margin_quantile`` of the errors divided by their own ``σ``. Until an hour
+  of errors is known, ``target_utilization`` is the margin. Errors beyond
+  Tukey's outer fence (a flash crowd's 10×) are left out — no margin buys
+  them off, the reactive path absorbs them. The reactive floor is then the
+  need at 100% of a member's capacity;
 - **ramps**: the seed first fitted a line to the last 5 values. A model fitted
   over half an hour barely moves on the first minute of a surge, so the last
-  5 samples are fitted too, and a rise the forecast's own noise cannot
-  explain (its normalised size beyond 3 × ``z_q``) is extrapolated over the
-  lead time — upward only, and only when significant, so minute-level noise
-  is never chased;
+  5 samples are fitted too, and so are the last 5 minutes; a rise beyond what
+  the margin covers (the 5 samples) or a slope many standard errors above
+  zero (the 5 minutes) is extrapolated over the lead time — upward only, and
+  only when significant, so minute-level noise is never chased;
 - **fallback**: when the guarded forecaster says the forecast is unreliable
   (too little history, NaN, a large recent error), the plan follows the
   reactive proposal and carries the reason, which the response reports.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -60,10 +64,123 @@ from .protocol import CapacityForecast
 RAMP_SAMPLES = 5
 """The seed: "根据最近5个websocketConnectionCount值进行线性拟合" — a line through the last 5 values."""
 RAMP_SIGNIFICANCE = 3.0
+"""...extrapolated when its rise is this many times what the margin covers."""
+TREND_SECONDS = 300.0
+"""A second line over the last 5 minutes of samples: a surge that builds over
+minutes (a match's audience arriving) moves a per-minute metric too little
+between 5 samples taken every 15 s to pass the test above."""
+TREND_SIGNIFICANCE = 5.0
+"""...extrapolated when its slope is this many standard errors above zero (the
+samples of a per-minute metric read every 15 s repeat 4 times, which
+inflates the t-statistic about 2×: 5 is about 2.5 on the distinct values)."""
 
 DEFAULT_SCALE_DOWN_PERIOD = 60.0
 """5% "per period": the seed's controller ran every 10 s; a minute keeps the
 decay independent of the sync period (5%/min halves a fleet in ~14 minutes)."""
+
+
+class _TimedValues:
+    """Rows of values with their times, oldest dropped past a horizon: numpy
+    buffers compacted when full, so a fit over a day of per-tick errors reads
+    views instead of copying a deque (the margin is refitted every minute)."""
+
+    __slots__ = ("times", "values", "head", "tail")
+
+    def __init__(self, columns: int = 1, size: int = 1024):
+        self.times = np.empty(size)
+        self.values = np.empty((size, columns))
+        self.head = self.tail = 0
+
+    def __len__(self) -> int:
+        return self.tail - self.head
+
+    def append(self, t: float, *row: float) -> None:
+        if self.tail == self.times.size:
+            n = self.tail - self.head
+            size = self.times.size * 2 if n * 2 > self.times.size else self.times.size
+            times, values = np.empty(size), np.empty((size, self.values.shape[1]))
+            times[:n] = self.times[self.head:self.tail]
+            values[:n] = self.values[self.head:self.tail]
+            self.times, self.values, self.head, self.tail = times, values, 0, n
+        self.times[self.tail] = t
+        self.values[self.tail] = row
+        self.tail += 1
+
+    def drop_before(self, t: float) -> None:
+        if self.head < self.tail and self.times[self.head] < t:
+            self.head += int(np.searchsorted(self.times[self.head:self.tail], t, side="left"))
+
+    def span(self) -> float:
+        return float(self.times[self.tail - 1] - self.times[self.head]) if self.tail > self.head else 0.0
+
+    def column(self, i: int) -> np.ndarray:
+        return self.values[self.head:self.tail, i]
+
+
+MARGIN_MIN_HISTORY_SECONDS = 3600.0
+MARGIN_REFIT_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorModel:
+    """The forecast's relative error at a level: ``σ²(level) = a + b / level``,
+    and ``q``, the quantile of errors measured in units of their own σ."""
+
+    a: float
+    b: float
+    q: float
+
+    def sigma(self, level: float) -> float:
+        return math.sqrt(self.a + self.b / level) if level > 0 else math.inf
+
+    def margin(self, level: float) -> float:
+        return 1.0 + self.q * self.sigma(level) if level > 0 else 1.0
+
+
+def fit_error_model(relative: np.ndarray, inverse_level: np.ndarray, quantile: float) -> Optional[ErrorModel]:
+    """Fit :class:`ErrorModel` to relative errors ``observed / forecast − 1`` made
+    at levels ``1 / inverse_level`` (in members).
+
+    Outliers first: errors beyond Tukey's outer fence (Q3 + 3 IQR) of the
+    √level-normalised errors are a flash crowd, not a forecast's spread.
+    Then least squares of ``r²`` on ``1 / level`` gives ``a`` and ``b``
+    (clamped at zero: a negative variance part is noise in the fit), and
+    ``q`` is the ``quantile`` of ``r / σ``. None when nothing is left."""
+    z = relative / np.sqrt(inverse_level)
+    q1, q3 = np.quantile(z, (0.25, 0.75))
+    kept = z <= q3 + 3.0 * (q3 - q1)
+    r, x = relative[kept], inverse_level[kept]
+    if r.size < 2:
+        return None
+    y = r * r
+    xm, ym = float(x.mean()), float(y.mean())
+    dx = x - xm
+    sxx = float(dx @ dx)
+    b = max(0.0, float(dx @ (y - ym)) / sxx) if sxx > 0 else 0.0
+    a = max(0.0, ym - b * xm)
+    if a == 0.0 and b == 0.0:
+        return ErrorModel(0.0, 0.0, 0.0)
+    sigma = np.sqrt(a + b * x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        standard = np.where(sigma > 0, r / sigma, 0.0)
+    return ErrorModel(a, b, max(0.0, float(np.quantile(standard, quantile))))
+
+
+def _line(samples) -> Optional[tuple]:
+    """Least squares through ``(t, v)`` samples: (mean value, slope, mean time,
+    Σ(t − t̄)², residual Σ²), or None unless the slope is positive."""
+    n = len(samples)
+    mt = sum(t for t, _ in samples) / n
+    mv = sum(v for _, v in samples) / n
+    sxx = sxy = 0.0
+    for t, v in samples:
+        sxx += (t - mt) ** 2
+        sxy += (t - mt) * (v - mv)
+    if sxx <= 0 or sxy <= 0:
+        return None
+    slope = sxy / sxx
+    sse = sum((v - mv - slope * (t - mt)) ** 2 for t, v in samples)
+    return mv, slope, mt, sxx, sse
 
 
 @dataclass(slots=True)
@@ -106,13 +223,12 @@ class PredictivePlanner:
             self.floor_per_replica = self.capacity               # the reactive floor: need at 100%
         else:
             self.floor_per_replica = self.per_replica
-        self._errors: deque = deque()                            # (time, observed peak / forecast peak)
+        self._errors = _TimedValues(2)                           # (relative error, 1 / level) per closed window
         self._error_horizon = float(spec.margin_history_seconds)
         self._pending: deque = deque()                           # (made at, forecast peak)
         self._window: deque = deque()                            # (time, load): monotonic max over a lead
-        self._recent: deque = deque(maxlen=RAMP_SAMPLES)         # the last samples, for the ramp line
-        self._margin = 1.0 / float(spec.target_utilization)
-        self._z: Optional[float] = None
+        self._recent: deque = deque()                            # the last TREND_SECONDS of samples
+        self.error_model: Optional[ErrorModel] = None
         self._margin_at = -math.inf
 
     def observe(self, t: float, load: float) -> None:
@@ -122,7 +238,10 @@ class PredictivePlanner:
             self.last_load = load
             if self.quantile is not None:
                 self._score(t, load)
-                self._recent.append((t, load))
+                r = self._recent
+                r.append((t, load))
+                while r[0][0] <= t - TREND_SECONDS:
+                    r.popleft()
 
     def _score(self, t: float, load: float) -> None:
         """Close the lead windows that ended by ``t``: each forecast's observed peak
@@ -137,54 +256,55 @@ class PredictivePlanner:
             while w and w[0][0] <= made:
                 w.popleft()
             if w and peak > 0:
-                # count-like noise: the relative error shrinks as 1/sqrt(level), so keep it
-                # normalised — z = (observed / forecast - 1) × sqrt(forecast level)
-                self._errors.append((t, (w[0][1] / peak - 1.0) * math.sqrt(peak / self.capacity)))
-        errors = self._errors
-        while errors and errors[0][0] < t - self._error_horizon:
-            errors.popleft()
+                self._errors.append(t, w[0][1] / peak - 1.0, self.capacity / peak)
+        self._errors.drop_before(t - self._error_horizon)
 
     def margin(self, now: float, peak: float) -> float:
-        """The multiplier on a forecast ``peak``: ``1 + z_q / sqrt(level)`` where
-        ``z_q`` is the ``margin_quantile`` of recent normalised errors (recomputed
-        once a minute), or ``1 / target_utilization`` until an hour of errors is known."""
+        """The multiplier on a forecast ``peak``: ``1 + q × σ(level)`` of the
+        :class:`ErrorModel` refitted once a minute, or ``1 / target_utilization``
+        until an hour of errors is known."""
         if self.quantile is None:
             return 1.0 / float(self.spec.target_utilization)
-        if now - self._margin_at >= 60.0:
+        if now - self._margin_at >= MARGIN_REFIT_SECONDS:
             self._margin_at = now
             errors = self._errors
-            if errors and errors[-1][0] - errors[0][0] >= 3600.0:
-                z = np.fromiter((r for _, r in errors), dtype=float, count=len(errors))
-                q1, q3 = np.quantile(z, (0.25, 0.75))
-                # bursts beyond Tukey's outer fence are no forecast error a margin can
-                # buy off (a flash crowd): the reactive path absorbs them
-                kept = z[z <= q3 + 3.0 * (q3 - q1)]
-                self._z = max(0.0, float(np.quantile(kept, self.quantile)))
-        if self._z is None:
+            if len(errors) and errors.span() >= MARGIN_MIN_HISTORY_SECONDS:
+                self.error_model = fit_error_model(errors.column(0), errors.column(1), self.quantile) \
+                    or self.error_model
+        if self.error_model is None:
             return 1.0 / float(self.spec.target_utilization)
-        level = peak / self.capacity
-        self._margin = 1.0 + self._z / math.sqrt(level) if level > 0 else 1.0
-        return self._margin
+        return self.error_model.margin(peak / self.capacity)
 
     def ramp_peak(self, now: float) -> Optional[float]:
-        """The load a significant recent rise reaches by ``now + lead`` (None: no ramp)."""
+        """The load a significant recent rise reaches by ``now + lead`` (None: no
+        ramp), the higher of two least-squares lines extrapolated upward:
+
+        - through the last ``RAMP_SAMPLES`` samples (the seed's line), when the
+          rise from the first to the last is beyond ``RAMP_SIGNIFICANCE``
+          times what the margin covers at that level — a step the forecast's
+          own error cannot explain;
+        - through the last ``TREND_SECONDS`` of samples, when its slope is more
+          than ``TREND_SIGNIFICANCE`` standard errors above zero — a rise the
+          samples' scatter around the line cannot explain."""
         r = self._recent
-        if self._z is None or len(r) < 3:
-            return None
-        t0, first = r[0]
-        t1, last = r[-1]
-        if last <= first or first <= 0:
-            return None
-        if (last / first - 1.0) * math.sqrt(first / self.capacity) <= RAMP_SIGNIFICANCE * max(self._z, 1e-9):
-            return None
         n = len(r)
-        mt = sum(t for t, _ in r) / n
-        mv = sum(v for _, v in r) / n
-        sxx = sum((t - mt) ** 2 for t, _ in r)
-        slope = sum((t - mt) * (v - mv) for t, v in r) / sxx if sxx else 0.0
-        if slope <= 0:
+        model = self.error_model
+        if model is None or n < 4:
             return None
-        return last + slope * (now + self.lead - t1)
+        best = None
+        short = list(itertools.islice(r, max(0, n - RAMP_SAMPLES), n))
+        first, last = short[0][1], short[-1][1]
+        if last > first > 0 and last / first - 1.0 > RAMP_SIGNIFICANCE * (model.margin(first / self.capacity) - 1.0):
+            line = _line(short)
+            if line is not None:
+                best = line[0] + line[1] * (now + self.lead - line[2])
+        line = _line(r)
+        if line is not None:
+            level, slope, mt, sxx, sse = line
+            if slope * slope * sxx * (n - 2) > TREND_SIGNIFICANCE ** 2 * sse:     # t = slope / se
+                trend = level + slope * (now + self.lead - mt)
+                best = trend if best is None else max(best, trend)
+        return best
 
     def replicas_for(self, load: float) -> int:
         return max(0, math.ceil(load * self.headroom / self.per_replica - 1e-9))

@@ -1,12 +1,14 @@
 """The predictive planner: fast up with lead time, slow down, fallback with a reason."""
 import math
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scalebridge import decide
 from scalebridge.policy import Predictive
-from scalebridge.predictive import PredictivePlanner
+from scalebridge.predictive import ErrorModel, PredictivePlanner, fit_error_model
 from tests.conftest import NOW, cpu_request
 
 
@@ -104,3 +106,86 @@ def test_forecast_and_scale_raises_and_reports():
 def test_fallback_reason_reaches_the_response():
     r = decide(_forecast_request("ForecastAndScale", replicas=0, reason="too little history (40s of 3d)"))
     assert r["desired_replicas"] == 4 and r["forecast"]["reason"].startswith("too little history")
+
+
+# --- the margin: an error model fitted to the forecast's own errors ----------------------------
+
+
+def test_count_noise_is_fitted_as_the_poisson_part():
+    """Relative errors of a count with 12 per member: σ² = 1 / (12 × level), so b ≈ 1/12, a ≈ 0."""
+    rng = np.random.default_rng(1)
+    level = rng.uniform(0.5, 30, 20000)
+    lam = 12 * level
+    r = rng.poisson(lam) / lam - 1
+    m = fit_error_model(r, 1 / level, 0.99)
+    assert m.a < 0.002 and abs(m.b - 1 / 12) < 0.01
+    assert 2.0 < m.q < 2.7                      # about the normal 99th percentile (2.33)
+    assert m.margin(1.0) > m.margin(4.0) > m.margin(30.0) > 1.0
+    assert m.margin(4.0) - 1 == pytest.approx((m.margin(1.0) - 1) / 2, rel=0.1)
+
+
+def test_burst_noise_is_fitted_as_the_multiplicative_part():
+    """Bursts that are 5% of the load at any level: a margin the same share at every level."""
+    rng = np.random.default_rng(2)
+    level = rng.uniform(0.5, 30, 20000)
+    r = rng.normal(0, 0.05, level.size)
+    m = fit_error_model(r, 1 / level, 0.99)
+    assert abs(math.sqrt(m.a) - 0.05) < 0.003 and m.b < 0.001
+    assert m.margin(1.0) == pytest.approx(m.margin(30.0), rel=0.02)
+    assert m.margin(10.0) == pytest.approx(1 + 2.33 * 0.05, abs=0.015)
+
+
+def test_a_flash_crowd_is_left_out_of_the_margin():
+    rng = np.random.default_rng(3)
+    level = np.full(5000, 10.0)
+    r = rng.normal(0, 0.05, level.size)
+    calm = fit_error_model(r, 1 / level, 0.999)
+    r[:10] = 9.0                                  # ten forecasts missed a 10× surge
+    assert fit_error_model(r, 1 / level, 0.999).margin(10) == pytest.approx(calm.margin(10), rel=0.02)
+
+
+def test_no_error_gives_no_margin():
+    assert fit_error_model(np.zeros(100), np.full(100, 0.5), 0.99) == ErrorModel(0.0, 0.0, 0.0)
+
+
+def _quantile_planner(**kw):
+    return planner(model="linear", margin_quantile=0.99, **kw)
+
+
+def test_the_margin_is_learned_from_the_planners_own_errors():
+    """Flat load with ±4% bursts: after an hour the plan covers the bursts, not target_utilization."""
+    rng = np.random.default_rng(4)
+    p = _quantile_planner()
+    for k in range(480):
+        t = NOW + 15 * k
+        p.observe(t, 200_000 * (1 + rng.uniform(-0.04, 0.04)))
+        plan = p.plan(t)
+    assert p.error_model is not None
+    assert 1.02 < p.error_model.margin(8.0) < 1.10
+    assert plan.replicas == math.ceil(200_000 * p.error_model.margin(8.0) / 25000 - 1e-9) or \
+        plan.replicas == plan.reactive
+
+
+def test_a_sustained_surge_is_extrapolated_and_noise_is_not():
+    """The 5-minute line: a 10%/minute surge is planned for at now + lead; the same noise without
+    the surge is not extrapolated."""
+    rng = np.random.default_rng(5)
+
+    def run(slope):
+        p = _quantile_planner()
+        t = NOW
+        for k in range(400):
+            t = NOW + 15 * k
+            minute = k // 4                                    # a per-minute metric read every 15 s
+            base = 100_000 * (1 + rng.normal(0, 0.01))
+            surge = 100_000 * slope * max(0, minute - 90)
+            p.observe(t, base + surge)
+            p.plan(t)
+        return p, t
+
+    flat, t = run(0.0)
+    assert flat.ramp_peak(t) is None
+    surging, t = run(0.10)
+    ahead = surging.ramp_peak(t)
+    last = surging.last_load
+    assert ahead is not None and ahead > last * 1.1            # 2 minutes and more ahead of the last sample

@@ -73,6 +73,10 @@ TREND_SIGNIFICANCE = 5.0
 """...extrapolated when its slope is this many standard errors above zero (the
 samples of a per-minute metric read every 15 s repeat 4 times, which
 inflates the t-statistic about 2×: 5 is about 2.5 on the distinct values)."""
+TREND_SIZE = 2.0
+"""...and when the line rises over its 5 minutes by more than this many σ of the
+forecast's relative error at that level: on a count of a few requests a
+minute a slope can be significant and still be noise the margin covers."""
 
 DEFAULT_SCALE_DOWN_PERIOD = 60.0
 """5% "per period": the seed's controller ran every 10 s; a minute keeps the
@@ -285,7 +289,8 @@ class PredictivePlanner:
           own error cannot explain;
         - through the last ``TREND_SECONDS`` of samples, when its slope is more
           than ``TREND_SIGNIFICANCE`` standard errors above zero — a rise the
-          samples' scatter around the line cannot explain."""
+          samples' scatter around the line cannot explain — and its rise over
+          the window is beyond ``TREND_SIZE`` σ of the error model."""
         r = self._recent
         n = len(r)
         model = self.error_model
@@ -301,7 +306,9 @@ class PredictivePlanner:
         line = _line(r)
         if line is not None:
             level, slope, mt, sxx, sse = line
-            if slope * slope * sxx * (n - 2) > TREND_SIGNIFICANCE ** 2 * sse:     # t = slope / se
+            span = r[-1][0] - r[0][0]
+            if slope * slope * sxx * (n - 2) > TREND_SIGNIFICANCE ** 2 * sse and level > 0 and \
+                    slope * span / level > TREND_SIZE * model.sigma(level / self.capacity):
                 trend = level + slope * (now + self.lead - mt)
                 best = trend if best is None else max(best, trend)
         return best

@@ -189,3 +189,18 @@ def test_a_sustained_surge_is_extrapolated_and_noise_is_not():
     ahead = surging.ramp_peak(t)
     last = surging.last_load
     assert ahead is not None and ahead > last * 1.1            # 2 minutes and more ahead of the last sample
+
+
+def test_a_trend_within_the_forecasts_own_noise_is_not_chased():
+    """The same clean 1%/minute rise: extrapolated where the forecast's error is 1%
+    (a busy site), left to the margin where it is 30% (a few requests a minute)."""
+    p = _quantile_planner()
+    t = NOW
+    for k in range(21):
+        t = NOW + 15 * k
+        p.observe(t, 25_000 * (1 + 0.01 * k / 4))
+    p.error_model = ErrorModel(a=0.0, b=0.09, q=3.0)          # σ(1 member) = 30%
+    assert p.ramp_peak(t) is None
+    p.error_model = ErrorModel(a=0.0001, b=0.0, q=3.0)        # σ = 1%
+    ahead = p.ramp_peak(t)
+    assert ahead == pytest.approx(25_000 * (1 + 0.01 * (20 + 8) / 4), rel=1e-6)

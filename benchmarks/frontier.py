@@ -89,6 +89,7 @@ def iso_risk_reference(points: list[tuple[float, float]], f: float) -> float:
 def run_workload(name: str, margin_quantile: float | None = None) -> dict:
     from scalebridge.policyfile import load_policy_file
     from scalebridge.simulator import FleetModel
+    from scalebridge.predictive import trace_forecaster
     from scalebridge.simulator.run import oracle_for, score_run, simulate
     load, start = load_of(name)
     model = FleetModel(capacity=CAPACITY, startup=STARTUP, tick_seconds=TICK)
@@ -107,7 +108,9 @@ def run_workload(name: str, margin_quantile: float | None = None) -> dict:
     if margin_quantile is not None:
         predictive_policy = predictive_policy.model_copy(update={
             "predictive": predictive_policy.predictive.model_copy(update={"margin_quantile": margin_quantile})})
-    run = simulate(predictive_policy, load, model, semantics="scalebridge", start_time=start)
+    planner = trace_forecaster(predictive_policy, capacity=CAPACITY, startup_seconds=STARTUP, t0=start,
+                               tick_seconds=TICK)
+    run = simulate(predictive_policy, load, model, semantics="scalebridge", start_time=start, forecaster=planner)
     s = score_run(run, load, model, oracle_paid=oracle)
     points = [(r["underprovisioned_fraction"], r["instance_hours"]) for r in reactive]
     ref = iso_risk_reference(points, s.underprovisioned_fraction)
@@ -118,7 +121,7 @@ def run_workload(name: str, margin_quantile: float | None = None) -> dict:
         "predictive": {"instance_hours": s.instance_hours, "underprovisioned_fraction": s.underprovisioned_fraction,
                        "underprovisioned_minutes_per_week": s.underprovisioned_seconds / 60 / weeks,
                        "oracle_ratio": s.instance_hours / s.oracle_instance_hours,
-                       "forecast_fallbacks": run.reasons.get("ForecastFallback", 0)},
+                       "forecast_fallback_share": planner.fallbacks / max(planner.plans, 1)},
         "oracle_instance_hours": s.oracle_instance_hours,
         "frontier_instance_hours_at_same_risk": ref,
         "iso_risk_cost_ratio": s.instance_hours / ref,
@@ -139,7 +142,7 @@ def markdown(results: list[dict]) -> str:
         p = r["predictive"]
         ok = "✓" if r["iso_risk_cost_ratio"] <= 0.90 else "✗"
         rows.append(f"| {r['workload']} | " + " | ".join(cells) +
-                    f" | {p['instance_hours']:.0f} h / {100 * p['underprovisioned_fraction']:.2f}% | "
+                    f" | {p['instance_hours']:.0f} h / {100 * p['underprovisioned_fraction']:.3f}% | "
                     f"{r['frontier_instance_hours_at_same_risk']:.0f} h | **{r['iso_risk_cost_ratio']:.3f}** {ok} | "
                     f"{p['oracle_ratio']:.2f} | {p['underprovisioned_minutes_per_week']:.1f} |")
     return head + "\n".join(rows) + "\n"
@@ -165,7 +168,8 @@ def main() -> int:
               f"{r['predictive']['instance_hours']:.0f} h / {100 * r['predictive']['underprovisioned_fraction']:.3f}%  "
               f"frontier " + "  ".join(f"{x['target']}%: {x['instance_hours']:.0f} h / "
                                        f"{100 * x['underprovisioned_fraction']:.3f}%" for x in r["reactive"])
-              + f"  ({r['seconds']} s)", flush=True)
+              + f"  fallback {100 * r['predictive']['forecast_fallback_share']:.1f}% of plans  ({r['seconds']} s)",
+              flush=True)
     table = markdown(results)
     print(table)
     if args.markdown:

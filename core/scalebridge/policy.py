@@ -415,7 +415,8 @@ class Predictive(_Model):
     headroom_percent: Annotated[Number, Field(ge=0)] = 0
     margin_quantile: Optional[Annotated[Number, Field(gt=0, lt=1)]] = Field(
         None, description="plan for this quantile of the forecast's recent error (observed peak over the lead "
-                          "window / forecast peak) instead of a fixed target_utilization; e.g. 0.99")
+                          "window / forecast peak, modelled per level) instead of a fixed target_utilization; "
+                          "e.g. 0.99, or 0.9995 to be short minutes a week")
     margin_history_seconds: Annotated[Duration, AfterValidator(lambda v: _positive("margin_history_seconds", v))] = \
         Field(86400.0, description="how much forecast-error history the margin is taken from")
     scale_down_rate_percent: Annotated[Number, Field(ge=0, le=100)] = 5

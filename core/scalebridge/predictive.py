@@ -359,6 +359,8 @@ class TraceForecaster:
     def __init__(self, planner: PredictivePlanner, t0: float, tick_seconds: float):
         self.planner, self.t0, self.tick = planner, t0, tick_seconds
         self.seen = 0
+        self.plans = 0
+        self.fallbacks = 0          #: plans made without a trusted forecast (they carry a reason)
 
     def __call__(self, now: float, history, tick_seconds: float) -> CapacityForecast:
         n = len(history)
@@ -367,7 +369,10 @@ class TraceForecaster:
             for i in range(self.seen, n):
                 observe(t0 + i * tick, float(history[i]))
             self.seen = n
-        return self.planner.capacity_forecast(now)
+        forecast = self.planner.capacity_forecast(now)
+        self.plans += 1
+        self.fallbacks += forecast.reason is not None
+        return forecast
 
 
 def trace_forecaster(policy, *, capacity: float, startup_seconds: float, t0: float,

@@ -69,3 +69,15 @@ def test_forecast_only_never_changes_the_decision_and_is_reported(semantics):
     assert b["desired_replicas"] == a["desired_replicas"]
     assert b["forecast"]["replicas"] == 12 and b["forecast"]["mode"] == "ForecastOnly"
     assert b["forecast"]["applied"] is False
+
+
+def test_the_replay_counts_plans_made_without_a_trusted_forecast():
+    """The first half hour has too little history for the quadratic: those plans fall
+    back (and carry a reason); later ones on a smooth ramp do not."""
+    from scalebridge.predictive import trace_forecaster
+    load = workload("exponential_growth", hours=2)
+    policy = policy_with("ForecastAndScale")
+    planner = trace_forecaster(policy, capacity=25000, startup_seconds=120, t0=0.0, tick_seconds=15)
+    simulate(policy, load, MODEL, semantics="scalebridge", forecaster=planner)
+    assert planner.plans == len(load)
+    assert 0 < planner.fallbacks < planner.plans / 2

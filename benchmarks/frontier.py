@@ -196,7 +196,7 @@ def plot(results: list[dict], path: str) -> None:
             ax.annotate(f"{x['target']}%", (f, c), textcoords="offset points", xytext=(4, 4), fontsize=8)
         p = r["predictive"]
         ax.plot([100 * p["underprovisioned_fraction"]], [p["instance_hours"]], "*", ms=14, color="tab:red",
-                label=f"predictive (ratio {r['iso_risk_cost_ratio']:.2f})")
+                label=f"predictive (ratio {r['iso_risk_cost_ratio']:.3f})")
         ax.axhline(r["oracle_instance_hours"], color="grey", ls=":", label="oracle")
         ax.set_title(r["workload"])
         ax.set_xlabel("under-provisioned time, %")

@@ -86,7 +86,7 @@ decay independent of the sync period (5%/min halves a fleet in ~14 minutes)."""
 class _TimedValues:
     """Rows of values with their times, oldest dropped past a horizon: numpy
     buffers compacted when full, so a fit over a day of per-tick errors reads
-    views instead of copying a deque (the margin is refitted every minute)."""
+    views instead of copying a deque."""
 
     __slots__ = ("times", "values", "head", "tail")
 
@@ -122,7 +122,8 @@ class _TimedValues:
 
 
 MARGIN_MIN_HISTORY_SECONDS = 3600.0
-MARGIN_REFIT_SECONDS = 60.0
+MARGIN_REFIT_SECONDS = 300.0
+"""A day of errors moves little in 5 minutes; refitting every minute doubled the replay's time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +266,7 @@ class PredictivePlanner:
 
     def margin(self, now: float, peak: float) -> float:
         """The multiplier on a forecast ``peak``: ``1 + q × σ(level)`` of the
-        :class:`ErrorModel` refitted once a minute, or ``1 / target_utilization``
+        :class:`ErrorModel` refitted every ``MARGIN_REFIT_SECONDS``, or ``1 / target_utilization``
         until an hour of errors is known."""
         if self.quantile is None:
             return 1.0 / float(self.spec.target_utilization)

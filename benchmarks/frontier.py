@@ -5,9 +5,10 @@ For each workload — the three shared traces and the built-in flash-crowd and
 exponential-growth generators — scaled so that its peak needs about 35 members
 of 25,000 (the second seed's websocket pod), with a 2-minute start-up:
 
-- the **reactive frontier**: the `kubernetes` semantics on examples/simulate/
-  policy.yaml with CPU utilization targets of 60, 70, 80 and 90% — how much
-  each level of safety costs a reactive autoscaler;
+- the **reactive frontier** (scalebridge.simulator.frontier, also
+  `scalebridge compare --frontier`): the `kubernetes` semantics with CPU
+  utilization targets of 60, 70, 80 and 90% within the example's bounds (1 to
+  200 members) — how much each level of safety costs a reactive autoscaler;
 - the **predictive point**: examples/predictive/policy.yaml under `scalebridge`;
 - the **iso-risk cost ratio**: predictive instance-hours over the frontier's at
   the same under-provisioned fraction (linear interpolation between the
@@ -33,7 +34,6 @@ CAPACITY = 25_000.0
 PEAK_MEMBERS = 35
 STARTUP = 120.0
 TICK = 15.0
-TARGETS = (60, 70, 80, 90)
 WEEK_MINUTES = 7 * 24 * 60
 
 WORKLOADS = {
@@ -60,54 +60,26 @@ def load_of(name: str) -> tuple[np.ndarray, float]:
     return load * (PEAK_MEMBERS * CAPACITY / float(load.max())), start
 
 
-def frontier_policy(target: int):
-    from scalebridge.policyfile import load_policy_file
-    p = load_policy_file(REPO / "examples" / "simulate" / "policy.yaml").model_dump(exclude_none=True)
-    p["metrics"][0]["target"]["average_utilization"] = target
-    p["name"] = f"cpu-{target}"
-    return p
-
-
-def iso_risk_reference(points: list[tuple[float, float]], f: float) -> float:
-    """The frontier's instance-hours at under-provisioned fraction ``f`` (points in
-    target order, 60% first): linear interpolation between neighbouring targets;
-    below the 60% point the 60% run, above the 90% point the 90% run.
-
-    Ties are read strictly: where several targets are as safe as ``f`` or
-    safer (e.g. three targets that are never short), the cheapest of them is
-    the frontier — a reactive autoscaler buys that safety for that price."""
-    candidates = [c for fi, c in points if fi <= f]
-    for (f0, c0), (f1, c1) in zip(points, points[1:]):
-        lo, hi = min(f0, f1), max(f0, f1)
-        if lo < f < hi:
-            candidates.append(c0 + (c1 - c0) * (f - f0) / (f1 - f0))
-    if candidates:
-        return min(candidates)
-    return points[0][1]          # safer than every reactive run: compared with the 60% run
-
-
 def run_workload(name: str, margin_quantile: float | None = None) -> dict:
     from scalebridge.policyfile import load_policy_file
     from scalebridge.simulator import FleetModel
     from scalebridge.predictive import trace_forecaster
+    from scalebridge.simulator.frontier import FRONTIER_SEMANTICS, FRONTIER_TARGETS, frontier_policies, iso_risk_reference
     from scalebridge.simulator.run import oracle_for, score_run, simulate
     load, start = load_of(name)
     model = FleetModel(capacity=CAPACITY, startup=STARTUP, tick_seconds=TICK)
     t0 = time.perf_counter()
-    reactive = []
-    oracle = None
-    for target in TARGETS:
-        policy = frontier_policy(target)
-        run = simulate(policy, load, model, semantics="kubernetes", start_time=start)
-        if oracle is None:
-            oracle = oracle_for(load, model, run_policy(policy))
-        s = score_run(run, load, model, oracle_paid=oracle)
-        reactive.append({"target": target, "instance_hours": s.instance_hours,
-                         "underprovisioned_fraction": s.underprovisioned_fraction})
     predictive_policy = load_policy_file(REPO / "examples" / "predictive" / "policy.yaml")
     if margin_quantile is not None:
         predictive_policy = predictive_policy.model_copy(update={
             "predictive": predictive_policy.predictive.model_copy(update={"margin_quantile": margin_quantile})})
+    oracle = oracle_for(load, model, predictive_policy)
+    reactive = []
+    for target, (_, policy) in zip(FRONTIER_TARGETS, frontier_policies(predictive_policy)):
+        run = simulate(policy, load, model, semantics=FRONTIER_SEMANTICS, start_time=start)
+        s = score_run(run, load, model, oracle_paid=oracle)
+        reactive.append({"target": target, "instance_hours": s.instance_hours,
+                         "underprovisioned_fraction": s.underprovisioned_fraction})
     planner = trace_forecaster(predictive_policy, capacity=CAPACITY, startup_seconds=STARTUP, t0=start,
                                tick_seconds=TICK)
     run = simulate(predictive_policy, load, model, semantics="scalebridge", start_time=start, forecaster=planner)
@@ -126,11 +98,6 @@ def run_workload(name: str, margin_quantile: float | None = None) -> dict:
         "frontier_instance_hours_at_same_risk": ref,
         "iso_risk_cost_ratio": s.instance_hours / ref,
     }
-
-
-def run_policy(policy):
-    from scalebridge.engine import load_policy
-    return load_policy(policy)
 
 
 def markdown(results: list[dict]) -> str:

@@ -8,6 +8,8 @@
 - :mod:`.fleet`: the fleet model (capacity, startup, drain, metric lag) and
   its member accounting.
 - :mod:`.run`: the replay loop (``simulate``) and side-by-side runs (``compare``).
+- :mod:`.frontier`: the reactive frontier (the HPA at CPU targets 60–90%) and
+  the iso-risk cost ratio against it (``compare --frontier``).
 - :mod:`.scenario`: loads and fleets from flags or a scenario file.
 - :mod:`.cli`, :mod:`.plot`, :mod:`.demo`: ``scalebridge simulate``/``compare``,
   the comparison plot, the demo's simulation part.

@@ -115,6 +115,10 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
     run.add_argument("--title", help="the plot's title")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="run pairs in N parallel processes (default 1)")
     run.add_argument("--quiet", "-q", action="store_true", help="no table on stdout")
+    if several:
+        run.add_argument("--frontier", action="store_true",
+                         help="also run the reactive frontier (kubernetes at CPU targets 60, 70, 80, 90%% within "
+                              "the first policy's bounds) and report every run's iso-risk cost ratio against it")
 
 
 def add_simulate_commands(sub: Any) -> None:
@@ -229,6 +233,11 @@ def _simulate(args: argparse.Namespace) -> int:
         raise ScenarioError(f"--timeline {args.timeline}: use a .csv file name")
 
     result = _run(args, policies, names, model, workload, scenario)
+    if getattr(args, "frontier", False):
+        from .frontier import FRONTIER_SEMANTICS, frontier_policies
+        front = frontier_policies(policies[0][1])
+        result = result.with_runs_of(_run(args, front, [FRONTIER_SEMANTICS], model, workload, scenario),
+                                     frontier=tuple(label for label, _ in front))
     for s in result.skipped:
         _say(command, f"skipped {s['semantics']} ({s['policy']}): {s['reason']}")
     if not result.results:
@@ -329,18 +338,22 @@ def print_table(result: Comparison, workload: Workload, console: Any = None) -> 
             console = Console(width=160)   # a pipe or file: do not squeeze the table into 80 columns
     several = len({r.run.policy for r in result.results}) > 1
     price = result.price_per_instance_hour is not None
-    headers = ["semantics"] + (["policy"] if several else []) + ["inst-h", "× oracle"] + (["cost"] if price else []) \
+    frontier = bool(result.frontier)
+    headers = ["semantics"] + (["policy"] if several else []) + ["inst-h", "× oracle"] \
+        + (["iso-risk"] if frontier else []) + (["cost"] if price else []) \
         + ["short min", "short %", "unserved", "peak over", "actions", "reversals", "recover"]
     rows: list[tuple[list[str], Optional[str], Optional[str]]] = []   # (cells, row style, style of "short min")
     for o in result.oracle_dicts() if not several else result.oracle_dicts()[:1]:
         cells = ["oracle"] + (["—"] if several else []) + [_fmt(o["instance_hours"]), "1.00"]
+        cells += ["—"] if frontier else []
         cells += [_fmt(o["cost"], 2)] if price else []
         cells += ["0", "0.00", "0", "0 %", "—", "—", "0 s"]
         rows.append((cells, "dim", None))
-    for r in result.results:
+    for r, ratio in zip(result.results, result.iso_risk_ratios()):
         s = r.scores
         cells = [r.run.semantics] + ([r.run.policy] if several else [])
         cells += [_fmt(s.instance_hours), _fmt(s.oracle_ratio, 2)]
+        cells += [_fmt(ratio, 3)] if frontier else []
         cells += [_fmt(s.cost, 2)] if price else []
         cells += [_fmt(s.underprovisioned_minutes), _fmt(100 * s.underprovisioned_fraction, 2),
                   _compact(s.unserved_load), "∞" if s.peak_overload == float("inf") else f"{100 * s.peak_overload:,.0f} %",
@@ -355,7 +368,9 @@ def print_table(result: Comparison, workload: Workload, console: Any = None) -> 
         if width() <= console.width:
             break
         keep.remove(headers.index(name))
-    t = Table(title="Replay scores (lower is better; × oracle ≥ 1 whenever nothing was short)", title_justify="left",
+    title = "Replay scores (lower is better; × oracle ≥ 1 whenever nothing was short"
+    title += "; iso-risk: cost over the frontier's at the same short %)" if frontier else ")"
+    t = Table(title=title, title_justify="left",
               box=box.SIMPLE_HEAD, pad_edge=False)
     for i in keep:
         t.add_column(headers[i], justify="left" if i == 0 or headers[i] == "policy" else "right", no_wrap=True)

@@ -481,6 +481,23 @@ class Comparison:
     policies: dict[str, Policy]
     price_per_instance_hour: Optional[float] = None
     workload: dict = field(default_factory=dict)
+    frontier: tuple[str, ...] = ()          # policy labels of the reactive frontier's runs (see .frontier)
+
+    def with_runs_of(self, other: "Comparison", *, frontier: tuple[str, ...] = ()) -> "Comparison":
+        """This comparison with ``other``'s runs (on the same load) after its own."""
+        return Comparison(load=self.load, model=self.model, start_time=self.start_time,
+                          results=self.results + other.results, skipped=self.skipped + other.skipped,
+                          oracles={**self.oracles, **other.oracles}, policies={**self.policies, **other.policies},
+                          price_per_instance_hour=self.price_per_instance_hour, workload=self.workload,
+                          frontier=self.frontier + frontier)
+
+    def iso_risk_ratios(self) -> list[Optional[float]]:
+        """Each run's iso-risk cost ratio against the frontier's runs (None for
+        those runs, and for every run when there is no frontier)."""
+        if not self.frontier:
+            return [None] * len(self.results)
+        from .frontier import Frontier
+        return Frontier(self.frontier).ratios(self)
 
     def oracle_dicts(self) -> list[dict]:
         out = []
@@ -495,9 +512,18 @@ class Comparison:
 
     def to_dict(self) -> dict:
         from .. import __version__
-        return {"runs": [r.as_dict() for r in self.results], "workload": self.workload,
-                "fleet": self.model.describe(), "oracle": self.oracle_dicts(), "skipped": self.skipped,
-                "price_per_instance_hour": self.price_per_instance_hour, "scalebridge_version": __version__}
+        runs = [r.as_dict() for r in self.results]
+        out = {"runs": runs, "workload": self.workload, "fleet": self.model.describe(),
+               "oracle": self.oracle_dicts(), "skipped": self.skipped,
+               "price_per_instance_hour": self.price_per_instance_hour, "scalebridge_version": __version__}
+        if self.frontier:
+            from .frontier import FRONTIER_SEMANTICS, Frontier
+            for run, ratio in zip(runs, self.iso_risk_ratios()):
+                run["iso_risk_cost_ratio"] = ratio
+            out["frontier"] = {"semantics": FRONTIER_SEMANTICS, "policies": list(self.frontier),
+                               "points": [{"underprovisioned_fraction": f, "instance_hours": h}
+                                          for f, h in Frontier(self.frontier).points(self)]}
+        return out
 
 
 def _run_task(task: tuple) -> tuple[int, Union[Run, str]]:

@@ -183,3 +183,24 @@ def test_fallback_reason_names_the_persistence_comparison() -> None:
         reason = g.forecast(t, 120).reason
         t += 15
     assert reason is not None and "against persistence's" in reason
+
+
+def _flagged_share(window_seconds: float) -> float:
+    rng = np.random.default_rng(7)
+    g = guarded(make_forecaster("linear", window_seconds=window_seconds))
+    t, flagged = EPOCH, 0
+    for k in range(3000):
+        g.observe(t, float(rng.poisson(3.0)))
+        flagged += k >= 200 and g.forecast(t, 120).reason is not None
+        t += 15
+    return flagged / 2800
+
+
+def test_worse_than_persistence_must_be_significant() -> None:
+    """On Poisson noise a 5-minute line is about as good as persistence, and
+    which did better over 40 forecasts is a coin toss: the raw comparison fell
+    back on 16% of forecasts; the paired test (Diebold-Mariano) almost never.
+    A 2-minute line, extrapolating 8 noisy samples, is really worse: it still
+    falls back."""
+    assert _flagged_share(300) < 0.02
+    assert _flagged_share(120) > 0.5

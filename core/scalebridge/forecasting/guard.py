@@ -179,7 +179,9 @@ class GuardedForecaster:
             return False
         if k < 2:
             return True
-        var = sum((x - mean) ** 2 for x in d) / (k - 1)
+        # products, not ``** 2``: errors relative to a load near zero can be huge,
+        # and a float power overflows with an exception where a product gives inf
+        var = math.fsum((x - mean) * (x - mean) for x in d) / (k - 1)
         return mean * mean * k > SKILL_SIGNIFICANCE * SKILL_SIGNIFICANCE * var
 
     def forecast(self, now: float, horizon_seconds: float) -> Forecast:

@@ -23,9 +23,9 @@ from ..stages.stabilization import stabilize_both_ways, stabilize_down
 from ..state import TimeLog
 from ..units import format_milli, milli_value
 from .base import Context, Decision, MetricResult, Semantics
-from .kubernetes_replicas import (MetricError, Proposal, Tolerances, per_pod_replicas,
-                                  plain_metric_replicas, resource_utilization_replicas,
-                                  sum_int64, usage_ratio_replicas)
+from .kubernetes_replicas import (MetricError, Proposal, Tolerances, external_per_pod_sum,
+                                  external_value_sum, per_pod_replicas, plain_metric_replicas,
+                                  resource_utilization_replicas, usage_ratio_replicas)
 
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
@@ -130,9 +130,11 @@ class KubernetesSemantics(Semantics):
         if kind == "external":
             if obs is None or (not obs.values and obs.value is None):
                 raise MetricError(f"unable to get external metric {spec.name}: no metrics returned from external metrics API")
-            usage = sum_int64(milli_value(v) for v in obs.values) if obs.values else milli_value(obs.value)
+            samples = [milli_value(v) for v in obs.values] if obs.values else [milli_value(obs.value)]
             if t.type == "AverageValue":
-                return per_pod_replicas(status_replicas, usage, milli_value(t.average_value), tol)
+                return per_pod_replicas(status_replicas, external_per_pod_sum(samples),
+                                        milli_value(t.average_value), tol, external=True)
+            usage = external_value_sum(samples)
             ratio = float(usage) / float(milli_value(t.value))
             replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
             return Proposal(replicas, None, usage, within)
@@ -140,11 +142,28 @@ class KubernetesSemantics(Semantics):
                           "resource, container_resource, pods, object and external")
 
     def _error_text(self, spec: Metric, err: str) -> str:
-        if spec.type in ("resource", "container_resource") and spec.target.type == "Utilization":
-            return f"failed to get {spec.name} utilization: {err}"
-        if spec.type in ("resource", "container_resource"):
-            return f"failed to get {spec.name} usage: {err}"
-        return f"failed to get {spec.type} metric value: {err}"
+        """The error as ``computeReplicasForMetric`` wraps what ``computeStatusFor*Metric``
+        returns (horizontal.go)."""
+        kind, name = spec.type, spec.name
+        if kind in ("resource", "container_resource"):
+            what = "utilization" if spec.target.type == "Utilization" else "usage"
+            inner = f"failed to get {name} {what}: {err}"   # computeStatusForResourceMetricGeneric
+            if kind == "container_resource":
+                return f"failed to get {spec.container} container metric value: {inner}"
+            return f"failed to get {name} resource metric value: {inner}"
+        if kind == "pods":
+            return f"failed to get pods metric value: {err}"
+        if kind == "object":
+            if spec.target.type == "AverageValue":
+                err = f"failed to get {name} object metric: {err}"
+            return f"failed to get object metric value: {err}"
+        if kind == "external":
+            if spec.target.type == "AverageValue":
+                inner = f"failed to get {name} external metric: {err}"
+            else:
+                inner = f"failed to get external metric {name}: {err}"
+            return f"failed to get {name} external metric value: {inner}"
+        return err
 
     # -- computeReplicasForMetrics ------------------------------------------------------------
     def compute_replicas_for_metrics(self, ctx: Context, specs: list[Metric], tol: Tolerances):
@@ -198,6 +217,10 @@ class KubernetesSemantics(Semantics):
             desired = max_r if current > max_r else min_r
             reason = "TooManyReplicas" if current > max_r else "TooFewReplicas"
             ctx.note("bounds", current, desired, f"current number of replicas {'above Spec.MaxReplicas' if current > max_r else 'below Spec.MinReplicas'}")
+            if policy.behavior is not None and _carried_out(policy.mode, current, desired):
+                window = ctx.settings.downscale_stabilization_seconds
+                b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
+                _overwrite_outdated_event(state, now, desired > current, b)   # storeScaleEvent
             return Decision(desired, desired, reason, [r.to_dict() for r in results], cause="boundary")
 
         if ctx.obs.proposal is not None:
@@ -234,6 +257,8 @@ class KubernetesSemantics(Semantics):
             final, limit_reason = limit_with_behavior(state, now, current, stabilized, min_r, max_r,
                                                       b.up_select, b.up_policies, b.down_select, b.down_policies)
             ctx.note("rate limits", stabilized, final, limit_reason)
+            if final != current and _carried_out(policy.mode, current, final):
+                _overwrite_outdated_event(state, now, final > current, b)
         if final != stabilized:
             reason = limit_reason
         elif stab_reason is not None:
@@ -264,11 +289,47 @@ class KubernetesSemantics(Semantics):
             if policy.behavior is None:
                 r = {"recommendations": window, "scale_up_events": 0, "scale_down_events": 0, "sizes": 0}
             else:
+                # both logs feed both limits (period start = current - added + deleted, each
+                # summed over the limiting direction's policy period): keep either for the
+                # longest period of any policy; storeScaleEvent never deletes events
                 b = self._behavior(policy, window)
-                r = {"recommendations": max(b.up_window, b.down_window), "scale_up_events": b.longest_up,
-                     "scale_down_events": b.longest_down, "sizes": 0}
+                longest = max(b.longest_up, b.longest_down)
+                r = {"recommendations": max(b.up_window, b.down_window), "scale_up_events": longest,
+                     "scale_down_events": longest, "sizes": 0}
             cache[key] = r
         return r
+
+
+def _carried_out(mode: Optional[str], current: int, final: int) -> bool:
+    """Whether the engine will apply (and record) a move from ``current`` to ``final``
+    (``mode`` OFF keeps the size; ONLY_SCALE_OUT keeps it on a scale-in)."""
+    if mode == "OFF":
+        return False
+    return not (mode == "ONLY_SCALE_OUT" and final < current)
+
+
+def _overwrite_outdated_event(state, now: float, up: bool, b: Behavior) -> None:
+    """``storeScaleEvent``: before the new event of this direction is stored, the events of
+    that direction older than its longest policy period are marked outdated
+    (``markScaleEventsOutdated``: ``timestamp.Before(now - longest)``) and the last of them
+    is overwritten by the new event, so it no longer counts for the other direction's
+    (longer) periods. Upstream overwrites the last outdated slot of its slice; the
+    protocol's history is in time order, so the newest outdated event stands for it."""
+    log = state.scale_up_events if up else state.scale_down_events
+    cutoff = now - (b.longest_up if up else b.longest_down)
+    entries = list(log.entries)
+    victim = None
+    for i, e in enumerate(entries):
+        if e[0] < cutoff:
+            victim = i
+    if victim is None:
+        return
+    del entries[victim]
+    fresh = TimeLog(entries)
+    if up:
+        state.scale_up_events = fresh
+    else:
+        state.scale_down_events = fresh
 
 
 @hookimpl

@@ -65,10 +65,33 @@ def go_ceil(x: float) -> int:
     return int(math.ceil(x))
 
 
-def sum_int64(values) -> int:
-    """An int64 sum capped at MaxInt64 (TestReplicaCalcExternalMetricUsageOverflow)."""
-    total = sum(values)
-    return MAX_INT64 if total > MAX_INT64 else total
+def _wrap64(x: int) -> int:
+    """Go int64 addition wraps around."""
+    return (x + 2**63) % 2**64 - 2**63
+
+
+def external_value_sum(values) -> int:
+    """The sum in ``GetExternalMetricReplicas``: ``if val > 0 && usage > MaxInt64-val
+    { usage = MaxInt64; break }; usage = usage + val`` — capped at MaxInt64, and once
+    capped the remaining values are not added (TestReplicaCalcExternalMetricUsageOverflow)."""
+    usage = 0
+    for val in values:
+        if val > 0 and usage > MAX_INT64 - val:
+            return MAX_INT64
+        usage = _wrap64(usage + val)
+    return usage
+
+
+def external_per_pod_sum(values) -> int:
+    """The sum in ``GetExternalPerPodMetricReplicas``: ``usage = usage + val; if usage < 0
+    { usage = MaxInt64; break }``. The overflow guard also fires when the running sum
+    goes negative (a negative value): the usage is then read as MaxInt64."""
+    usage = 0
+    for val in values:
+        usage = _wrap64(usage + val)
+        if usage < 0:
+            return MAX_INT64
+    return usage
 
 
 def _t(x: Optional[float]) -> float:
@@ -274,20 +297,29 @@ def usage_ratio_replicas(current: int, ratio: float, tol: Tolerances, members: l
     if current != 0:
         if tol.is_within(ratio):
             return current, True
-        return go_ceil(ratio * float(ready_pods_count(members))), False
+        try:
+            ready = ready_pods_count(members)
+        except MetricError as e:
+            raise MetricError(f"unable to calculate ready pods: {e}") from None
+        return go_ceil(ratio * float(ready)), False
     return go_ceil(ratio), False
 
 
-def per_pod_replicas(status_replicas: int, usage_milli: int, target_milli: int, tol: Tolerances) -> Proposal:
+def per_pod_replicas(status_replicas: int, usage_milli: int, target_milli: int, tol: Tolerances,
+                     external: bool = False) -> Proposal:
     """``GetObjectPerPodMetricReplicas`` / ``GetExternalPerPodMetricReplicas``:
-    the total over the per-pod target, with tolerance judged on status replicas."""
+    the total over the per-pod target, with tolerance judged on status replicas.
+    The external variant reports a total at MaxInt64 as is (``float64(usage) >=
+    float64(math.MaxInt64)``), without dividing it by the status replicas."""
     replicas = status_replicas
     denominator = float(target_milli) * float(replicas)
     ratio = float(usage_milli) / denominator if denominator else math.inf
     within = tol.is_within(ratio)
     if not within:
         replicas = go_ceil(float(usage_milli) / float(target_milli))
-    if status_replicas:
+    if external and float(usage_milli) >= float(MAX_INT64):
+        per_pod = MAX_INT64
+    elif status_replicas:
         avg = float(usage_milli) / float(status_replicas)
         per_pod = MAX_INT64 if avg >= float(MAX_INT64) else int(math.ceil(avg))
     else:

@@ -405,7 +405,9 @@ def test_cpu_utilization_uses_each_members_request():
     members[1]["requests"] = {"cpu": "500m"}
     obs = {"members": members, "metrics": {"cpu": {"members": {"vm-0": 0.5, "vm-1": "500m"}}}}
     r = decide(request(2, [cpu(60)], obs))
-    assert r["metrics"][0]["utilization"] == 75 and r["desired_replicas"] == 3   # (50 % + 100 %) / 2
+    # "the average utilization of your total vCPUs" (scaling-cpu): 1 core used of 1.5 → 66.7 %
+    # (not the per-VM mean (50 % + 100 %) / 2 = 75 %); ceil(2 × 66.7 / 60) = 3
+    assert r["metrics"][0]["utilization"] == 66 and r["desired_replicas"] == 3
 
 
 # ----------------------------------------------------------------------------- signals without data

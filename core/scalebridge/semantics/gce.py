@@ -6,7 +6,8 @@ Composition of shared stages with GCE's defaults (DESIGN.md, "Semantics"):
    :mod:`..stages.signals`): one exact ``ceil`` proposal per metric, the
    greatest active schedule, a capacity forecast; "the autoscaler ... picking
    the signal that results in the largest number of VMs"
-   (https://cloud.google.com/compute/docs/autoscaler/multiple-signals);
+   (https://cloud.google.com/compute/docs/autoscaler/multiple-signals); CPU
+   utilization is that of the group's total vCPUs (:func:`total_vcpu_proposal`);
 2. stabilization (:func:`..stages.stabilization.stabilize_down`): the peak
    recommendation of the stabilization period, 600 s by default and never
    shorter than the initialization period
@@ -25,13 +26,15 @@ choices are listed in docs/semantics/gce.md.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Optional
 
 from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy
-from ..stages.proposals import PER_INSTANCE, ProposalError, Signal, signal_proposal
+from ..stages.proposals import (PER_INSTANCE, Proposal, ProposalError, Signal, exact_pair, initializing_members,
+                                number, signal_proposal)
 from ..stages.scale_in_control import limit_scale_in
 from ..stages.schedules import schedule_floor
 from ..stages.signals import forecast_floor
@@ -45,6 +48,108 @@ from .base import Context, Decision, Semantics
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
                                                 average_utilization=int(exact(C.GCE_DEFAULT_CPU_UTILIZATION) * 100)))
+
+_RESOURCE = frozenset(("resource", "container_resource"))
+
+
+def _vcpu_samples(ctx, spec: Signal):
+    """``(samples, members)`` of a CPU-like Utilization signal whose members do not
+    all have the same request (vCPU count), or None when the shared per-member
+    average gives GCE's answer already (equal requests) or cannot run."""
+    if spec.metric.type not in _RESOURCE or not spec.utilization or spec.rate is not None:
+        return None
+    members = ctx.obs.members
+    obs = ctx.obs.metrics.get(spec.name)
+    if not members or obs is None:
+        return None
+    samples = obs.members
+    if not samples and obs.member_series:   # a gauge given as series: each member's latest sample
+        samples = {k: pts[-1][1] for k, pts in obs.member_series.items() if pts}
+    if not samples:
+        return None
+    first = None
+    for m in members:
+        if samples.get(m.name) is None:
+            continue
+        r = m.requests.get(spec.resource) if m.requests else None
+        if r is None:
+            return None   # the shared path reports the missing request
+        q = exact_pair(r)   # cached: this check runs on every decision
+        if first is None:
+            first = q
+        elif q != first:
+            return samples, members
+    return None
+
+
+def _vcpu_sums(samples, members, resource: str, skip) -> tuple[Fraction, Fraction, int, int]:
+    """``(usage, vcpus, members, excluded)`` summed over the members with a sample,
+    leaving out the names in ``skip`` (each member weighs its ``count``)."""
+    used, vcpus, n, excluded = Fraction(0), Fraction(0), 0, 0
+    for m in members:
+        v = samples.get(m.name)
+        if v is None:
+            continue
+        if m.name in skip:
+            excluded += m.count
+            continue
+        r = m.requests.get(resource) if m.requests else None
+        if r is None:
+            raise ProposalError(f"missing request for {resource} on member {m.name}")
+        rq = exact(r)
+        if rq <= 0:
+            raise ProposalError(f"request for {resource} on member {m.name} must be greater than 0")
+        used += exact(v) * m.count
+        vcpus += rq * m.count
+        n += m.count
+    return used, vcpus, n, excluded
+
+
+def _vcpu_proposal(n: int, used: Fraction, vcpus: Fraction, members: int, target) -> Proposal:
+    pct = used / vcpus * 100
+    ratio = pct / exact(target)
+    replicas = -((-n * ratio.numerator) // ratio.denominator)
+    avg = used / members
+    return Proposal(max(0, replicas), ratio.numerator, ratio.denominator, number(avg.numerator, avg.denominator),
+                    pct.numerator // pct.denominator, members=members)
+
+
+def total_vcpu_proposal(ctx, spec: Signal, initializing: dict) -> Optional[Proposal]:
+    """GCE's CPU utilization is the utilization of the group's *total* vCPUs: "The
+    autoscaler treats the target CPU utilization level as a fraction of the average
+    use of all vCPUs over time in the instance group. If the average utilization of
+    your total vCPUs exceeds the target utilization, the autoscaler adds more VM
+    instances" (https://cloud.google.com/compute/docs/autoscaler/scaling-cpu):
+    Σ usage / Σ vCPUs, not the mean of each VM's percentage. The two differ only
+    when the VMs' requests (vCPU counts) differ; then this computes
+    ``ceil(N × Σ usage / Σ requests × 100 / target)``, with the initialization
+    period applied as the shared stage does (G-GAP-1: the settled VMs decide a
+    scale-out; every VM with data a scale-in, capped at N). None: the shared
+    per-member average is already exact."""
+    found = _vcpu_samples(ctx, spec)
+    if found is None:
+        return None
+    samples, members = found
+    n = ctx.current
+    init = initializing.get(spec.init)
+    if init is None:
+        init = initializing[spec.init] = initializing_members(members, ctx.now, spec.init)
+    used, vcpus, count, excluded = _vcpu_sums(samples, members, spec.resource, init)
+    if excluded:
+        if count:
+            p = _vcpu_proposal(n, used, vcpus, count, spec.target)
+            if p.replicas > n:
+                p.excluded = excluded
+                return p
+        used, vcpus, count, _ = _vcpu_sums(samples, members, spec.resource, ())
+        p = _vcpu_proposal(n, used, vcpus, count, spec.target)
+        if p.replicas > n:
+            p.replicas = n
+        return p
+    if count == 0:
+        raise ProposalError(f"no samples for {spec.name} matched known members")
+    return _vcpu_proposal(n, used, vcpus, count, spec.target)
+
 
 class _Compiled:
     """What the gce semantics derives from one policy (cached on it)."""
@@ -127,7 +232,9 @@ class GceSemantics(Semantics):
             initializing: dict = {}
             for spec in c.specs:
                 try:
-                    p = signal_proposal(ctx, spec, initializing, "scale_out")
+                    p = total_vcpu_proposal(ctx, spec, initializing)
+                    if p is None:
+                        p = signal_proposal(ctx, spec, initializing, "scale_out")
                 except ProposalError as e:
                     text = str(e)
                     results.append({"name": spec.name, "replicas": None, "utilization": None,

@@ -238,7 +238,9 @@ class Rule(_Model):
         if missing:
             raise ValueError(f"action needs {', '.join(missing)}")
         if v.type != "ServiceAllowedNextValue" and v.value is None:
-            raise ValueError(f"a {v.type} action needs `value`")
+            # Azure ScaleAction.value: "This value must be 1 or greater. The default value is 1."
+            # (https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update)
+            v = v.model_copy(update={"value": 1})
         if v.value is not None and v.value < 0:
             raise ValueError("action.value must be zero or more (direction says which way)")
         return v

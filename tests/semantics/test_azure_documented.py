@@ -462,11 +462,16 @@ def test_default_capacity_fallback_reports_error_and_starts_no_cooldown():
 
 
 def test_unreadable_metric_does_not_stop_a_readable_scale_out():
-    """A-GAP-8: one rule's metric cannot be read, another scale-out rule fires → scale out."""
+    """A-GAP-8: one rule's metric cannot be read, another scale-out rule fires → scale out; below the
+    default the default capacity still applies (SETTINGS_URL: "If there's a problem reading the resource
+    metric, and the current capacity is below the default, autoscale scales out to the default"), so more
+    load never gives fewer instances than the fallback (tests/semantics/test_azure_audit.py)."""
     rules = [rule("cpu", "GreaterThan", 70, "Increase"), rule("queue", "GreaterThan", 100, "Increase"),
              rule("cpu", "LessThan", 30, "Decrease")]
+    r = decide(request(5, rules, {"cpu": series(90)}, default_replicas=5))
+    assert (r["desired_replicas"], r["reason"]) == (6, "DesiredWithinRange")
     r = decide(request(2, rules, {"cpu": series(90)}, default_replicas=5))
-    assert (r["desired_replicas"], r["reason"]) == (3, "DesiredWithinRange")
+    assert (r["desired_replicas"], r["reason"]) == (5, "ProfileDefault")
     r = decide(request(2, rules, {"cpu": series(50)}, default_replicas=5))
     assert (r["desired_replicas"], r["reason"]) == (5, "ProfileDefault")
 

@@ -11,7 +11,8 @@ A composition of shared stages with Azure's defaults:
    rules fire (smallest reduction); Azure predictive autoscale lets a forecast
    fire a scale-out rule within the look-ahead;
 3. **default capacity**: when a metric cannot be read, ``max(current,
-   default)`` (reason ``ProfileDefault``);
+   default)`` (reason ``ProfileDefault``); when a readable scale-out rule fires
+   as well, the default is a floor below its count (current < default);
 4. **cooldown** (:mod:`..stages.cooldown`): after a rule-caused action nothing
    scales, either way, until that action's cooldown has run;
 5. **flapping** (:mod:`..stages.flapping`): a scale-in whose estimate would
@@ -170,6 +171,7 @@ class AzureSemantics(Semantics):
             state.recommendations = TimeLog()
 
         # 3. the default capacity when a metric cannot be read
+        default_floor: Optional[int] = None
         if ctx.obs.proposal is None:
             combined = combine_rules(evals, current)
             if ctx.trace is not None:
@@ -189,7 +191,13 @@ class AzureSemantics(Semantics):
                 return Decision(final, final, "ProfileDefault", out, profile=scope.name, error=error,
                                 cause="default" if final == target else "boundary")
             proposal, direction, winners = combined.count, combined.direction, combined.winners
+            # a readable scale-out rule fired, but another metric cannot be read: the default capacity
+            # still applies below it (settings: "If there's a problem reading the resource metric, and
+            # the current capacity is below the default, autoscale scales out to the default")
+            if unreadable and scope.default > current:
+                default_floor = scope.default
         else:
+            unreadable = []
             proposal = ctx.obs.proposal
             direction = "Increase" if proposal > current else ("Decrease" if proposal < current else None)
             winners = []
@@ -221,6 +229,19 @@ class AzureSemantics(Semantics):
 
         moved = proposal > current if direction == "Increase" else (proposal < current and direction is not None)
 
+        # the default capacity below a scale-out (a metric unreadable): like the fallback in 3., it
+        # ignores the cooldown, which holds only the rule's own action
+        error = None
+        from_default = False
+        if default_floor is not None and default_floor > proposal:
+            if ctx.trace is not None:
+                ctx.note("default capacity", proposal, default_floor,
+                         f"a metric cannot be read and current {current} < default {default_floor}: "
+                         f"the default capacity applies below the scale-out")
+            proposal, reason, from_default = default_floor, "ProfileDefault", True
+            error = (f"metrics unavailable ({len(unreadable)} of {len(evals)} rules): {unreadable[0].error}; "
+                     f"using the default capacity {default_floor}")
+
         # capacity forecast (observations.forecast): a floor, never a scale-in by itself
         cause = "rule" if ctx.obs.proposal is None else "metric"
         floor = forecast_floor(ctx, "azure")
@@ -241,7 +262,9 @@ class AzureSemantics(Semantics):
             ctx.note("bounds", proposal, final, f"the {'profile' if scope.name is not None else 'policy'} "
                                                 f"range is [{lo}, {hi}]")
         cooldown = None
-        if cause == "rule":
+        if cause == "rule" and from_default:
+            cause = "default" if final == default_floor else "boundary"
+        elif cause == "rule":
             # the rules moved the count (not held, not skipped) and the bounds kept that direction
             if not moved or (direction == "Increase") != (final > current) or final == current:
                 cause = "boundary"
@@ -249,7 +272,8 @@ class AzureSemantics(Semantics):
                 cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in winners)
         if final != current and cause != "rule":
             remember_rule_action(state, now, fallback_cd)
-        return Decision(final, final, reason, out, profile=scope.name, cause=cause, cooldown_seconds=cooldown)
+        return Decision(final, final, reason, out, profile=scope.name, error=error, cause=cause,
+                        cooldown_seconds=cooldown)
 
     def retention(self, ctx: Context) -> dict[str, float]:
         """Scale events as long as the longest cooldown (a rule action's start may be read

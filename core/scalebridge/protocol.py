@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity
@@ -28,7 +28,10 @@ class Settings(_Model):
     initial_readiness_delay_seconds: Optional[NonNegDuration] = None
     downscale_stabilization_seconds: Optional[NonNegDuration] = None
     default_cooldown_seconds: Optional[NonNegDuration] = None
-    default_instance_warmup_seconds: Optional[NonNegDuration] = None
+    # AWS: "To remove a value that you previously set ... specify -1" (CreateAutoScalingGroup,
+    # DefaultInstanceWarmup): -1 is the same as unset
+    default_instance_warmup_seconds: Annotated[Optional[NonNegDuration],
+                                               BeforeValidator(lambda v: None if v == -1 else v)] = None
     percent_rounding: Optional[Literal["ceil", "floor", "nearest"]] = None
     metric_delay_seconds: NonNegDuration = 0.0
 

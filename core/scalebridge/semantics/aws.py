@@ -105,6 +105,7 @@ class _Target:
     low_key: str
     high: Callable
     low: Callable
+    zeros: bool               # ALBRequestCountPerTarget: a period without data is a zero
 
 
 @dataclass(slots=True)
@@ -158,6 +159,13 @@ def _first(x):
     return x[0]
 
 
+def _emits_zeros(name: str) -> bool:
+    """A target-tracking metric named after the predefined ``ALBRequestCountPerTarget``
+    (any case or punctuation): UG as-scaling-target-tracking.html, "the
+    ALBRequestCountPerTarget metric emits zeros for periods with no associated data"."""
+    return "".join(ch for ch in name.lower() if ch.isalnum()).startswith("albrequestcountpertarget")
+
+
 def compile_policy(policy: Policy) -> _Compiled:
     extra = C.AWS_ALARM_EXTRA_PERIODS
     rules = []
@@ -191,7 +199,8 @@ def compile_policy(policy: Policy) -> _Compiled:
         low = Fraction(tv * C.AWS_TT_LOW_PERCENT, 100)
         targets.append(_Target(i, mt, tv, mt.type in ("object", "external") and t.type == "AverageValue",
                                t.type == "Utilization", f"metrics[{i}].high", f"metrics[{i}].low",
-                               breach_test("GreaterThan", tv), breach_test("LessThan", low)))
+                               breach_test("GreaterThan", tv), breach_test("LessThan", low),
+                               _emits_zeros(mt.name)))
     periods: dict = {}
     for r in rules:
         if r.rule.enabled:
@@ -331,6 +340,10 @@ class AwsSemantics(Semantics):
             resource = mt.name if mt.type in ("resource", "container_resource") and \
                 mt.target.type == "Utilization" else None
             pts = points_of(mt.name, C.AWS_TT_PERIOD, "Average", t.total, warmup, lo_n + extra_periods, resource)
+            if t.zeros:
+                # "emits zeros for periods with no associated data": never insufficient data, and
+                # target tracking can scale in on no traffic (UG as-scaling-target-tracking.html)
+                pts = [0 if v is None else v for v in pts]
             high = evaluate_alarm(pts[:hi_n + extra_periods], t.high, hi_n, hi_n, "missing",
                                   prev_states.get(t.high_key))
             low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", prev_states.get(t.low_key))
@@ -587,9 +600,10 @@ class AwsSemantics(Semantics):
         (its producer applied ``SchedulingBufferTime``). When the forecast also
         carries ``series`` ``[[t, replicas], …]`` (hourly capacities, an
         extension the protocol model must accept), the buffer is applied here:
-        the value of the latest ``t`` with ``t − scheduling_buffer_seconds ≤ now``
-        ("the forecast says to add capacity at 10:00 AM, and you choose to
-        pre-launch instances by 5 minutes … launched at 9:55 AM")."""
+        the hour in force, raised to a later hour whose launch time
+        ``t − scheduling_buffer_seconds`` has come ("the forecast says to add
+        capacity at 10:00 AM, and you choose to pre-launch instances by 5 minutes
+        … launched at 9:55 AM"); a lower hour waits for its start (:func:`forecast_at`)."""
         f = ctx.obs.forecast
         if f is None or predictive_mode(ctx, "aws") != "ForecastAndScale":
             return None
@@ -616,15 +630,24 @@ def utilization_scale(members, resource: str) -> dict:
 
 
 def forecast_at(series, now: float, buffer: float, default: Optional[int] = None) -> Optional[int]:
-    """The capacity of the latest forecast point ``(t, replicas)`` whose launch
-    time ``t − buffer`` has come (``default`` when none has)."""
-    best_t = None
+    """The forecast capacity in force at ``now`` from points ``(t, replicas)``: the
+    latest point with ``t ≤ now`` (``default`` when none has begun), raised to any
+    point whose launch time ``t − buffer`` has come. SchedulingBufferTime advances
+    *launches* only ("the instance launch time can be advanced … launched at
+    9:55 AM"): a lower hour takes effect when it begins, not ``buffer`` early."""
+    cur_t = None
     value = default
+    ahead = None
     for t, r in series:
-        if r is None or t - buffer > now:
+        if r is None:
             continue
-        if best_t is None or t >= best_t:
-            best_t, value = t, r
+        if t <= now:
+            if cur_t is None or t >= cur_t:
+                cur_t, value = t, r
+        elif t - buffer <= now and (ahead is None or r > ahead):
+            ahead = r
+    if ahead is not None and (value is None or ahead > value):
+        value = ahead
     return None if value is None else int(math.ceil(value))
 
 

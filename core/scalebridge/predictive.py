@@ -14,15 +14,16 @@ rule (the highest of all signals; a forecast never scales in by itself):
 
 - **up**: ``ceil(peak forecast over (now, now + lead] × (1 + headroom) / (capacity × target))``,
   never below the reactive proposal for the current load;
-- **down**: the capacity the observed load needed is an envelope that decays
-  at most ``scale_down_rate_percent`` per ``scale_down_period_seconds`` — the
-  seed follows "the count minus 5%", not its forecast — real-valued and
-  rounded up only when handed out, so a fleet of 2–20 still comes down (5% of
-  10 is half a member: the envelope loses it over two periods) instead of
-  never (ceil every period) or 10% at a time (floor). Forecast capacity above
-  what the load has needed is never held: a quadratic fitted across a spike
-  curves upward, and keeping its overshoot on a slow decay would pay for
-  members no load ever used;
+- **down**: the proposal — forecast capacity included — comes down at most
+  ``scale_down_rate_percent`` per ``scale_down_period_seconds`` and never below
+  the reactive proposal for the current load (the seed follows "the count
+  minus 5%", not its forecast). It is kept real-valued and rounded up only
+  when handed out, so a fleet of 2–20 still comes down (5% of 10 is half a
+  member: the proposal loses it over two periods) instead of never (ceil every
+  period) or 10% at a time (floor). Holding what the forecast asked for is
+  what the rate means, and it costs: a quadratic fitted across a spike curves
+  upward and its overshoot is then paid for all the way down — which is why
+  the forecast is damped and ramps are extrapolated only when significant;
 - **margin**: with ``margin_quantile`` the plan covers that quantile of the
   forecast's own recent error — the peak load actually seen over each lead
   window against the peak forecast for it — instead of a fixed
@@ -314,37 +315,34 @@ class PredictivePlanner:
                 best = trend if best is None else max(best, trend)
         return best
 
-    def replicas_for(self, load: float) -> int:
-        return max(0, math.ceil(load * self.headroom / self.per_replica - 1e-9))
-
     def plan(self, now: float) -> Plan:
+        """The proposal for ``now``: the forecast's capacity (or, without a trusted
+        forecast, the last load's, with the same margin) joined with the reactive
+        proposal and with the previous proposal decayed by the scale-down rate."""
         reactive = max(0, math.ceil(self.last_load * self.headroom / self.floor_per_replica - 1e-9)) \
             if self.last_load is not None else 0
-        if self.envelope is None or self.last_time is None:
-            env = float(reactive)
-        else:
-            decayed = self.envelope * self.keep ** (max(now - self.last_time, 0.0) / self.period)
-            env = max(float(reactive), decayed)
-        self.envelope, self.last_time = env, now
-        held = math.ceil(env - 1e-9)
+        held = float(reactive)
+        if self.envelope is not None and self.last_time is not None:
+            held = max(held, self.envelope * self.keep ** (max(now - self.last_time, 0.0) / self.period))
         f = self.model.forecast(now, self.lead) if self.lead > 0 else None
+        up, peak, reason = 0.0, None, None
         if f is not None and f.ok and math.isfinite(f.peak):
+            peak = f.peak
             if self.quantile is not None:
                 self._pending.append((now, f.peak))
-                peak = f.peak
-                ramp = self.ramp_peak(now)
-                if ramp is not None and ramp > peak:
-                    peak = ramp
-                up = max(0, math.ceil(peak * self.margin(now, peak) * self.headroom / self.capacity - 1e-9))
+                target = max(peak, self.ramp_peak(now) or 0.0)
+                up = target * self.margin(now, target) * self.headroom / self.capacity
             else:
-                up = self.replicas_for(f.peak)
-            return Plan(max(up, held), reactive, f.peak, None)
-        if self.quantile is not None and self.last_load:
-            # no trusted forecast: the last load (or a significant ramp) is the forecast,
-            # with the same margin
-            peak = max(self.last_load, self.ramp_peak(now) or 0.0)
-            held = max(held, math.ceil(peak * self.margin(now, peak) * self.headroom / self.capacity - 1e-9))
-        return Plan(held, reactive, None, f.reason if f is not None else None)
+                up = peak * self.headroom / self.per_replica
+        else:
+            reason = f.reason if f is not None else None
+            if self.quantile is not None and self.last_load:
+                # no trusted forecast: the last load (or a significant ramp) is the
+                # forecast, with the same margin
+                target = max(self.last_load, self.ramp_peak(now) or 0.0)
+                up = target * self.margin(now, target) * self.headroom / self.capacity
+        self.envelope, self.last_time = max(held, up), now
+        return Plan(max(0, math.ceil(self.envelope - 1e-9)), reactive, peak, reason)
 
     def capacity_forecast(self, now: float) -> CapacityForecast:
         p = self.plan(now)

@@ -51,25 +51,42 @@ def test_nan_input_falls_back_with_a_reason():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0, 900_000), min_size=5, max_size=80), st.sampled_from([5, 10, 20]))
 def test_scale_down_rate_is_never_exceeded(loads, rate):
+    """The proposal — forecast capacity included — loses at most `rate` per minute
+    between any two instants, give or take the one member that rounding up can
+    add, and never drops below the reactive proposal."""
     p = planner(scale_down_rate_percent=rate, scale_down_period_seconds=60)
     keep = 1 - rate / 100
-    prev_env = None
+    seen = []
     for k, load in enumerate(loads):
         t = NOW + 15 * k
         p.observe(t, load)
         plan = p.plan(t)
-        env = p.envelope
-        if prev_env is not None:
-            # the capacity the load needed decays at most `rate` per minute
-            assert env >= prev_env * keep ** (15 / 60) - 1e-9
-        assert plan.replicas >= math.ceil(env - 1e-9)              # the plan never drops below it
-        assert plan.replicas >= plan.reactive                      # nor below the current load's need
-        prev_env = env
+        for s, earlier in seen:
+            assert plan.replicas > earlier * keep ** ((t - s) / 60) - 1 - 1e-9
+        assert plan.replicas >= plan.reactive
+        seen.append((t, plan.replicas))
+
+
+def test_forecast_capacity_comes_down_at_the_rate_too():
+    """A ramp the linear model extrapolates, then the load collapses: what the
+    forecast asked for is handed back at 5% a minute, not at once."""
+    p = planner(scale_down_rate_percent=5, scale_down_period_seconds=60)
+    t = NOW
+    for k in range(121):
+        t = NOW + 15 * k
+        p.observe(t, 100_000 + 1_500 * k)         # 100/s, as in the ramp test
+    top = p.plan(t).replicas
+    assert top > math.ceil(p.last_load / 25000)  # the forecast is above what the load needs
+    p.observe(t + 15, 0.0)
+    assert p.plan(t + 15).replicas == top         # 15 s at 5%/min: under one member
+    after = [p.plan(t + 15 + 60 * m).replicas for m in range(1, 11)]
+    assert all(b >= math.floor(a * 0.95) for a, b in zip([top] + after, after))
+    assert after[-1] < top
 
 
 def test_small_fleet_still_comes_down():
     """5% of 10 members is half a member: ceil every period would never scale down;
-    the envelope gets there."""
+    the real-valued proposal gets there."""
     p = planner(scale_down_rate_percent=5, scale_down_period_seconds=60)
     p.observe(NOW, 200_000)
     assert p.plan(NOW).replicas == 10

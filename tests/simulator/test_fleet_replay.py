@@ -330,6 +330,17 @@ def test_default_initial_is_what_the_policy_holds() -> None:
     assert default_initial(pods, 0.0, 10.0) == 3
 
 
+def test_default_initial_holds_what_the_predictive_planner_plans_first() -> None:
+    """Before it knows its forecast's error the planner plans at target_utilization of
+    a member's capacity; a reactive target at 90% alone would start the replay short."""
+    doc = {"min_replicas": 1, "max_replicas": 50, "metrics": [
+        {"type": "pods", "name": "load", "target": {"type": "AverageValue", "average_value": 90}}],
+        "predictive": {"mode": "ForecastAndScale", "capacity_per_replica": 100, "target_utilization": 0.5}}
+    assert default_initial(Policy.model_validate(doc), 900.0, 100.0) == 18       # 900 / (100 × 0.5)
+    doc["predictive"]["mode"] = "ForecastOnly"                                  # reports, never acts
+    assert default_initial(Policy.model_validate(doc), 900.0, 100.0) == 10       # 900 / 90
+
+
 def test_bad_loads_are_rejected() -> None:
     model = FleetModel(capacity=1, startup=0)
     for load in (np.array([]), np.array([1.0, -1.0]), np.array([np.nan])):

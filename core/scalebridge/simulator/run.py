@@ -134,8 +134,10 @@ def default_initial(policy: Policy, first_load: float, capacity: float) -> int:
     """Members at tick 0 when the model does not say: what the policy would hold
     for the first tick's load — ``ceil(load / (capacity × target))`` for its
     first cpu or load-balancing utilization target, ``ceil(load / target)``
-    for a ``load`` AverageValue target, else ``ceil(load / capacity)`` —
-    within the policy's bounds."""
+    for a ``load`` AverageValue target, else ``ceil(load / capacity)``; with
+    ``predictive.mode: ForecastAndScale``, at least the planner's plan before
+    it knows its own error, ``ceil(load / (capacity_per_replica ×
+    target_utilization))`` — within the policy's bounds."""
     need = first_load / capacity
     for m in policy.metrics or []:
         if not m.enabled:
@@ -148,6 +150,10 @@ def default_initial(policy: Policy, first_load: float, capacity: float) -> int:
             from ..units import exact
             need = first_load / float(exact(t.average_value))
             break
+    spec = policy.predictive
+    if spec is not None and spec.mode == "ForecastAndScale":
+        per_member = float(spec.capacity_per_replica or capacity) * float(spec.target_utilization)
+        need = max(need, first_load / per_member)
     size = int(members_needed(np.array([need]), 1.0)[0])
     lo, hi = bounds(policy)
     size = max(size, lo)

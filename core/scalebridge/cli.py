@@ -41,9 +41,12 @@ def _open(path: str) -> IO[str]:
         raise RequestError("$", f"cannot read {path}: {e.strerror or e}") from None
 
 
-def iter_requests(stream: IO[str]) -> Iterator[tuple[int, object]]:
+def iter_requests(stream: IO[str]) -> Iterator[tuple[object, object]]:
     """Requests from one JSON object (possibly spread over lines), a JSON array,
-    or JSON Lines; yields (line number, request)."""
+    or JSON Lines; yields (where, request): ``where`` is the line number (an int)
+    or ``"request [i]"`` for an array's items. A JSON Lines line that is not JSON
+    is yielded as a :class:`RequestError` in place of its request, so that the
+    lines after it are still decided (nothing lost on bad input)."""
     first = ""
     first_no = 0
     for no, line in enumerate(stream, start=1):
@@ -62,10 +65,15 @@ def iter_requests(stream: IO[str]) -> Iterator[tuple[int, object]]:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as e:
-            raise RequestError("$", f"invalid JSON at line {first_no + e.lineno - 1}, column {e.colno}: {e.msg}") from None
+            lines = _json_lines_after_bad_first(text, first_no)
+            if lines is None:
+                raise RequestError("$", f"invalid JSON at line {first_no + e.lineno - 1}, column {e.colno}: "
+                                        f"{e.msg}") from None
+            yield from lines
+            return
         if isinstance(obj, list):
             for i, r in enumerate(obj):
-                yield i, r
+                yield f"request [{i}]", r
         else:
             yield first_no, obj
         return
@@ -76,45 +84,86 @@ def iter_requests(stream: IO[str]) -> Iterator[tuple[int, object]]:
         try:
             obj = _loads(line)
         except json.JSONDecodeError as e:
-            raise RequestError("$", f"line {no}: invalid JSON at column {e.colno}: {e.msg}") from None
+            obj = RequestError("$", f"invalid JSON at column {e.colno}: {e.msg}")
         yield no, obj
 
 
+def _json_lines_after_bad_first(text: str, first_no: int) -> Optional[list]:
+    """JSON Lines whose first line is not JSON: that line's error, then the
+    other lines' requests — or None when the other lines are not JSON Lines
+    either (one broken multi-line document)."""
+    raw = text.splitlines()
+    out: list = []
+    for k, line in enumerate(raw[1:], start=first_no + 1):
+        if not line.strip():
+            continue
+        try:
+            obj = _loads(line)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(obj, dict):
+            return None
+        out.append((k, obj))
+    if not out:
+        return None
+    try:
+        json.loads(raw[0])
+    except json.JSONDecodeError as e:
+        return [(f"line {first_no}", RequestError("$", f"invalid JSON at column {e.colno}: {e.msg}"))] + out
+    return None
+
+
+def _where(where: object, file: str) -> str:
+    if isinstance(where, str):
+        return f"{where}: "
+    return f"line {where}: " if where and (file != "-" or where > 1) else ""
+
+
+def _each_request(stream: IO[str], file: str, command: str, handle) -> int:
+    """``handle(request)`` for every request; a malformed one is reported as one
+    line on stderr naming where it is (line, JSON path) and the others still run.
+    Exit status 2 when any request was malformed."""
+    failed = False
+    for where, req in iter_requests(stream):
+        try:
+            if isinstance(req, RequestError):
+                raise req
+            handle(req)
+        except RequestError as e:
+            failed = True
+            sys.stdout.flush()
+            print(f"scalebridge {command}: {_where(where, file)}{e}", file=sys.stderr)
+            sys.stderr.flush()
+    return EXIT_BAD_INPUT if failed else 0
+
+
 def cmd_decide(args) -> int:
-    out = sys.stdout
-    write = out.write
+    write = sys.stdout.write
     many = args.semantics == "all"
     names = BUILTIN_SEMANTICS
+
+    def handle(req) -> None:
+        if many:
+            lines = [_dumps(resp) for resp in decide_all(req, names)]
+        else:
+            lines = [_dumps(decide(req, args.semantics))]
+        write("".join(line + "\n" for line in lines))
+
     with _open(args.file) as stream:
-        line = 0
-        try:
-            for line, req in iter_requests(stream):
-                if many:
-                    for resp in decide_all(req, names):
-                        write(_dumps(resp) + "\n")
-                else:
-                    write(_dumps(decide(req, args.semantics)) + "\n")
-        except RequestError as e:
-            out.flush()
-            where = f"line {line}: " if line and args.file != "-" or line > 1 else ""
-            print(f"scalebridge decide: {where}{e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    return 0
+        return _each_request(stream, args.file, "decide", handle)
 
 
 def cmd_explain(args) -> int:
     from .explain import render
+    names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
+
+    def handle(req) -> None:
+        resps = [decide(req, name, explain=True) for name in names]
+        for resp in resps:
+            render(resp, sys.stdout)
+
     with _open(args.file) as stream:
-        try:
-            for _, req in iter_requests(stream):
-                names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
-                for name in names:
-                    resp = decide(req, name, explain=True)
-                    render(resp, sys.stdout)
-        except RequestError as e:
-            print(f"scalebridge explain: {e}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    return 0
+        return _each_request(stream, args.file, "explain", handle)
 
 
 def cmd_validate(args) -> int:

@@ -87,15 +87,66 @@ def parse_request(request: Union[dict, Request]) -> tuple[_Envelope, Policy]:
     try:
         env = _Envelope.model_validate(request)
     except ValidationError as e:
-        raise RequestError(*describe_validation_error(e)) from None
+        # spec (Conventions): "`null` and a missing key mean the same thing" — the
+        # models a request holds many of do not drop null keys themselves (that would
+        # cost every well-formed request a Python call per member); do it here, once
+        cleaned = _without_nulls(request)
+        if cleaned is request:
+            raise RequestError(*describe_validation_error(e)) from None
+        try:
+            env = _Envelope.model_validate(cleaned)
+        except ValidationError as e2:
+            raise RequestError(*describe_validation_error(e2)) from None
     return env, load_policy(env.policy)
 
 
-def resolve_semantics(name: Optional[str]) -> Semantics:
+def _without_nulls(x: Any) -> Any:
+    """``x`` with every null-valued object key removed, at any depth (``x`` itself
+    when it has none). List items are kept: a null there is a value (a series gap)."""
+    if type(x) is dict:
+        out = {k: _without_nulls(v) for k, v in x.items() if v is not None}
+        if len(out) == len(x) and all(out[k] is x[k] for k in out):
+            return x
+        return out
+    if type(x) is list:
+        out = [_without_nulls(v) for v in x]
+        if all(a is b for a, b in zip(out, x)):
+            return x
+        return out
+    return x
+
+
+def resolve_semantics(name: Optional[str], path: str = "$.semantics") -> Semantics:
     try:
         return plugins.semantics(name or DEFAULT_SEMANTICS)
     except ScalebridgeError as e:
-        raise RequestError("$.semantics", str(e)) from None
+        raise RequestError(path, str(e)) from None
+
+
+def _disabled_entry(name: str) -> dict:
+    return {"name": name, "replicas": None, "utilization": None, "value": None, "error": "disabled"}
+
+
+def align_metrics(policy: Policy, metrics: list) -> list:
+    """Spec (Response): "`metrics[i]` follows `policy.metrics[i]` for target
+    metrics, then the rules in force". A semantics that leaves disabled metrics
+    out of its list gets an entry (error "disabled") in their place, so that the
+    index still names the policy's metric."""
+    specs = policy.metrics
+    if not specs or all(m.enabled for m in specs) or not metrics:
+        return metrics
+    enabled = [m.name for m in specs if m.enabled]
+    # target-metric entries come first; rule entries carry "triggered"
+    n = 0
+    while n < len(metrics) and isinstance(metrics[n], dict) and "triggered" not in metrics[n]:
+        n += 1
+    names = [m.get("name") for m in metrics[:n]]
+    if not enabled or names != enabled:
+        return metrics   # already aligned, or no target-metric entries (a proposal, rules only)
+    rest = iter(metrics)
+    out = [next(rest) if m.enabled else _disabled_entry(m.name) for m in specs]
+    out.extend(rest)
+    return out
 
 
 class Decider:
@@ -183,12 +234,14 @@ def decide(request: Union[dict, Request], semantics: Optional[str] = None, *, ex
     Raises :class:`~scalebridge.errors.RequestError` for a malformed request."""
     env, policy = parse_request(request)
     name = semantics or env.semantics or policy.semantics or DEFAULT_SEMANTICS
-    sem = resolve_semantics(name)
+    path = "$.policy.semantics" if not (semantics or env.semantics) and policy.semantics else "$.semantics"
+    sem = resolve_semantics(name, path)
     sem.check(policy)
     state = DecisionState.from_protocol(env.state)
     trace: Optional[list] = [] if explain else None
     ctx = Context(env.now, env.current_replicas, policy, env.settings, env.observations, state, trace)
     d = run(sem, ctx)
+    d.metrics = align_metrics(policy, d.metrics)
     return to_response(sem.name, env.current_replicas, d, state, trace)
 
 
@@ -201,9 +254,13 @@ def decide_all(request: Union[dict, Request], names: tuple = BUILTIN_SEMANTICS, 
     for name in names:
         try:
             out.append(decide(request, name, explain=explain))
-        except RequestError as e:
+        except Exception as e:   # noqa: BLE001 — one semantics failing must not cost the others their answer
+            error = str(e) if isinstance(e, RequestError) else \
+                f"the {name} semantics cannot decide this request ({type(e).__name__}: {e})"
+            # no decision: the size stays, and the history the request carried is kept
+            # (spec: the response's state is the request's state after this decision)
             out.append({"semantics": name, "current_replicas": env.current_replicas,
                         "recommended_replicas": env.current_replicas, "desired_replicas": env.current_replicas,
                         "metrics": [], "profile": None, "reason": "InvalidMetrics", "able_to_scale": False,
-                        "error": str(e), "state": {}})
+                        "error": error, "state": DecisionState.from_protocol(env.state).to_protocol()})
     return out

@@ -29,6 +29,16 @@ class RequestError(ScalebridgeError):
         super().__init__(f"{self.path}: {message}")
 
 
+class FieldError(ValueError):
+    """A validator's complaint about one field below the model it validates:
+    reported at that field's location (``loc`` relative to the model), so the
+    one-line message names the field by its JSON path."""
+
+    def __init__(self, loc: Sequence[object] | str, message: str):
+        self.loc = (loc,) if isinstance(loc, (str, int)) else tuple(loc)
+        super().__init__(message)
+
+
 class PolicyError(ScalebridgeError):
     """One or more problems in a policy file, each with its location."""
 
@@ -57,6 +67,9 @@ def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
         while loc and loc[-1] in _UNION_TAGS:
             loc = loc[:-1]
+        cause = (e.get("ctx") or {}).get("error")
+        if isinstance(cause, FieldError):
+            loc = loc + cause.loc
         if loc in seen:
             continue
         seen.add(loc)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
                       PrivateAttr, Strict, StrictBool, ValidationInfo, WithJsonSchema, field_validator, model_validator)
 
+from .errors import FieldError
 from .units import exact, parse_duration
 
 # ----------------------------------------------------------------------------- field types
@@ -50,9 +51,22 @@ Bool = StrictBool
 """``true``/``false`` only: ``"yes"`` is an error, not coerced."""
 
 
+def drop_nulls(data: Any) -> Any:
+    """Spec (Conventions): "`null` and a missing key mean the same thing" — a key
+    whose value is null is read as absent, so it takes the field's default."""
+    if type(data) is dict and None in data.values():
+        return {k: v for k, v in data.items() if v is not None}
+    return data
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False,
                               str_strip_whitespace=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_missing(cls, data: Any) -> Any:
+        return drop_nulls(data)
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -73,11 +87,11 @@ class MetricTarget(_Model):
     def _needs_its_value(self) -> "MetricTarget":
         need = {"Utilization": "average_utilization", "AverageValue": "average_value", "Value": "value"}[self.type]
         if getattr(self, need) is None:
-            raise ValueError(f"a {self.type} target needs `{need}`")
+            raise FieldError(need, f"required field is missing: a {self.type} target needs `{need}`")
         if self.type == "Utilization" and self.average_utilization <= 0:
-            raise ValueError("average_utilization must be greater than 0")
+            raise FieldError(need, "average_utilization must be greater than 0")
         if self.type != "Utilization" and exact(getattr(self, need)) <= 0:
-            raise ValueError(f"{need} must be greater than 0")
+            raise FieldError(need, f"{need} must be greater than 0")
         return self
 
 
@@ -94,11 +108,13 @@ class Metric(_Model):
     def _target_fits_type(self) -> "Metric":
         t = self.target.type
         if t == "Utilization" and self.type not in ("resource", "container_resource", "load_balancing"):
-            raise ValueError(f"a {self.type} metric cannot have a Utilization target; use AverageValue or Value")
+            raise FieldError(("target", "type"),
+                             f"a {self.type} metric cannot have a Utilization target; use AverageValue or Value")
         if self.type in ("resource", "container_resource", "pods") and t == "Value":
-            raise ValueError(f"a {self.type} metric takes a Utilization or AverageValue target, not Value")
+            raise FieldError(("target", "type"),
+                             f"a {self.type} metric takes a Utilization or AverageValue target, not Value")
         if self.type == "container_resource" and not self.container:
-            raise ValueError("a container_resource metric needs `container`")
+            raise FieldError("container", "required field is missing: a container_resource metric needs `container`")
         return self
 
 
@@ -236,13 +252,13 @@ class Rule(_Model):
             raise ValueError("a rule needs an `action` (or `steps` for an AWS step-scaling rule)")
         missing = [k for k in ("direction", "type") if getattr(v, k) is None]
         if missing:
-            raise ValueError(f"action needs {', '.join(missing)}")
+            raise FieldError(missing[0], f"required field is missing: action needs {', '.join(missing)}")
         if v.type != "ServiceAllowedNextValue" and v.value is None:
             # Azure ScaleAction.value: "This value must be 1 or greater. The default value is 1."
             # (https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update)
             v = v.model_copy(update={"value": 1})
         if v.value is not None and v.value < 0:
-            raise ValueError("action.value must be zero or more (direction says which way)")
+            raise FieldError("value", "action.value must be zero or more (direction says which way)")
         return v
 
     @field_validator("datapoints_to_alarm")
@@ -257,7 +273,8 @@ class Rule(_Model):
     @model_validator(mode="after")
     def _needs_action(self) -> "Rule":
         if self.steps is None and self.action is None:
-            raise ValueError("a rule needs an `action` (or `steps` for an AWS step-scaling rule)")
+            raise FieldError("action", "required field is missing: a rule needs an `action` "
+                                       "(or `steps` for an AWS step-scaling rule)")
         return self
 
     @property
@@ -352,7 +369,7 @@ class FixedDate(_Model):
         from .timezones import to_epoch
         s, e = to_epoch(self.start, self.time_zone), to_epoch(self.end, self.time_zone)
         if e <= s:
-            raise ValueError("fixed_date end must be after start")
+            raise FieldError("end", "fixed_date end must be after start")
         return self
 
 
@@ -456,10 +473,10 @@ class Policy(_Model):
         if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
             raise ValueError(f"min_replicas ({self.min_replicas}) is greater than max_replicas ({self.max_replicas})")
         if self.allowed_replicas is not None and self.allowed_replicas != sorted(set(self.allowed_replicas)):
-            raise ValueError("allowed_replicas must be strictly ascending")
+            raise FieldError("allowed_replicas", "allowed_replicas must be strictly ascending")
         defaults = [p.name for p in self.profiles if p.recurrence is None and p.fixed_date is None]
         if len(defaults) > 1:
-            raise ValueError(f"at most one default profile (no recurrence, no fixed_date); found {', '.join(defaults)}")
+            raise FieldError("profiles", f"at most one default profile (no recurrence, no fixed_date); found {', '.join(defaults)}")
         return self
 
     # per-semantics compiled forms (parsed targets, sorted rules); not part of the data

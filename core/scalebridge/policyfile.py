@@ -31,7 +31,20 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions) -> Any:
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(v, path + (i,), pos) for i, v in enumerate(node.value)]
+    if isinstance(node, yaml.ScalarNode) and node.style is None:
+        # YAML 1.1 reads `mode: ON` / `mode: OFF` (and yes/no) as booleans and an
+        # unquoted `2026-01-01T08:00:00` as a datetime; a policy file holds the
+        # protocol's JSON values, so only true/false are booleans and times stay
+        # the ISO-8601 strings the spec allows (fixed_date.start/end).
+        if node.tag == _BOOL_TAG and node.value.lower() not in ("true", "false"):
+            return node.value
+        if node.tag == _TIMESTAMP_TAG:
+            return node.value
     return _LOADER.construct_object(node, deep=True)
+
+
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 
 
 class _Loader(yaml.SafeLoader):

@@ -6,18 +6,33 @@ which lets a simulator describe a fleet of hundreds in a few entries.
 """
 from __future__ import annotations
 
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
-from typing_extensions import TypedDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from typing_extensions import Required, TypedDict
 
-from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity
+from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity, drop_nulls
+from .units import parse_duration
 
 Time = Optional[FiniteFloat]
 """Seconds since the Unix epoch; null is the distant past."""
 
 
 class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_missing(cls, data: Any) -> Any:
+        # spec (Conventions): "`null` and a missing key mean the same thing"
+        return drop_nulls(data)
+
+
+class _Bulk(BaseModel):
+    """Models a request holds many of (members, metric observations): no per-instance
+    Python validator. Their null-valued keys are dropped by the engine, which
+    validates again without them only when a first validation fails
+    (``engine.parse_request``), so a well-formed request pays nothing for it."""
     model_config = ConfigDict(extra="forbid")
 
 
@@ -36,7 +51,7 @@ class Settings(_Model):
     metric_delay_seconds: NonNegDuration = 0.0
 
 
-class Member(_Model):
+class Member(_Bulk):
     name: str
     phase: Literal["Running", "Pending", "Failed", "Succeeded"] = "Running"
     ready: Optional[Bool] = None
@@ -51,7 +66,7 @@ class Member(_Model):
 Point = tuple[FiniteFloat, Optional[FiniteFloat]]
 
 
-class MetricObservation(_Model):
+class MetricObservation(_Bulk):
     members: Optional[dict[str, Optional[Quantity]]] = None
     timestamp: Time = None
     window: Optional[NonNegDuration] = None
@@ -79,6 +94,15 @@ class Observations(_Model):
     forecast: Optional[CapacityForecast] = None
     proposal: Optional[Annotated[Int, Field(ge=0)]] = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_missing(cls, data: Any) -> Any:
+        # a metric observed as null is a metric not observed
+        data = drop_nulls(data)
+        if type(data) is dict and type(data.get("metrics")) is dict:
+            data = {**data, "metrics": drop_nulls(data["metrics"])}
+        return data
+
 
 class TimedReplicas(TypedDict):
     """``{"time", "replicas"}`` (a TypedDict: history lists are long, models cost time)."""
@@ -89,8 +113,8 @@ class TimedReplicas(TypedDict):
 
 class ScaleEvent(TypedDict, total=False):
     __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
-    time: FiniteFloat
-    change: Int
+    time: Required[FiniteFloat]
+    change: Required[Int]
     cause: Optional[str]
 
 
@@ -100,7 +124,9 @@ class LastScale(_Model):
     direction: Optional[Literal["Increase", "Decrease"]] = None
     cause: Optional[str] = None
     completed_at: Optional[Number] = None
-    cooldown_seconds: Optional[Number] = None
+    # a duration: seconds, or "5m", "PT5M" … (spec: Conventions)
+    cooldown_seconds: Annotated[Optional[Number],
+                                BeforeValidator(lambda v: parse_duration(v) if isinstance(v, str) else v)] = None
 
 
 class StateModel(BaseModel):
@@ -111,6 +137,11 @@ class StateModel(BaseModel):
     scale_up_events: Optional[list[ScaleEvent]] = None
     scale_down_events: Optional[list[ScaleEvent]] = None
     last_scale: Optional[LastScale] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_missing(cls, data: Any) -> Any:
+        return drop_nulls(data)
 
 
 class Request(_Model):

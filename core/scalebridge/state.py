@@ -108,14 +108,17 @@ class TimeLog:
 
     def append(self, t: float, value: int, cause: Optional[str] = None) -> None:
         e = (t, value, cause)
-        if self.entries and self.entries[-1][0] > t:  # out of order: re-sort, rebuild views lazily
-            self.entries.append(e)
-            self.entries = deque(sorted(self.entries, key=itemgetter(0)))
+        entries = self.entries
+        if entries and entries[-1][0] > t:  # out of order: re-sort, rebuild views lazily
+            entries.append(e)
+            self.entries = deque(sorted(entries, key=itemgetter(0)))
             self._views.clear()
             return
-        self.entries.append(e)
-        for v in self._views.values():
-            v.push(e)
+        entries.append(e)
+        views = self._views
+        if views:
+            for v in views.values():
+                v.push(e)
 
     def _view(self, key: tuple, make):
         v = self._views.get(key)
@@ -134,7 +137,11 @@ class TimeLog:
 
     def window_max(self, now: float, window: float, closed: bool = False) -> Optional[int]:
         """Largest value with ``now - window < t <= now`` (``closed``: ``<=``), or None."""
-        v = self._view(("max", window, closed), lambda: _Extreme(window, 1, self.entries, closed))
+        key = ("max", window, closed)
+        v = self._views.get(key)
+        if v is not None:
+            return v.query(now)
+        v = self._view(key, lambda: _Extreme(window, 1, self.entries, closed))
         if v is None:
             inside = self._inside(now, window, closed)
             return max(inside) if inside else None
@@ -142,7 +149,11 @@ class TimeLog:
 
     def window_min(self, now: float, window: float) -> Optional[int]:
         """Smallest value with ``now - window < t <= now``, or None."""
-        v = self._view(("min", window), lambda: _Extreme(window, -1, self.entries))
+        key = ("min", window)
+        v = self._views.get(key)
+        if v is not None:
+            return v.query(now)
+        v = self._view(key, lambda: _Extreme(window, -1, self.entries))
         if v is None:
             inside = self._inside(now, window)
             return min(inside) if inside else None
@@ -150,7 +161,11 @@ class TimeLog:
 
     def window_sum(self, now: float, window: float) -> int:
         """Sum of values with ``now - window < t <= now``."""
-        v = self._view(("sum", window), lambda: _Sum(window, self.entries))
+        key = ("sum", window)
+        v = self._views.get(key)
+        if v is not None:
+            return v.query(now)
+        v = self._view(key, lambda: _Sum(window, self.entries))
         if v is None:
             return sum(self._inside(now, window))
         return v.query(now)

@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Callable, Optional
 
 from .. import constants as C
@@ -120,8 +121,24 @@ class _Compiled:
 
 def _ceil_ratio(base: int, value, target) -> int:
     """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10)."""
-    v = value if type(value) is int or type(value) is Fraction else exact(value)
-    return -((-base * v.numerator * target.denominator) // (v.denominator * target.numerator))
+    if type(value) is float:
+        vn, vd = _float_pair(value)
+    else:
+        v = value if type(value) is int or type(value) is Fraction else exact(value)
+        vn, vd = v.numerator, v.denominator
+    return -((-base * vn * target.denominator) // (vd * target.numerator))
+
+
+@lru_cache(maxsize=4096)
+def _float_pair(x: float) -> tuple[int, int]:
+    """``(n, d)`` with ``n / d == exact(x)``, the decimal ``repr(x)`` writes (not
+    reduced: a ratio's floor is the same for any n/d of the same value)."""
+    text = repr(x)
+    whole, dot, frac = text.partition(".")
+    if not dot or not frac.isdigit():   # an exponent, or not finite: exact() decides
+        q = exact(x)
+        return q.numerator, q.denominator
+    return int(whole + frac), 10 ** len(frac)
 
 
 def _json(v):
@@ -334,7 +351,10 @@ class AwsSemantics(Semantics):
             if not mt.enabled:
                 results.append(_result(mt.name, error="disabled"))
                 continue
-            warmup = resolve_warmup(mt.initialization_period_seconds, policy.initialization_period_seconds, s)
+            # resolve_warmup(mt.initialization_period_seconds, policy.initialization_period_seconds, s)
+            warmup = mt.initialization_period_seconds
+            if warmup is None:
+                warmup = policy_warmup
             if warmup > block_warmup:
                 block_warmup = warmup
             resource = mt.name if mt.type in ("resource", "container_resource") and \

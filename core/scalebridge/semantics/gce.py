@@ -68,15 +68,18 @@ def _vcpu_samples(ctx, spec: Signal):
     if not samples:
         return None
     first = None
+    first_r = None
     for m in members:
         if samples.get(m.name) is None:
             continue
         r = m.requests.get(spec.resource) if m.requests else None
         if r is None:
             return None   # the shared path reports the missing request
+        if r is first_r:   # the same request object as the first: the same vCPUs
+            continue
         q = exact_pair(r)   # cached: this check runs on every decision
         if first is None:
-            first = q
+            first, first_r = q, r
         elif q != first:
             return samples, members
     return None

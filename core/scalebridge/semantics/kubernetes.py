@@ -74,6 +74,24 @@ def tolerances(policy: Policy, settings_tolerance: Optional[float]) -> Tolerance
     return Tolerances(scale_down=down, scale_up=up)
 
 
+class _Compiled:
+    """What the kubernetes semantics derives from one policy (cached on it)."""
+    __slots__ = ("policy", "specs", "min_r", "_tolerances")
+
+    def __init__(self, policy: Policy):
+        self.policy = policy
+        self.specs = tuple(m for m in policy.metrics if m.enabled) if policy.metrics else (DEFAULT_CPU_METRIC,)
+        self.min_r = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
+        self._tolerances: dict = {}
+
+    def tolerances(self, settings_tolerance: Optional[float]) -> Tolerances:
+        """:func:`tolerances` of the policy, per ``settings.tolerance``."""
+        t = self._tolerances.get(settings_tolerance)
+        if t is None:
+            t = self._tolerances[settings_tolerance] = tolerances(self.policy, settings_tolerance)
+        return t
+
+
 def pods_of(ctx: Context, obs: Optional[MetricObservation]) -> list[Member]:
     """The pods the selector returns: ``observations.members``; when absent, one
     running, ready pod per sampled member (documented scalebridge default)."""
@@ -200,13 +218,14 @@ class KubernetesSemantics(Semantics):
     # -- reconcileAutoscaler ------------------------------------------------------------------
     def decide(self, ctx: Context) -> Decision:
         policy, state, now, current = ctx.policy, ctx.state, ctx.now, ctx.current
-        self.check(policy)
-        min_r = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
+        c = self._compiled(policy)
+        tr = ctx.trace is not None   # explain: notes are built only when asked for
+        min_r = c.min_r
         max_r = policy.max_replicas
         if state.recommendations is None:   # recordInitialRecommendation
             state.recommendations = TimeLog([(now, current, None)])
-        specs = [m for m in (policy.metrics or []) if m.enabled] if policy.metrics else [DEFAULT_CPU_METRIC]
-        tol = tolerances(policy, ctx.settings.tolerance)
+        specs = c.specs
+        tol = c.tolerances(ctx.settings.tolerance)
 
         if current == 0 and min_r != 0:
             ctx.note("bounds", current, current, "scaling is disabled since the replica count of the target is zero")
@@ -230,7 +249,9 @@ class KubernetesSemantics(Semantics):
         else:
             metric_desired, results, error, winner = -1, [], "no enabled metrics", None
         metrics_out = [r.to_dict() for r in results]
-        ctx.note("metrics", current, metric_desired, "highest proposal of all metrics" if metric_desired >= 0 else (error or ""))
+        if tr:
+            ctx.note("metrics", current, metric_desired,
+                     "highest proposal of all metrics" if metric_desired >= 0 else (error or ""))
         if metric_desired == -1:
             return Decision(current, current, "InvalidMetrics", metrics_out, error=error or "no metrics")
 
@@ -238,25 +259,28 @@ class KubernetesSemantics(Semantics):
         cause = "metric"
         forecast = forecast_floor(ctx, "kubernetes")
         if forecast is not None and forecast > desired:   # a forecast joins the signals by max
-            ctx.note("forecast", desired, forecast, "capacity forecast above the metrics' proposal")
+            if tr:
+                ctx.note("forecast", desired, forecast, "capacity forecast above the metrics' proposal")
             desired, cause = forecast, "forecast"
         if policy.behavior is None:
             window = ctx.settings.downscale_stabilization_seconds
             window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
             stabilized, stab_reason = stabilize_down(state.recommendations, now, desired, window, closed=True)
-            ctx.note("stabilization", desired, stabilized, f"highest recommendation of the last {window:g}s")
             final, limit_reason = limit_without_behavior(current, stabilized, min_r, max_r)
-            ctx.note("limits", stabilized, final, limit_reason)
+            if tr:
+                ctx.note("stabilization", desired, stabilized, f"highest recommendation of the last {window:g}s")
+                ctx.note("limits", stabilized, final, limit_reason)
         else:
             window = ctx.settings.downscale_stabilization_seconds
             b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
             stabilized, stab_reason = stabilize_both_ways(state.recommendations, now, current, desired,
                                                           b.up_window, b.down_window)
-            ctx.note("stabilization", desired, stabilized,
-                     f"scale-up window {b.up_window:g}s, scale-down window {b.down_window:g}s")
             final, limit_reason = limit_with_behavior(state, now, current, stabilized, min_r, max_r,
                                                       b.up_select, b.up_policies, b.down_select, b.down_policies)
-            ctx.note("rate limits", stabilized, final, limit_reason)
+            if tr:
+                ctx.note("stabilization", desired, stabilized,
+                         f"scale-up window {b.up_window:g}s, scale-down window {b.down_window:g}s")
+                ctx.note("rate limits", stabilized, final, limit_reason)
             if final != current and _carried_out(policy.mode, current, final):
                 _overwrite_outdated_event(state, now, final > current, b)
         if final != stabilized:
@@ -269,6 +293,13 @@ class KubernetesSemantics(Semantics):
             reason = "DesiredWithinRange"
         cause = "boundary" if reason in ("TooFewReplicas", "TooManyReplicas") else cause
         return Decision(final, final, reason, metrics_out, error=error, cause=cause)
+
+    def _compiled(self, policy: Policy) -> "_Compiled":
+        return self.cached(policy, self._build)
+
+    def _build(self, policy: Policy) -> "_Compiled":
+        self.check(policy)   # raises before anything is cached: every decision on this policy raises
+        return _Compiled(policy)
 
     def _behavior(self, policy: Policy, downscale_default: float) -> Behavior:
         cache = policy.compiled()

@@ -290,16 +290,33 @@ def simulate(
     next_sync = 0
     W = window_ticks
     # one object per shape for the whole run, its fields replaced at each decision
-    # (cheaper than building models; semantics never keep observations between calls)
+    # (cheaper than building models; semantics never keep or change observations)
     set_attr = object.__setattr__
+    window = W * tick
     cpu_obs = _fresh(MetricObservation, _OBS_FIELDS, {})
     load_obs = _fresh(MetricObservation, _OBS_FIELDS, {})
     per_member_obs = _fresh(MetricObservation, _OBS_FIELDS, {})
     lb_obs = _fresh(MetricObservation, _OBS_FIELDS, {})
     observations = _fresh(Observations, _OBSERVATIONS_FIELDS, {})
+    # their field dicts, updated in place at each decision (only what changes)
+    cpu_d = {"members": None, "timestamp": None, "window": window, "value": None, "values": None,
+             "series": None, "member_series": None, "forecast": None}
+    load_d, per_member_d, lb_d = dict(cpu_d), dict(cpu_d), dict(cpu_d)
+    set_attr(cpu_obs, "__dict__", cpu_d)
+    set_attr(load_obs, "__dict__", load_d)
+    set_attr(per_member_obs, "__dict__", per_member_d)
+    set_attr(lb_obs, "__dict__", lb_d)
+    metrics = {"cpu": cpu_obs}
+    for key in load_names:
+        metrics[key] = load_obs
+    for key in per_member_names:
+        metrics[key] = per_member_obs
+    for key in lb_names:
+        metrics[key] = lb_obs
+    obs_d = {"status_replicas": None, "members": None, "metrics": metrics, "forecast": None, "proposal": None}
+    set_attr(observations, "__dict__", obs_d)
     fsum = math.fsum
     ceil = math.ceil
-    window = W * tick
     members, serving, since = fleet.members()
     newest = max(since, default=-math.inf)
     sampled = serving
@@ -348,38 +365,33 @@ def simulate(
                 m = u * 1000.0             # usage in cores, rounded up to a millicore
                 r = round(m)
                 cores = r / 1000.0 if abs(m - r) <= 1e-9 * (m if m > 1.0 else 1.0) else ceil(m) / 1000.0
-                set_attr(cpu_obs, "__dict__", {
-                    "members": dict.fromkeys(sampled, cores), "timestamp": stamp, "window": window,
-                    "value": None, "values": None, "series": cpu_series, "member_series": None,
-                    "forecast": None})
-                metrics = {"cpu": cpu_obs}
+                cpu_d["members"] = dict.fromkeys(sampled, cores)
+                cpu_d["timestamp"] = stamp
+                cpu_d["series"] = cpu_series
                 if want_load:
-                    set_attr(load_obs, "__dict__", {
-                        "members": dict.fromkeys(sampled, u * cap), "timestamp": stamp, "window": window,
-                        "value": total, "values": [total], "series": load_series, "member_series": None,
-                        "forecast": None})
-                    for key in load_names:
-                        metrics[key] = load_obs
+                    load_d["members"] = dict.fromkeys(sampled, u * cap)
+                    load_d["timestamp"] = stamp
+                    load_d["value"] = total
+                    load_d["values"] = [total]
+                    load_d["series"] = load_series
                 if want_per_member:
-                    set_attr(per_member_obs, "__dict__", {
-                        "members": dict.fromkeys(sampled, u * cap), "timestamp": stamp, "window": window,
-                        "value": total, "values": [total], "series": member_series, "member_series": None,
-                        "forecast": None})
-                    for key in per_member_names:
-                        metrics[key] = per_member_obs
+                    per_member_d["members"] = dict.fromkeys(sampled, u * cap)
+                    per_member_d["timestamp"] = stamp
+                    per_member_d["value"] = total
+                    per_member_d["values"] = [total]
+                    per_member_d["series"] = member_series
                 if want_lb:
                     pct = u * 100.0
-                    set_attr(lb_obs, "__dict__", {
-                        "members": dict.fromkeys(sampled, pct), "timestamp": stamp, "window": window,
-                        "value": pct, "values": None, "series": cpu_series, "member_series": None,
-                        "forecast": None})
-                    for key in lb_names:
-                        metrics[key] = lb_obs
+                    lb_d["members"] = dict.fromkeys(sampled, pct)
+                    lb_d["timestamp"] = stamp
+                    lb_d["value"] = pct
+                    lb_d["series"] = cpu_series
                 forecast = None
                 if forecaster is not None:
                     forecast = _as_forecast(forecaster(now, history[:max(0, k - lag_ticks)], tick))
-                set_attr(observations, "__dict__", {"status_replicas": current, "members": members,
-                                                    "metrics": metrics, "forecast": forecast, "proposal": None})
+                obs_d["status_replicas"] = current
+                obs_d["members"] = members
+                obs_d["forecast"] = forecast
                 decision = step(now, current, observations)
                 decisions += 1
                 reason = decision.reason

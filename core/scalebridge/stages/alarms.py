@@ -257,6 +257,19 @@ def evaluate_alarm(points: Sequence, breaches: Threshold, n: int, m: int,
     ``None`` missing; normally ``N + 2`` of them), ``N`` evaluation periods,
     ``M`` datapoints to alarm, the missing-data treatment and the previous
     state (for ``ignore``; absent → INSUFFICIENT_DATA, the state of a new alarm)."""
+    head = points[:n]
+    if n > 0 and len(head) == n and None not in head:
+        # fast path: the N most recent periods all have data, so they are the evaluated
+        # datapoints (what _evaluate_alarm's scan finds; tests/semantics/test_fast_paths.py)
+        values = head if type(head) is list else list(head)
+        b = breaches.count(values)
+        return AlarmEvaluation(ALARM if b >= m else OK, values, b)
+    return _evaluate_alarm(points, breaches, n, m, treat_missing, previous)
+
+
+def _evaluate_alarm(points: Sequence, breaches: Threshold, n: int, m: int,
+                    treat_missing: str, previous: Optional[str]) -> AlarmEvaluation:
+    """:func:`evaluate_alarm` for any datapoints."""
     values = []
     for v in points:
         if v is not None:

@@ -215,6 +215,7 @@ def _sums(samples: Mapping[str, object], members: Optional[Sequence], resource: 
             n += 1
     else:
         get = samples.get
+        last_v = last_pair = None   # members often share one sample object (and one request)
         for m in members:
             name = m.name
             v = get(name)
@@ -224,10 +225,13 @@ def _sums(samples: Mapping[str, object], members: Optional[Sequence], resource: 
             if skip and name in skip:
                 excluded += c
                 continue
-            if type(v) is int:
+            if v is last_v:
+                vn, vd = last_pair
+            elif type(v) is int:
                 vn, vd = v, 1
             else:
-                vn, vd = pair(v)
+                vn, vd = last_pair = pair(v)
+                last_v = v
             if vd == den:
                 num += vn * c
             else:

@@ -120,10 +120,13 @@ class Fleet:
                     deleting = True
                 else:
                     pending = True
-        self.base_in = _int_capacity(running)
-        self.in_service = _int_capacity(in_service)
+        # _int_capacity, inline: capacities are integers unless a weight is fractional
+        self.base_in = running if type(running) is int else math.ceil(running)
+        self.in_service = in_service if type(in_service) is int else math.ceil(in_service)
         self._warm_since = warm
-        s = _int_capacity(present) if status is None else _int_capacity(status)
+        s = present if status is None else status
+        if type(s) is not int:
+            s = math.ceil(s)
         self.activity_in_progress = s != current or pending or unready or deleting
         self.scale_out_in_progress = s < current or pending or unready
 

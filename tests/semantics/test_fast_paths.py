@@ -1,0 +1,211 @@
+"""The replay's fast paths give exactly what the general paths give.
+
+Each shortcut taken on the per-decision path (benchmarks/simulate.py) is
+checked here against the code it stands for, on varied inputs: missing data,
+out-of-range and unsorted samples, shared and distinct (equal) objects,
+fractions, exponents and non-finite numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from fractions import Fraction
+
+import pytest
+
+from scalebridge.semantics.aws import _ceil_ratio, _float_pair
+from scalebridge.stages.alarms import ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, breach_test, evaluate_alarm
+from scalebridge.stages.proposals import _sums, average_proposal
+from scalebridge.state import TimeLog
+from scalebridge.units import exact
+
+
+
+def _floats(rng: random.Random, n: int) -> list[float]:
+    out = [0.0, -0.0, 1.0, -1.0, 0.1, 0.29, 1e-5, 1.5e16, 123456789.125, 2.0 ** -30, 1e300, -7.25e-12]
+    for _ in range(n):
+        kind = rng.random()
+        if kind < 0.4:
+            out.append(rng.uniform(0, 200))
+        elif kind < 0.6:
+            out.append(round(rng.uniform(-100, 100), rng.randrange(0, 6)))
+        elif kind < 0.8:
+            out.append(rng.uniform(-1, 1) * 10.0 ** rng.randrange(-20, 21))
+        else:
+            out.append(float(rng.randrange(-1000, 1000)))
+    return out
+
+
+# --- aws: a float datapoint's exact value -----------------------------------------------------
+
+
+def test_float_pair_is_the_exact_decimal() -> None:
+    for x in _floats(random.Random(1), 3000):
+        n, d = _float_pair(x)
+        assert d > 0
+        assert Fraction(n, d) == exact(x), x
+
+
+@pytest.mark.parametrize("x", [math.inf, -math.inf, math.nan])
+def test_float_pair_rejects_what_exact_rejects(x: float) -> None:
+    with pytest.raises(ValueError) as fast:
+        _float_pair(x)
+    with pytest.raises(ValueError) as general:
+        exact(x)
+    assert str(fast.value) == str(general.value)
+
+
+def test_ceil_ratio_of_a_float_equals_the_exact_ratio() -> None:
+    rng = random.Random(2)
+    targets = [exact(t) for t in (60, 54, Fraction(27, 2), 0.5, 1, 95, 3.3)]
+    for x in _floats(rng, 2000):
+        for target in rng.sample(targets, 3):
+            base = rng.randrange(0, 500)
+            want = math.ceil(Fraction(base) * exact(x) / target)
+            assert _ceil_ratio(base, x, target) == want, (base, x, target)
+            assert _ceil_ratio(base, exact(x), target) == want
+
+
+# --- CloudWatch alarms ------------------------------------------------------------------------
+
+
+def test_alarm_fast_path_agrees_with_the_general_evaluation() -> None:
+    rng = random.Random(4)
+    ops = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
+    seen = set()
+    for _ in range(5000):
+        n = rng.randrange(1, 16)
+        m = rng.randrange(1, n + 1)
+        size = rng.randrange(0, n + 4)
+        missing = rng.choice([0.0, 0.0, 0.1, 0.5])
+        points = [None if rng.random() < missing else
+                  rng.choice([float(rng.randrange(40, 80)), rng.uniform(40, 80), rng.randrange(40, 80),
+                              Fraction(rng.randrange(400, 800), rng.randrange(1, 13))])
+                  for _ in range(size)]
+        if rng.random() < 0.2:
+            points = tuple(points)
+        threshold = rng.choice([60, 60.5, "60", Fraction(121, 2)])
+        test = breach_test(rng.choice(ops), threshold)
+        treat = rng.choice(["missing", "breaching", "notBreaching", "ignore"])
+        previous = rng.choice([None, OK, ALARM, INSUFFICIENT_DATA])
+        fast = evaluate_alarm(points, test, n, m, treat, previous)
+        general = _evaluate_alarm(points, test, n, m, treat, previous)
+        assert fast == general, (points, n, m, treat, previous)
+        assert type(fast.evaluated) is list
+        seen.add(fast.state)
+    assert seen == {OK, ALARM, INSUFFICIENT_DATA}
+
+
+# --- per-member sums: shared sample and request objects ----------------------------------------
+
+
+class _M:
+    """A member as the stages read it."""
+
+    def __init__(self, name: str, count: int, requests: dict):
+        self.name, self.count, self.requests = name, count, requests
+        self.ready_transition_time = self.start_time = None
+
+
+def _copy(x):
+    """An equal value that is a different object where Python allows (as separately
+    parsed samples are; small ints and interned strings stay shared)."""
+    if type(x) is float:
+        return float(repr(x))
+    if type(x) is str:
+        return "".join(list(x))
+    return x
+
+
+@pytest.mark.parametrize("resource", [None, "cpu"])
+def test_sums_take_shared_objects_as_their_equal_copies(resource) -> None:
+    rng = random.Random(5)
+    for _ in range(1500):
+        shared_value = rng.choice([0.613, 1.0, 2, "250m", 0.1 + 0.2, Fraction(1, 3)])
+        shared_req = rng.choice([1, 2, "500m", 0.5])
+        members, samples, samples_copy, members_copy = [], {}, {}, []
+        for i in range(rng.randrange(1, 12)):
+            name = f"m{i}"
+            req = shared_req if rng.random() < 0.8 else rng.choice([1, 2, "500m"])
+            v = shared_value if rng.random() < 0.7 else rng.choice([None, 0.25, 3, "100m"])
+            members.append(_M(name, rng.randrange(1, 5), {"cpu": req}))
+            members_copy.append(_M(name, members[-1].count, {"cpu": _copy(req)}))
+            samples[name] = v
+            samples_copy[name] = _copy(v)
+        skip = frozenset(rng.sample([m.name for m in members], rng.randrange(0, len(members) + 1)))
+        for sk in (skip, ()):
+            a, b = _sums(samples, members, resource, sk), _sums(samples_copy, members_copy, resource, sk)
+            assert [getattr(a, k) for k in a.__slots__] == [getattr(b, k) for k in b.__slots__]
+        try:
+            pa = average_proposal(7, samples, 60, members=members, resource=resource, initializing=skip)
+        except Exception as e:   # noqa: BLE001 — the copy must fail the same way
+            with pytest.raises(type(e)) as again:
+                average_proposal(7, samples_copy, 60, members=members_copy, resource=resource, initializing=skip)
+            assert str(again.value) == str(e)
+            continue
+        pb = average_proposal(7, samples_copy, 60, members=members_copy, resource=resource, initializing=skip)
+        assert pa == pb
+
+
+def test_gce_vcpu_check_takes_a_shared_request_as_its_equal_copy() -> None:
+    from scalebridge.policy import Metric
+    from scalebridge.semantics.gce import _vcpu_samples
+    from scalebridge.stages.proposals import Signal
+
+    spec = Signal(Metric.model_validate({"type": "resource", "name": "cpu",
+                                         "target": {"type": "Utilization", "average_utilization": 60}}), 60.0)
+
+    class Obs:
+        member_series = None
+
+        def __init__(self, members):
+            self.members = members
+
+    class Ctx:
+        def __init__(self, members, samples):
+            self.obs = type("O", (), {"members": members, "metrics": {"cpu": Obs(samples)}})()
+
+    rng = random.Random(6)
+    for _ in range(500):
+        shared = rng.choice([1, 2, "500m", 0.5, "1"])
+        members, copies, samples = [], [], {}
+        for i in range(rng.randrange(1, 8)):
+            r = shared if rng.random() < 0.8 else rng.choice([1, "1000m", 2, 1.0])
+            members.append(_M(f"m{i}", 1, {"cpu": r}))
+            copies.append(_M(f"m{i}", 1, {"cpu": _copy(r)}))
+            samples[f"m{i}"] = None if rng.random() < 0.2 else 0.5
+        a = _vcpu_samples(Ctx(members, samples), spec)
+        b = _vcpu_samples(Ctx(copies, samples), spec)
+        assert (a is None) == (b is None)
+
+
+# --- history windows: incremental views against a scan -----------------------------------------
+
+
+def test_window_queries_match_a_scan_of_the_log() -> None:
+    rng = random.Random(7)
+    for _ in range(60):
+        log = TimeLog()
+        kept: deque = deque()
+        windows = [rng.choice([15.0, 60.0, 300.0, 600.0]) for _ in range(3)]
+        now = 1e9
+        for _ in range(rng.randrange(20, 200)):
+            now += rng.choice([0.0, 15.0, 15.0, 30.0, 7.5])
+            value = rng.randrange(0, 50)
+            log.append(now, value)
+            kept.append((now, value))
+            for w in windows:
+                inside = [v for t, v in kept if now - w < t <= now]
+                closed = [v for t, v in kept if now - w <= t <= now]
+                assert log.window_max(now, w) == (max(inside) if inside else None)
+                assert log.window_max(now, w, closed=True) == (max(closed) if closed else None)
+                assert log.window_min(now, w) == (min(inside) if inside else None)
+                assert log.window_sum(now, w) == sum(inside)
+            if rng.random() < 0.3:
+                cutoff = now - 700.0
+                log.prune(cutoff)
+                while kept and kept[0][0] < cutoff:
+                    kept.popleft()
+            assert list(log.entries) == [(t, v, None) for t, v in kept]

@@ -240,3 +240,14 @@ def test_response_state_round_trips(semantics):
         resp = decide(req)
         req = {**req, "now": req["now"] + 30, "current_replicas": resp["desired_replicas"],
                "state": json.loads(json.dumps(resp["state"]))}
+
+
+def test_kubernetes_needs_max_replicas_even_with_profiles(cli):
+    """Profiles are Azure's; under kubernetes (as under gce) they do not stand in for
+    maxReplicas. A profiles-only policy passed the check and then crashed comparing
+    the current count with None: it is now a malformed request naming the field."""
+    req = {"now": NOW, "current_replicas": 2, "semantics": "kubernetes",
+           "policy": {"profiles": [{"name": "default", "capacity": {"minimum": 1, "maximum": 4, "default": 1}}]}}
+    proc = cli("decide", stdin=json.dumps(req))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "$.policy.max_replicas" in proc.stderr

@@ -107,7 +107,9 @@ class KubernetesSemantics(Semantics):
     summary = "Kubernetes HorizontalPodAutoscaler (autoscaling/v2), ported from kube-controller-manager"
 
     def check(self, policy: Policy) -> None:
-        if policy.max_replicas is None and not policy.profiles:
+        if policy.max_replicas is None:
+            # profiles are Azure's: their capacity does not stand in for maxReplicas here
+            # (as under gce); a profiles-only policy used to pass and then crash comparing None
             raise RequestError("$.policy.max_replicas",
                                "required by the kubernetes semantics (HorizontalPodAutoscalerSpec.maxReplicas)")
 

@@ -330,7 +330,16 @@ def test_missing_observations_are_reported():
     r = decide(request(4, 60, rules=[{**STEP_OUT, "metric": "rps"}], metrics=[{**TT_CPU, "name": "mem"}]))
     assert r["metrics"][0]["error"].startswith("insufficient data")
     assert "no observations for metric 'rps'" in r["metrics"][1]["error"]
-    assert r["desired_replicas"] == 4 and r["error"] is None
+    # spec (Response, error): "set, with desired_replicas == current_replicas, when no
+    # decision can be made (every metric failed …)" — AWS keeps the group as it is
+    assert r["desired_replicas"] == 4 and r["reason"] == "InvalidMetrics"
+    assert r["error"].startswith("every metric failed (2 of 2), first error is: insufficient data")
+
+
+def test_a_metric_with_data_means_no_error_even_if_another_lacks_it():
+    r = decide(request(4, 60, metrics=[TT_CPU, {**TT_CPU, "name": "mem"}]))
+    assert r["metrics"][1]["error"].startswith("insufficient data")
+    assert r["error"] is None and r["reason"] != "InvalidMetrics"
 
 
 def test_a_proposal_replaces_the_policies_but_not_the_waits_and_bounds():

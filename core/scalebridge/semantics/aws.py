@@ -580,7 +580,15 @@ class AwsSemantics(Semantics):
         if state.recommendations is None:
             state.recommendations = TimeLog()
         state.recommendations.append(now, final)
-        return Decision(final, final, reason or "DesiredWithinRange", results,
+        error = None
+        if final == cur and reason is None and proposal is None and results and \
+                all(r.get("error") for r in results):
+            # spec (Response, error): "set, with desired_replicas == current_replicas, when no
+            # decision can be made (every metric failed …)": every alarm lacks data (AWS
+            # leaves the group alone in INSUFFICIENT_DATA) and nothing else moved it
+            reason = "InvalidMetrics"
+            error = f"every metric failed ({len(results)} of {len(results)}), first error is: {results[0]['error']}"
+        return Decision(final, final, reason or "DesiredWithinRange", results, error=error,
                         cause=cause or "metric", cooldown_seconds=cooldown)
 
     # ------------------------------------------------------------------------- helpers

@@ -13,36 +13,11 @@ from __future__ import annotations
 import pytest
 
 from scalebridge import decide
+from tests.semantics.test_azure_documented import NOW, request, rule, series
 
 SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
 BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
 REST_URL = "https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update"
-
-NOW = 1768384800.0   # Wednesday 2026-01-14 10:00 UTC
-MIN = 60.0
-
-
-def rule(metric: str, operator: str, threshold, direction: str, value=1, *, type: str = "ChangeCount",
-         cooldown=300, window=300) -> dict:
-    return {"metric": metric, "statistic": "Average", "time_grain_seconds": 60, "time_window_seconds": window,
-            "time_aggregation": "Average", "operator": operator, "threshold": threshold,
-            "divide_per_instance": False,
-            "action": {"direction": direction, "type": type, "value": value, "cooldown_seconds": cooldown}}
-
-
-def series(value, now: float = NOW, n: int = 5) -> dict:
-    return {"series": [[now - MIN * (n - 1 - i), value] for i in range(n)]}
-
-
-def request(current: int, rules: list, metrics: dict, *, state=None, **policy) -> dict:
-    pol = {"min_replicas": 1, "max_replicas": 10, "default_replicas": 1, "rules": rules}
-    pol.update(policy)
-    req = {"semantics": "azure", "now": NOW, "current_replicas": current, "policy": pol,
-           "observations": {"metrics": metrics}}
-    if state is not None:
-        req["state"] = state
-    return req
-
 
 # CPU and memory scale-out rules, a CPU scale-in rule (the bp page's shape); memory cannot be read.
 RULES = [rule("cpu", "GreaterThan", 70, "Increase"),

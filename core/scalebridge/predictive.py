@@ -35,8 +35,8 @@ rule (the highest of all signals; a forecast never scales in by itself):
   squared relative errors; the margin is ``1 + q × σ(level)``, ``q`` the
   ``margin_quantile`` of the errors divided by their own ``σ``. Until an hour
   of errors is known, ``target_utilization`` is the margin. Errors beyond
-  Tukey's outer fence (a flash crowd's 10×) are left out — no margin buys
-  them off, the reactive path absorbs them. The reactive floor is then the
+  Tukey's outer fences (a flash crowd's 10×, a load falling off a cliff) are
+  left out — no margin buys them off, the reactive path absorbs them. The reactive floor is then the
   need at 100% of a member's capacity;
 - **ramps**: the seed first fitted a line to the last 5 values. A model fitted
   over half an hour barely moves on the first minute of a surge, so the last
@@ -147,14 +147,16 @@ def fit_error_model(relative: np.ndarray, inverse_level: np.ndarray, quantile: f
     """Fit :class:`ErrorModel` to relative errors ``observed / forecast − 1`` made
     at levels ``1 / inverse_level`` (in members).
 
-    Outliers first: errors beyond Tukey's outer fence (Q3 + 3 IQR) of the
-    √level-normalised errors are a flash crowd, not a forecast's spread.
+    Outliers first: errors beyond Tukey's outer fences (Q1 − 3 IQR, Q3 + 3 IQR)
+    of the √level-normalised errors are a flash crowd (far above) or a load
+    falling off a cliff (far below), not a forecast's spread.
     Then least squares of ``r²`` on ``1 / level`` gives ``a`` and ``b``
     (clamped at zero: a negative variance part is noise in the fit), and
     ``q`` is the ``quantile`` of ``r / σ``. None when nothing is left."""
     z = relative / np.sqrt(inverse_level)
     q1, q3 = np.quantile(z, (0.25, 0.75))
-    kept = z <= q3 + 3.0 * (q3 - q1)
+    iqr = q3 - q1
+    kept = (z <= q3 + 3.0 * iqr) & (z >= q1 - 3.0 * iqr)
     r, x = relative[kept], inverse_level[kept]
     if r.size < 2:
         return None

@@ -161,6 +161,21 @@ def test_a_flash_crowd_is_left_out_of_the_margin():
     assert fit_error_model(r, 1 / level, 0.999).margin(10) == pytest.approx(calm.margin(10), rel=0.02)
 
 
+def test_a_sudden_drop_is_left_out_of_the_noise():
+    """A load that falls off a cliff (a sawtooth's reset) leaves a few forecasts
+    far above what came: errors near -100% that are no more noise than a flash
+    crowd's +900%. Kept, they inflated σ fourfold — and σ is also the yardstick the
+    5-minute trend line must rise beyond, so the next ramp went unseen."""
+    rng = np.random.default_rng(3)
+    level = np.full(5000, 10.0)
+    r = rng.normal(0, 0.05, level.size)
+    calm = fit_error_model(r, 1 / level, 0.999)
+    r[:10] = -0.9                                 # ten forecasts made just before the drop
+    m = fit_error_model(r, 1 / level, 0.999)
+    assert m.sigma(10) == pytest.approx(calm.sigma(10), rel=0.02)
+    assert m.margin(10) == pytest.approx(calm.margin(10), rel=0.02)
+
+
 def test_no_error_gives_no_margin():
     assert fit_error_model(np.zeros(100), np.full(100, 0.5), 0.99) == ErrorModel(0.0, 0.0, 0.0)
 

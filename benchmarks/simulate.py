@@ -4,7 +4,8 @@ decisions) through every semantics, on one core.
 
 Goals (issue "Replay and compare"): <= 10 s in total for the five semantics
 and <= 300 MB peak memory. Reports, per semantics, the wall time
-(time.perf_counter) and microseconds per decision, the simulator's own
+(time.perf_counter; also the process's CPU time, steadier on a shared
+machine) and microseconds per decision, the simulator's own
 overhead (the same loop, the fleet moving as in the first semantics' run, with
 decisions that cost nothing), and the peak
 resident memory (resource.getrusage maxrss; with --tracemalloc also the peak
@@ -88,21 +89,23 @@ def main() -> int:
     profiler = cProfile.Profile() if args.profile else None
     if args.tracemalloc:
         tracemalloc.start()
-    total = 0.0
+    total = total_cpu = 0.0
     sizes: list[int] = []
     for name in runnable:
         if profiler:
             profiler.enable()
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         run = simulate(policy, values, model, semantics=name, start_time=start)
-        elapsed = time.perf_counter() - t
+        elapsed, cpu = time.perf_counter() - t, time.process_time() - c
         if profiler:
             profiler.disable()
         total += elapsed
+        total_cpu += cpu
         if not sizes:
             sizes = run.desired.tolist()
         print(f"  {name:<12} {elapsed:6.2f} s  {elapsed / run.decisions * 1e6:6.2f} µs/decision  "
-              f"{run.decisions:,} decisions, peak {int(run.paid.max())} members, {run.errors} errors")
+              f"(cpu {cpu:5.2f} s)  {run.decisions:,} decisions, peak {int(run.paid.max())} members, "
+              f"{run.errors} errors")
     traced = None
     if args.tracemalloc:
         traced = tracemalloc.get_traced_memory()[1] / 2**20
@@ -127,7 +130,8 @@ def main() -> int:
               f"the simulator alone: {runnable[0]}'s sizes replayed by a decision that costs nothing")
     rss = peak_rss_mb()
     goal = GOAL_SECONDS * len(runnable) / 5 if runnable else GOAL_SECONDS
-    print(f"total: {total:.2f} s for {len(runnable)} semantics x {values.size:,} decisions "
+    print(f"total: {total:.2f} s (cpu {total_cpu:.2f} s: on a shared machine the steadier number) "
+          f"for {len(runnable)} semantics x {values.size:,} decisions "
           f"(goal <= {GOAL_SECONDS:g} s for five; pro rata {goal:.1f} s): {'OK' if total <= goal else 'OVER'}")
     print(f"peak memory: {rss:.0f} MB resident (maxrss)" + (f", {traced:.0f} MB Python allocations (tracemalloc)"
                                                            if traced is not None else "")

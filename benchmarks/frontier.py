@@ -9,14 +9,14 @@ of 25,000 (the second seed's websocket pod), with a 2-minute start-up:
   `scalebridge compare --frontier`): the `kubernetes` semantics with CPU
   utilization targets of 60, 70, 80 and 90% within the example's bounds (1 to
   200 members) — how much each level of safety costs a reactive autoscaler;
-- the **predictive point**: examples/predictive/policy.yaml under `scalebridge`;
+- the **predictive point**: examples/predictive/policy.yaml (or `--policy`) under `scalebridge`;
 - the **iso-risk cost ratio**: predictive instance-hours over the frontier's at
   the same under-provisioned fraction (linear interpolation between the
   neighbouring targets; below the 60% point the 60% run, above the 90% point
   the 90% run). Goal: <= 0.90 everywhere.
 
     .venv/bin/python benchmarks/frontier.py [--workloads a,b] [--markdown table.md] [--json out.json]
-        [--plot docs/img/frontier.png] [--margin-quantile 0.99]
+        [--plot docs/img/frontier.png] [--margin-quantile 0.99] [--policy examples/predictive/count-noise.yaml]
 """
 from __future__ import annotations
 
@@ -60,7 +60,10 @@ def load_of(name: str) -> tuple[np.ndarray, float]:
     return load * (PEAK_MEMBERS * CAPACITY / float(load.max())), start
 
 
-def run_workload(name: str, margin_quantile: float | None = None) -> dict:
+DEFAULT_POLICY = REPO / "examples" / "predictive" / "policy.yaml"
+
+
+def run_workload(name: str, margin_quantile: float | None = None, policy_path: Path = DEFAULT_POLICY) -> dict:
     from scalebridge.policyfile import load_policy_file
     from scalebridge.simulator import FleetModel
     from scalebridge.predictive import trace_forecaster
@@ -69,7 +72,7 @@ def run_workload(name: str, margin_quantile: float | None = None) -> dict:
     load, start = load_of(name)
     model = FleetModel(capacity=CAPACITY, startup=STARTUP, tick_seconds=TICK)
     t0 = time.perf_counter()
-    predictive_policy = load_policy_file(REPO / "examples" / "predictive" / "policy.yaml")
+    predictive_policy = load_policy_file(policy_path)
     if margin_quantile is not None:
         predictive_policy = predictive_policy.model_copy(update={
             "predictive": predictive_policy.predictive.model_copy(update={"margin_quantile": margin_quantile})})
@@ -123,13 +126,15 @@ def main() -> int:
     ap.add_argument("--plot", help="write a cost/risk plot of every workload to this PNG")
     ap.add_argument("--margin-quantile", type=float,
                     help="replace the example policy's predictive.margin_quantile (e.g. 0.99)")
+    ap.add_argument("--policy", type=Path, default=DEFAULT_POLICY,
+                    help="the predictive policy to measure (default: examples/predictive/policy.yaml)")
     args = ap.parse_args()
     results = []
     for name in args.workloads.split(","):
         if WORKLOADS[name][0] == "trace" and not (TRACES / WORKLOADS[name][1]).exists():
             print(f"{name}: trace not found under {TRACES}", file=sys.stderr)
             continue
-        r = run_workload(name, args.margin_quantile)
+        r = run_workload(name, args.margin_quantile, args.policy)
         results.append(r)
         print(f"{name:<20} ratio {r['iso_risk_cost_ratio']:.3f}  predictive "
               f"{r['predictive']['instance_hours']:.0f} h / {100 * r['predictive']['underprovisioned_fraction']:.3f}%  "

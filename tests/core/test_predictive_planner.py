@@ -236,3 +236,45 @@ def test_a_trend_within_the_forecasts_own_noise_is_not_chased():
     p.error_model = ErrorModel(a=0.0001, b=0.0, q=3.0)        # σ = 1%
     ahead = p.ramp_peak(t)
     assert ahead == pytest.approx(25_000 * (1 + 0.01 * (20 + 8) / 4), rel=1e-6)
+
+
+def test_ramps_are_not_extrapolated_when_switched_off():
+    """``extrapolate_ramps: false`` (count noise): the 10%/minute surge that the
+    lines extrapolate is left to the forecast and its margin."""
+    def run(**kw):
+        p = _quantile_planner(**kw)
+        rng = np.random.default_rng(5)
+        fired, replicas = 0, []
+        for k in range(400):
+            t = NOW + 15 * k
+            minute = k // 4
+            p.observe(t, 100_000 * (1 + rng.normal(0, 0.01)) + 100_000 * 0.10 * max(0, minute - 90))
+            fired += p.ramp_peak(t) is not None
+            plan = p.plan(t)
+            replicas.append(plan.replicas)
+            if plan.forecast_peak is not None and p.error_model is not None:
+                # never below the forecast peak with its learned margin
+                assert plan.replicas >= math.ceil(
+                    plan.forecast_peak * p.error_model.margin(plan.forecast_peak / 25000) / 25000 - 1e-9)
+        return fired, sum(replicas[360:])
+
+    fired_on, paid_on = run()
+    fired_off, paid_off = run(extrapolate_ramps=False)
+    assert fired_on > 0 and fired_off == 0
+    assert paid_off < paid_on
+
+
+def test_the_count_noise_example_is_the_main_example_without_ramps_at_a_lower_quantile():
+    from pathlib import Path
+    from scalebridge.policyfile import load_policy_file
+    examples = Path(__file__).resolve().parents[2] / "examples" / "predictive"
+    main = load_policy_file(examples / "policy.yaml")
+    noise = load_policy_file(examples / "count-noise.yaml")
+    assert main.predictive.extrapolate_ramps is True
+    assert noise.predictive.extrapolate_ramps is False
+    assert noise.predictive.margin_quantile < main.predictive.margin_quantile
+    same = noise.model_copy(update={
+        "name": main.name,
+        "predictive": noise.predictive.model_copy(update={"extrapolate_ramps": True,
+                                                          "margin_quantile": main.predictive.margin_quantile})})
+    assert same.model_dump() == main.model_dump()

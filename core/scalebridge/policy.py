@@ -440,7 +440,7 @@ class Predictive(_Model):
         Field(86400.0, description="how much forecast-error history the margin is taken from")
     scale_down_rate_percent: Annotated[Number, Field(ge=0, le=100)] = 5
     scale_down_period_seconds: Optional[NonNegDuration] = None
-    extrapolate_ramps: bool = Field(
+    extrapolate_ramps: Bool = Field(
         True, description="extrapolate a significant recent rise over the lead time (the seed's line through the "
                           "last 5 values, and a 5-minute trend); false for count noise — a few events per "
                           "member-minute — where an apparent ramp is noise (docs/predictive.md)")

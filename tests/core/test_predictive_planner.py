@@ -278,3 +278,11 @@ def test_the_count_noise_example_is_the_main_example_without_ramps_at_a_lower_qu
         "predictive": noise.predictive.model_copy(update={"extrapolate_ramps": True,
                                                           "margin_quantile": main.predictive.margin_quantile})})
     assert same.model_dump() == main.model_dump()
+
+
+@pytest.mark.parametrize("value", ["no", "false", 0])
+def test_extrapolate_ramps_is_a_real_boolean(value):
+    """YAML 1.1's ``no`` is a string in scalebridge policy files: refused, not read as false."""
+    from pydantic import ValidationError
+    with pytest.raises(ValidationError, match="extrapolate_ramps"):
+        Predictive(mode="ForecastAndScale", capacity_per_replica=25000, extrapolate_ramps=value)

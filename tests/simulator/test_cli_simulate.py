@@ -129,6 +129,28 @@ def test_trace_with_scale_unit_and_window(capsys, tmp_path: Path) -> None:
     assert code == 2 and "leaves nothing" in stderr
 
 
+def test_peak_scales_a_trace_to_its_replayed_peak(capsys, tmp_path: Path) -> None:
+    """``--peak X`` on a trace: the scale that makes the replayed window's peak X
+    (the peak of the window, not of the whole file)."""
+    rows = "\n".join(f"{1000 + 60 * i},{900 if i == 5 else (600 if 30 <= i < 60 else 120)}" for i in range(120))
+    trace = write(tmp_path / "t.csv", "timestamp,value\n" + rows + "\n")
+    out = tmp_path / "o.json"
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--peak", "30", "--capacity", "1",
+                         "--startup", "30", "-s", "kubernetes", "--offset", "10m", "-o", str(out))
+    assert code == 0, stderr
+    w = json.loads(out.read_text())["workload"]
+    assert w["peak_load"] == pytest.approx(30.0) and w["scale"] == pytest.approx(30 / 600)
+    assert w["mean_load"] == pytest.approx((30 * 600 + 80 * 120) / 110 * 30 / 600)
+    for extra, words in ((["--scale", "2"], "not both"), (["--param", "surge=2"], "--param")):
+        code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--peak", "30", *extra,
+                             "--capacity", "1", "--startup", "30", "-s", "kubernetes")
+        assert code == 2 and words in stderr, stderr
+    zeros = write(tmp_path / "z.csv", "timestamp,value\n" + "\n".join(f"{60 * i},0" for i in range(10)) + "\n")
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", zeros, "--peak", "30", "--capacity", "1",
+                         "--startup", "30", "-s", "kubernetes")
+    assert code == 2 and "all zero" in stderr
+
+
 def test_scenario_file_and_flags_override_it(capsys, tmp_path: Path) -> None:
     (tmp_path / "pol").mkdir()
     write(tmp_path / "pol" / "p.yaml", EXAMPLE.read_text())

@@ -84,7 +84,8 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
     src.add_argument("--offset", type=_duration, metavar="DURATION", help="skip this much of the load's start (90, 5m, 2d)")
     src.add_argument("--duration", type=_duration, metavar="DURATION", help="replay only this much of the load")
     src.add_argument("--seed", type=int, metavar="N", help="seed of the workload's noise and of startup draws (default 0)")
-    src.add_argument("--peak", type=_positive, metavar="X", help="a generated workload's nominal peak (default 1000)")
+    src.add_argument("--peak", type=_positive, metavar="X", help="a generated workload's nominal peak (default 1000); for a trace, scale it so "
+                          "its replayed peak is X (instead of --scale)")
     src.add_argument("--param", type=_param, action="append", default=[], metavar="KEY=VALUE",
                      help="a generator parameter, e.g. surge=20 or at_seconds=3600 (repeatable)")
 

@@ -101,8 +101,10 @@ def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None
     if (trace is None) == (workload is None):
         raise ScenarioError("give either a trace file (--trace) or a built-in workload (--workload), not both")
     if trace is not None:
-        if peak is not None or params:
-            raise ScenarioError("--peak and --param shape generated workloads; for a trace use --scale")
+        if params:
+            raise ScenarioError("--param shapes generated workloads; for a trace use --scale or --peak")
+        if peak is not None and scale != 1.0:
+            raise ScenarioError("give --scale or --peak for a trace, not both")
         data = read_trace(trace, scale=scale, fill=fill)  # type: ignore[arg-type]
         start = data.start + offset_seconds
         end = data.end if duration_seconds is None else min(data.end, start + duration_seconds)
@@ -110,6 +112,14 @@ def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None
             raise ScenarioError(f"{trace}: offset {offset_seconds:g}s leaves nothing of the trace's "
                                 f"{data.end - data.start:g}s")
         load = resample(data, tick_seconds, start, end)
+        if peak is not None:
+            # scaled so that the replayed peak (at the tick, within the window) is `peak`:
+            # "a capacity that makes the trace's peak need N members" without a hand-computed --scale
+            top = float(load.max())
+            if not top > 0:
+                raise ScenarioError(f"{trace}: --peak needs a load above zero somewhere; the replayed window is all zero")
+            scale = peak / top
+            load = load * scale
         return Workload(load, tick_seconds, start, os.fspath(trace), unit or "load", scale, "trace")
     args = dict(params or {})
     for key, value in args.items():

@@ -47,17 +47,14 @@ WORKLOADS = {
 
 def load_of(name: str) -> tuple[np.ndarray, float]:
     """The load per tick, scaled so that its peak needs PEAK_MEMBERS members; and its start time."""
-    from scalebridge.simulator import make_workload, read_trace, resample
+    from scalebridge.simulator import make_workload
+    from scalebridge.simulator.scenario import load_workload
     kind, what = WORKLOADS[name]
-    if kind == "trace":
-        trace = read_trace(TRACES / what)
-        load = resample(trace, TICK)
-        start = float(trace.start)
-    else:
-        trace = make_workload(what, seed=0, tick_seconds=TICK)
-        load = np.asarray(trace.values, dtype=float)
-        start = 0.0
-    return load * (PEAK_MEMBERS * CAPACITY / float(load.max())), start
+    if kind == "trace":      # as `scalebridge compare --trace FILE --peak X` replays it
+        w = load_workload(trace=str(TRACES / what), tick_seconds=TICK, peak=PEAK_MEMBERS * CAPACITY)
+        return w.load, w.start_time
+    load = np.asarray(make_workload(what, seed=0, tick_seconds=TICK).values, dtype=float)
+    return load * (PEAK_MEMBERS * CAPACITY / float(load.max())), 0.0
 
 
 DEFAULT_POLICY = REPO / "examples" / "predictive" / "policy.yaml"

@@ -9,10 +9,6 @@ from scalebridge import decide
 from tests.conftest import NOW
 from tests.semantics.test_aws_documented import instances, request
 
-API_STEP = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_StepAdjustment.html"
-API_PUT = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutScalingPolicy.html"
-UG_STEP = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html"
-
 
 def _step(operator, threshold, adjustment_type, steps, **kw):
     return {"metric": "cpu", "time_grain_seconds": 60, "time_window_seconds": 60, "operator": operator,

@@ -35,6 +35,10 @@ GCE_INITIALIZATION_PERIOD = 60.0         # autoscalingPolicy.coolDownPeriodSec d
 # https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics: "When using
 # per-instance metrics, the MIG cannot scale below a size of 1 VM"
 GCE_PER_INSTANCE_MIN_SIZE = 1
+GCE_HEAVY_CPU_PERCENT = 95
+"""scaling-cpu, "How autoscaler handles heavy CPU utilization": "if utilization is close to
+100% ... the autoscaler increases the number of virtual machines by 50% at most". "Close to" is
+not quantified; 95% is scalebridge's reading (docs/semantics/gce.md, G-GAP-12)."""
 
 # --- Azure Monitor autoscale --------------------------------------------------------------
 # https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-understanding-settings

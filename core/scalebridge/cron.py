@@ -49,6 +49,13 @@ def _parse_field(text: str, lo: int, hi: int, names: dict, field: str) -> tuple[
         elif "-" in part:
             a_s, b_s = part.split("-", 1)
             a, b = _value(a_s, lo, hi, names, field), _value(b_s, lo, hi, names, field)
+            if names is _DAYS and b == 0 and b_s.upper() == "SUN":
+                # "to specify every day of the week, use *, 0-6, 1-7, Sun-Sat, or Mon-Sun"
+                # (scaling-schedules): SUN closing a range is day 7, as the number 7 is
+                b = 7
+            if names is _DAYS and (a, b) == (0, 7):
+                raise ValueError(f"range {part!r} in cron {field} field: GCE does not accept 0-7 or Sun-Sun; "
+                                 "for every day use *, 0-6, 1-7, Sun-Sat or Mon-Sun")
             if a > b:
                 raise ValueError(f"range {part!r} runs backwards in cron {field} field")
         else:

@@ -127,9 +127,10 @@ def test_highest_of_several_signals_wins():
     r = decide(request(4, metrics, obs))
     assert [m["replicas"] for m in r["metrics"]] == [2, 7]
     assert r["desired_replicas"] == 7
-    obs["metrics"]["cpu"]["members"] = per_vm(members, 1.2)     # now CPU asks for 8
+    obs["metrics"]["cpu"]["members"] = per_vm(members, 0.9)     # now CPU asks for 6 (90% of 1 vCPU)
+    obs["metrics"]["queue"]["values"] = [50]                    # and the queue for 5
     r = decide(request(4, metrics, obs))
-    assert [m["replicas"] for m in r["metrics"]] == [8, 7] and r["desired_replicas"] == 8
+    assert [m["replicas"] for m in r["metrics"]] == [6, 5] and r["desired_replicas"] == 6
 
 
 # ----------------------------------------------------------------------------- rounding
@@ -372,14 +373,20 @@ def test_per_group_values_are_summed():
 
 def test_per_instance_metrics_cannot_go_below_one_vm():
     """https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics: "When using per-instance metrics, the MIG cannot scale below a size of 1
-    VM" (G-GAP-7: with only per-instance signals the floor is max(min, 1))."""
+    VM"; understanding-autoscaler-decisions ("Autoscale a MIG to zero instances"): "If the
+    policy includes these metrics, then the autoscaler requires at least one instance in the
+    group to obtain a signal, and the group won't scale in to zero instances." (G-GAP-7: with
+    any per-instance signal the floor is max(min, 1); only per-group signals reach 0.)"""
     members = vms(2)
     obs = {"members": members, "metrics": {"cpu": {"members": per_vm(members, 0.0)}}}
     r = decide(request(2, [cpu(60)], obs, policy={"min_replicas": 0}))
     assert r["desired_replicas"] == 1 and r["reason"] == "TooFewReplicas"
-    # with a per-group signal too, 0 is reachable
+    # a per-group signal beside it does not lift the floor
     obs["metrics"]["queue"] = {"values": [0]}
     r = decide(request(2, [cpu(60), queue(10)], obs, policy={"min_replicas": 0}))
+    assert r["desired_replicas"] == 1 and r["reason"] == "TooFewReplicas"
+    # per-group signals alone reach 0
+    r = decide(request(2, [queue(10)], {"metrics": {"queue": {"values": [0]}}}, policy={"min_replicas": 0}))
     assert r["desired_replicas"] == 0
 
 
@@ -501,13 +508,23 @@ def test_proposal_skips_metrics_but_not_stabilization_or_bounds():
 # ----------------------------------------------------------------------------- state
 
 
-def test_first_sight_is_an_empty_history():
-    """G-GAP-9: no seeding with the current size (unlike Kubernetes)."""
+def test_first_sight_starts_from_the_current_size():
+    """G-GAP-9, understanding-autoscaler-decisions ("Configure autoscaler for the first time"):
+    "the autoscaler uses the current MIG size as a starting point. Before scaling in, the
+    autoscaler uses the stabilization period". An absent history is seeded with the current
+    size at ``now``; ``[]`` is a known, empty history and is not."""
     req = request(10, [queue(10)], {"metrics": {"queue": {"values": [40]}}})
     del req["state"]
     r = decide(req)
-    assert r["desired_replicas"] == 4
-    assert r["state"]["recommendations"] == [{"time": WED_NOON_NY, "replicas": 4}]
+    assert r["desired_replicas"] == 10 and r["reason"] == "ScaleDownStabilized"
+    assert {"time": WED_NOON_NY, "replicas": 10} in r["state"]["recommendations"]
+    later = request(10, [queue(10)], {"metrics": {"queue": {"values": [40]}}})
+    later["state"] = r["state"]
+    later["now"] = WED_NOON_NY + 601
+    assert decide(later)["desired_replicas"] == 4
+    known = request(10, [queue(10)], {"metrics": {"queue": {"values": [40]}}})
+    known["state"] = {"recommendations": []}
+    assert decide(known)["desired_replicas"] == 4
 
 
 def test_state_records_raw_recommendation_and_recommended_size():

@@ -174,9 +174,13 @@ class _Compiled:
         self.specs = tuple(Signal(m, self.init) for m in enabled)
         self.min_r = policy.min_replicas
         self.max_r = policy.max_replicas
-        # G-GAP-7: with only per-instance signals the group cannot go below 1 VM
+        # G-GAP-7: with any per-instance signal the group cannot go below 1 VM: "The autoscaling
+        # policy must not use any of the following metrics that depend on running instances. If
+        # the policy includes these metrics, then the autoscaler requires at least one instance
+        # in the group to obtain a signal, and the group won't scale in to zero instances."
+        # (understanding-autoscaler-decisions, "Autoscale a MIG to zero instances")
         floor = self.min_r
-        if self.specs and all(s.metric.type in PER_INSTANCE for s in self.specs):
+        if any(s.metric.type in PER_INSTANCE for s in self.specs):
             floor = max(floor, C.GCE_PER_INSTANCE_MIN_SIZE)
         self.floor_r = min(floor, self.max_r)
         down = policy.behavior.scale_down if policy.behavior is not None else None
@@ -217,8 +221,13 @@ class GceSemantics(Semantics):
         c = self.compiled(ctx.policy)
         state, now, current = ctx.state, ctx.now, ctx.current
         tr = ctx.trace is not None   # explain: notes are built only when asked for
-        if state.recommendations is None:   # G-GAP-9: first sight is an empty history
-            state.recommendations = TimeLog()
+        if state.recommendations is None:
+            # G-GAP-9, first sight: "When you have a non-autoscaled MIG and you configure
+            # autoscaling from scratch, the autoscaler uses the current MIG size as a starting
+            # point. Before scaling in, the autoscaler uses the stabilization period and then it
+            # uses scale-in controls to constrain the scale-in rate"
+            # (https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions)
+            state.recommendations = TimeLog([(now, current, None)])
 
         # 1. signals: the highest wins
         results: list = []
@@ -246,6 +255,16 @@ class GceSemantics(Semantics):
                     if first_error is None:
                         first_error = text
                     continue
+                if spec.resource == "cpu" and p.utilization is not None and \
+                        p.utilization >= C.GCE_HEAVY_CPU_PERCENT and p.replicas > current + (current + 1) // 2:
+                    # G-GAP-12: "During periods of heavy CPU utilization, if utilization is close to
+                    # 100%, the autoscaler estimates that the group might already be heavily
+                    # overloaded. In these cases, the autoscaler increases the number of virtual
+                    # machines by 50% at most." (https://cloud.google.com/compute/docs/autoscaler/scaling-cpu)
+                    p.replicas = current + (current + 1) // 2
+                    if tr:
+                        ctx.note("signals", current, p.replicas,
+                                 f"{spec.name} at {p.utilization}% CPU: at most 50% more VMs")
                 results.append({"name": spec.name, "replicas": p.replicas, "utilization": p.utilization,
                                 "value": p.value, "error": None})
                 if raw is None or p.replicas > raw:

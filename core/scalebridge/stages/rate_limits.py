@@ -53,7 +53,9 @@ def scale_up_limit(state: DecisionState, now: float, current: int, select: str,
             result = min(result, proposed)
         else:
             result = max(result, proposed)
-    return result if result is not None else (2**31 - 1 if select != "Min" else current)
+    # no policies (an empty list): the loop never runs and the start value is returned —
+    # Max starts at MinInt32 (then clamped to current: no scale-up), Min at MaxInt32 (no limit)
+    return result if result is not None else (2**31 - 1 if select == "Min" else -(2**31))
 
 
 def scale_down_limit(state: DecisionState, now: float, current: int, select: str,
@@ -76,7 +78,9 @@ def scale_down_limit(state: DecisionState, now: float, current: int, select: str
             result = max(result, proposed)
         else:
             result = min(result, proposed)
-    return result if result is not None else (-(2**31) if select != "Min" else current)
+    # no policies: Max starts at MaxInt32 (then clamped to current: no scale-down), Min at
+    # MinInt32 (no limit)
+    return result if result is not None else (-(2**31) if select == "Min" else 2**31 - 1)
 
 
 def limit_with_behavior(state: DecisionState, now: float, current: int, desired: int,

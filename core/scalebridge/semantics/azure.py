@@ -31,7 +31,7 @@ from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Policy, Rule
-from ..stages.cooldown import cooldown_until, forget_expired_rule_action, remember_rule_action
+from ..stages.cooldown import cooldown_until, forget_expired_rule_action, note_scale_action, remember_rule_action
 from ..stages.flapping import Projection, prevent_flapping
 from ..stages.profiles import ProfileTimeline
 from ..stages.rules import RuleEvaluation, combine_rules, evaluate_rule, forecast_fires
@@ -270,8 +270,8 @@ class AzureSemantics(Semantics):
                 cause = "boundary"
             else:
                 cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in winners)
-        if final != current and cause != "rule":
-            remember_rule_action(state, now, fallback_cd)
+        if final != current:
+            note_scale_action(state, now, cause, fallback_cd)
         return Decision(final, final, reason, out, profile=scope.name, error=error, cause=cause,
                         cooldown_seconds=cooldown)
 

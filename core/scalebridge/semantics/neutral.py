@@ -60,7 +60,7 @@ from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy, Rule, ScalingRules
-from ..stages.cooldown import cooldown_until, forget_expired_rule_action, remember_rule_action
+from ..stages.cooldown import cooldown_until, forget_expired_rule_action, note_scale_action
 from ..stages.flapping import Projection, prevent_flapping
 from ..stages.profiles import ProfileTimeline
 from ..stages.proposals import ProposalError, Signal, signal_proposal
@@ -301,8 +301,8 @@ class NeutralSemantics(Semantics):
         if reason in ("TooFewReplicas", "TooManyReplicas"):
             cause = "boundary"
         cooldown = rule_cooldown if cause == "rule" else None
-        if final != current and cause != "rule":
-            remember_rule_action(state, now, fallback_cd)
+        if final != current:
+            note_scale_action(state, now, cause, fallback_cd)
         return Decision(final, final, reason, results, profile=scope.name, error=error, cause=cause,
                         cooldown_seconds=cooldown)
 

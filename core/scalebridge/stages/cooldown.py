@@ -17,8 +17,10 @@ fallback start none and are never held by one.
 A boundary move overwrites ``last_scale``; so that it does not erase a rule's
 running cooldown, :func:`remember_rule_action` keeps the last rule action under
 the namespaced state key ``azure.last_rule_scale`` and :func:`last_rule_action`
-reads it back (:func:`forget_expired_rule_action` drops it once spent). An event log entry with ``cause: rule`` whose cooldown is not
-known (a hand-written state) holds for ``fallback_cooldown``.
+reads it back (:func:`forget_expired_rule_action` drops it once spent and no
+longer needed to vouch for the logged event). An event log entry with
+``cause: rule`` newer than anything whose cooldown is known (a hand-written
+state) holds for ``fallback_cooldown``.
 
 Two readings are offered: :func:`cooldown_until` (the most recent rule
 action's cooldown governs every rule — Azure's worked example) and
@@ -31,7 +33,7 @@ from typing import Optional
 
 from ..state import DecisionState, TimeLog
 
-__all__ = ["MEMO_KEY", "last_rule_action", "remember_rule_action", "forget_expired_rule_action",
+__all__ = ["MEMO_KEY", "last_rule_action", "remember_rule_action", "note_scale_action", "forget_expired_rule_action",
            "cooldown_until", "rule_cooldown_until"]
 
 MEMO_KEY = "azure.last_rule_scale"
@@ -80,16 +82,36 @@ def _cooldown(ls: dict, fallback: float) -> float:
 def remember_rule_action(state: DecisionState, now: float, fallback_cooldown: float) -> None:
     """Call before a non-rule scale action (a move into ``[min, max]``, the
     default capacity) is recorded: keep the rule action in ``last_scale``
-    under ``azure.last_rule_scale`` while its cooldown runs, so that the new
-    ``last_scale`` does not erase it."""
+    under ``azure.last_rule_scale``, so that the new ``last_scale`` does not
+    erase it — even when its cooldown has already run: the rule's event stays
+    in the scale-event logs, and read back from there without its cooldown it
+    would hold for ``fallback_cooldown`` (a 60 s rule re-held until 300 s)."""
     ls = state.last_scale
-    if ls is not None and ls.get("cause") == "rule" and now < _start(ls) + _cooldown(ls, fallback_cooldown):
+    if ls is not None and ls.get("cause") == "rule":
         state.extra[MEMO_KEY] = dict(ls)
 
 
+def note_scale_action(state: DecisionState, now: float, cause: str, fallback_cooldown: float) -> None:
+    """Call when a decision moves the count, before it is recorded: a rule action
+    supersedes ``azure.last_rule_scale`` (its own ``last_scale`` governs now); any
+    other action keeps the rule action it overwrites (:func:`remember_rule_action`)."""
+    if cause == "rule":
+        if state.extra:
+            state.extra.pop(MEMO_KEY, None)
+    else:
+        remember_rule_action(state, now, fallback_cooldown)
+
+
+def _logs_hold_rule_event_until(state: DecisionState, t: float) -> bool:
+    return any(e[0] <= t and e[2] == "rule"
+               for log in (state.scale_up_events, state.scale_down_events) for e in log.entries)
+
+
 def forget_expired_rule_action(state: DecisionState, now: float, fallback_cooldown: float) -> None:
-    """Drop ``azure.last_rule_scale`` once its cooldown has run out (or a newer
-    rule action is in ``last_scale``)."""
+    """Drop ``azure.last_rule_scale`` once a newer rule action is in ``last_scale``,
+    or once its cooldown has run out and the event logs no longer hold a rule
+    event it stands for (while they do, it keeps them from being read back with
+    ``fallback_cooldown``)."""
     extra = state.extra
     if not extra:
         return
@@ -98,8 +120,9 @@ def forget_expired_rule_action(state: DecisionState, now: float, fallback_cooldo
         return
     ls = state.last_scale
     if (not isinstance(memo, dict) or "time" not in memo
-            or now >= _start(memo) + _cooldown(memo, fallback_cooldown)
-            or (ls is not None and ls.get("cause") == "rule" and ls.get("time", 0) >= memo["time"])):
+            or (ls is not None and ls.get("cause") == "rule" and ls.get("time", 0) >= memo["time"])
+            or (now >= _start(memo) + _cooldown(memo, fallback_cooldown)
+                and not _logs_hold_rule_event_until(state, memo["time"]))):
         del extra[MEMO_KEY]
 
 

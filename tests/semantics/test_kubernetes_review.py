@@ -105,7 +105,7 @@ def test_external_value_exactly_at_lower_tolerance_holds():
     assert r["metrics"][0]["replicas"] == 4
 
 
-# -- confirmed divergences -------------------------------------------------------------------
+# -- a divergence the review found, fixed -------------------------------------------------------------------
 
 REORDER_BEHAVIOR = {
     "scale_up": {"stabilization_window_seconds": 0,
@@ -115,10 +115,6 @@ REORDER_BEHAVIOR = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: storeScaleEvent overwrites the last outdated "
-                   "event in *slice* order; after an earlier overwrite the slice is no longer "
-                   "time-ordered, so upstream keeps a different event than scalebridge's "
-                   "'newest outdated' rule")
 def test_store_scale_event_overwrites_by_slice_position_not_by_time():
     """horizontal.go ``storeScaleEvent`` + ``markScaleEventsOutdated`` (longest scale-up
     period 15 s) and ``calculateScaleDownLimitWithBehaviors`` (period 600 s).
@@ -127,16 +123,20 @@ def test_store_scale_event_overwrites_by_slice_position_not_by_time():
     outdated and overwritten in place -> [(20,+1),(10,+5)]; NOW+40: both are outdated,
     the last by index is (10,+5) -> [(20,+1),(40,+1)]. At NOW+50 the scale-down period
     start is 9 - (1+1) + 0 = 7, limit 7 - 1 = 6. scalebridge keeps (10,+5) and drops
-    (20,+1): start 9 - 6 = 3, limit 2."""
+    (20,+1): start 9 - 6 = 3, limit 2 — it did, before the slice order was kept in state."""
     state = {"recommendations": []}
     current = 1
     out = []
+    orders = []
     for dt, proposal in [(0, 2), (10, 7), (20, 8), (40, 9), (50, 1)]:
         r = _proposal(NOW + dt, current, proposal, REORDER_BEHAVIOR, state)
         out.append(r["desired_replicas"])
         state, current = r["state"], r["desired_replicas"]
+        orders.append(state.get("kubernetes.scale_up_order"))
     assert out[:4] == [2, 7, 8, 9]
     assert out[4] == 6
+    # the slice order is in state only while it is not the time order
+    assert orders[:4] == [None, None, [NOW + 20, NOW + 10], None]
 
 
 def test_empty_scaling_policies_follow_the_controller():

@@ -341,28 +341,74 @@ def _carried_out(mode: Optional[str], current: int, final: int) -> bool:
     return not (mode == "ONLY_SCALE_OUT" and final < current)
 
 
+SLOT_KEYS = {True: "kubernetes.scale_up_order", False: "kubernetes.scale_down_order"}
+"""The times of a direction's scale events in the controller's slice order, kept in
+``state`` only while that order is not the time order (see :func:`_overwrite_outdated_event`)."""
+
+
+def _slice_order(state, up: bool) -> list:
+    """The event times of one direction in upstream's slice order: the recorded
+    order for the times still in the log, then any other logged time in time order
+    (absent a record, time order: what appending alone produces)."""
+    log = state.scale_up_events if up else state.scale_down_events
+    times = [e[0] for e in log.entries]
+    recorded = state.extra.get(SLOT_KEYS[up]) if state.extra else None
+    if not isinstance(recorded, list):
+        return times
+    left: dict = {}
+    for t in times:
+        left[t] = left.get(t, 0) + 1
+    order = []
+    for t in recorded:
+        if left.get(t, 0) > 0:
+            order.append(t)
+            left[t] -= 1
+    for t in times:
+        if left.get(t, 0) > 0:
+            order.append(t)
+            left[t] -= 1
+    return order
+
+
 def _overwrite_outdated_event(state, now: float, up: bool, b: Behavior) -> None:
     """``storeScaleEvent``: before the new event of this direction is stored, the events of
     that direction older than its longest policy period are marked outdated
     (``markScaleEventsOutdated``: ``timestamp.Before(now - longest)``) and the last of them
-    is overwritten by the new event, so it no longer counts for the other direction's
-    (longer) periods. Upstream overwrites the last outdated slot of its slice; the
-    protocol's history is in time order, so the newest outdated event stands for it."""
+    *in the slice* is overwritten by the new event in place, so it no longer counts for the
+    other direction's (longer) periods; with none outdated the new event is appended.
+
+    After an overwrite in the middle the slice is no longer in time order, and which event
+    the next overwrite takes depends on it (two scale-ups 10 s apart, both outdated later:
+    the one at the higher slot goes, not the newer). The protocol's event lists are in time
+    order, so the slice order is kept under ``kubernetes.scale_up_order`` /
+    ``kubernetes.scale_down_order`` — only while it differs from the time order."""
     log = state.scale_up_events if up else state.scale_down_events
     cutoff = now - (b.longest_up if up else b.longest_down)
-    entries = list(log.entries)
+    order = _slice_order(state, up)
     victim = None
-    for i, e in enumerate(entries):
-        if e[0] < cutoff:
+    for i, t in enumerate(order):
+        if t < cutoff:
             victim = i
     if victim is None:
-        return
-    del entries[victim]
-    fresh = TimeLog(entries)
-    if up:
-        state.scale_up_events = fresh
+        order.append(now)
     else:
-        state.scale_down_events = fresh
+        gone = order[victim]
+        order[victim] = now
+        entries = list(log.entries)
+        for k, e in enumerate(entries):
+            if e[0] == gone:
+                del entries[k]
+                break
+        fresh = TimeLog(entries)
+        if up:
+            state.scale_up_events = fresh
+        else:
+            state.scale_down_events = fresh
+    key = SLOT_KEYS[up]
+    if any(a > b_ for a, b_ in zip(order, order[1:])):
+        state.extra[key] = order
+    elif state.extra:
+        state.extra.pop(key, None)
 
 
 @hookimpl

@@ -49,6 +49,16 @@ def _positive(text: str) -> float:
     return v
 
 
+def _price(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a price of 0 or more, got {text!r}") from None
+    if not (0 <= v < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a price of 0 or more, got {text!r}")
+    return v
+
+
 def _scale(text: str) -> float:
     try:
         return parse_scale(text)
@@ -109,7 +119,7 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
     run.add_argument("--semantics", "-s", metavar="LIST",
                      help="comma-separated semantics, or 'all' (kubernetes,gce,azure,aws,scalebridge and any plugin's); "
                           + ("default: all" if several else "default: the policy's, else scalebridge"))
-    run.add_argument("--price", type=float, metavar="PER_HOUR", help="price of one instance-hour: adds cost columns")
+    run.add_argument("--price", type=_price, metavar="PER_HOUR", help="price of one instance-hour: adds cost columns")
     run.add_argument("--output", "-o", metavar="FILE.json|FILE.csv|-", help="write the scores (JSON, CSV rows, or JSON on stdout)")
     run.add_argument("--timeline", metavar="FILE.csv", help="write per-tick load, need, oracle and each run's sizes")
     run.add_argument("--plot", metavar="FILE.png", help="write the comparison plot (needs matplotlib)")
@@ -348,7 +358,10 @@ def print_table(result: Comparison, workload: Workload, console: Any = None) -> 
         cells = ["oracle"] + (["—"] if several else []) + [_fmt(o["instance_hours"]), "1.00"]
         cells += ["—"] if frontier else []
         cells += [_fmt(o["cost"], 2)] if price else []
-        cells += ["0", "0.00", "0", "0 %", "—", "—", "0 s"]
+        over = o["peak_overload"]
+        cells += [_fmt(o["underprovisioned_seconds"] / 60), _fmt(100 * o["underprovisioned_fraction"], 2),
+                  _compact(o["unserved_load"]), "∞" if over is None else f"{100 * over:,.0f} %", "—", "—",
+                  _seconds(o["time_to_recover_seconds"])]
         rows.append((cells, "dim", None))
     for r, ratio in zip(result.results, result.iso_risk_ratios()):
         s = r.scores

@@ -62,7 +62,7 @@ from ..predictive import trace_forecaster
 from ..policy import Policy
 from ..protocol import CapacityForecast, MetricObservation, Observations, Settings
 from .fleet import Fleet, FleetModel
-from .oracle import members_needed, oracle_sizes
+from .oracle import members_needed, oracle_ready, oracle_sizes
 from .scores import Scores, compute_scores
 
 __all__ = ["Comparison", "Forecaster", "Run", "RunResult", "bounds", "compare", "default_initial", "oracle_for",
@@ -93,6 +93,7 @@ class Run:
     first_error: Optional[str] = None
     elapsed_seconds: float = 0.0
     published: dict[str, str] = field(default_factory=dict)
+    initial: Optional[int] = None       #: members at the start, before the first decision
 
 
 def bounds(policy: Policy) -> tuple[int, Optional[int]]:
@@ -134,7 +135,9 @@ def default_initial(policy: Policy, first_load: float, capacity: float) -> int:
     """Members at tick 0 when the model does not say: what the policy would hold
     for the first tick's load — ``ceil(load / (capacity × target))`` for its
     first cpu or load-balancing utilization target, ``ceil(load / target)``
-    for a ``load`` AverageValue target, else ``ceil(load / capacity)``; with
+    for an AverageValue target on a metric the simulator publishes as the load
+    (``pods``: per member; ``object``/``external``: the total over the members),
+    else ``ceil(load / capacity)``; with
     ``predictive.mode: ForecastAndScale``, at least the planner's plan before
     it knows its own error, ``ceil(load / (capacity_per_replica ×
     target_utilization))`` — within the policy's bounds."""
@@ -146,7 +149,7 @@ def default_initial(policy: Policy, first_load: float, capacity: float) -> int:
         if t.type == "Utilization" and (m.name == "cpu" or m.type == "load_balancing"):
             need = first_load / (capacity * float(t.average_utilization) / 100)
             break
-        if m.name == "load" and t.type == "AverageValue":
+        if t.type == "AverageValue" and m.type in ("pods", "object", "external"):
             from ..units import exact
             need = first_load / float(exact(t.average_value))
             break
@@ -432,7 +435,7 @@ def simulate(
         desired=np.array(desired_out, dtype=np.int64), paid=np.array(paid_out, dtype=np.int64),
         ready=np.array(ready_out, dtype=np.int64), decisions=decisions, reasons=reasons,
         errors=errors, first_error=first_error, elapsed_seconds=time.perf_counter() - started,
-        published=published,
+        published=published, initial=initial,
     )
 
 
@@ -441,7 +444,7 @@ def score_run(run: Run, load: np.ndarray, model: FleetModel, *, oracle_paid: Opt
     """:func:`~scalebridge.simulator.scores.compute_scores` of a run."""
     return compute_scores(load, run.ready, run.paid, tick_seconds=model.tick_seconds, capacity=model.capacity,
                           price_per_instance_hour=price_per_instance_hour, oracle_paid=oracle_paid,
-                          desired=run.desired)
+                          desired=run.desired, initial=run.initial)
 
 
 def oracle_for(load: np.ndarray, model: FleetModel, policy: Policy) -> np.ndarray:
@@ -518,14 +521,24 @@ class Comparison:
         return Frontier(self.frontier).ratios(self)
 
     def oracle_dicts(self) -> list[dict]:
+        """Each policy's oracle: its bounds, cost and — never short within them, but
+        capped at ``maximum`` where the load needs more — its own shortfall scores."""
         out = []
+        m = self.model
         for label, paid in self.oracles.items():
             lo, hi = bounds(self.policies[label])
-            hours = float(paid.sum()) * self.model.tick_seconds / 3600
+            hours = float(paid.sum()) * m.tick_seconds / 3600
             price = self.price_per_instance_hour
+            s = compute_scores(self.load, oracle_ready(paid, startup_seconds=m.startup.minimum,
+                                                       tick_seconds=m.tick_seconds),
+                               paid, tick_seconds=m.tick_seconds, capacity=m.capacity)
             out.append({"policy": label, "minimum": lo, "maximum": hi, "instance_hours": hours,
                         "cost": None if price is None else hours * price, "peak_members": int(paid.max()),
-                        "startup_seconds": self.model.startup.minimum})
+                        "startup_seconds": m.startup.minimum,
+                        "underprovisioned_seconds": s.underprovisioned_seconds,
+                        "underprovisioned_fraction": s.underprovisioned_fraction,
+                        "unserved_load": s.unserved_load, "peak_overload": _finite(s.peak_overload),
+                        "time_to_recover_seconds": s.time_to_recover_seconds})
         return out
 
     def to_dict(self) -> dict:

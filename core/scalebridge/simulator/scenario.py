@@ -184,6 +184,8 @@ class Scenario:
         for k, v in flags.items():
             if v is not None:
                 setattr(out, k, v)
+        if flags.get("trace") is not None and flags.get("workload") is not None:
+            raise ScenarioError("give either a trace file (--trace) or a built-in workload (--workload), not both")
         if flags.get("trace") is not None:
             out.workload = None
         if flags.get("workload") is not None:
@@ -196,6 +198,8 @@ class Scenario:
         if self.startup is None:
             raise ScenarioError("--startup is required: seconds from request to ready (or uniform:LO,HI / normal:MEAN,SD)")
         tick = 15.0 if self.tick is None else self.tick
+        if not tick > 0:
+            raise ScenarioError(f"tick must be more than 0 seconds, not {tick:g}")
         try:
             return FleetModel(capacity=float(self.capacity), startup=parse_startup(self.startup), tick_seconds=tick,
                               sync_period_seconds=tick * max(1, round(15.0 / tick)) if self.sync_period is None
@@ -315,7 +319,10 @@ def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
                 raise ScenarioError(f"{where}: {e}") from None
             s.startup = v
         elif key in ("capacity", "price"):
-            setattr(s, key, _number(where, v, positive=key == "capacity"))
+            x = _number(where, v, positive=key == "capacity")
+            if x < 0:
+                raise ScenarioError(f"{where}: expected a price of 0 or more, got {v!r}")
+            setattr(s, key, x)
         elif key in ("initial", "seed"):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise ScenarioError(f"{where}: expected a non-negative integer, got {v!r}")

@@ -23,7 +23,8 @@ Definitions (keys of :meth:`Scores.as_dict`, a contract):
   under-provisioned ticks, 0 if there are none, inf if load arrives while no
   member is ready. 0.5 means the worst tick carried 50 % more than capacity.
   Relative, so comparable across traces of any scale.
-- ``scaling_actions``: ticks at which ``desired`` differs from the tick before.
+- ``scaling_actions``: ticks at which ``desired`` differs from the tick before
+  (at tick 0, from ``initial``, the size the replay started with, when given).
 - ``reversals``: consecutive actions of opposite direction (up then down or
   down then up) at most ``reversal_window_seconds`` (600) apart: flapping.
 - ``time_to_recover_seconds``: the longest under-provisioned episode (a
@@ -99,6 +100,7 @@ def compute_scores(
     oracle_paid: np.ndarray | None = None,
     desired: np.ndarray | None = None,
     reversal_window_seconds: float = REVERSAL_WINDOW_SECONDS,
+    initial: int | None = None,
 ) -> Scores:
     """Score aligned per-tick arrays (see the module docstring)."""
     load = np.asarray(load, dtype=np.float64)
@@ -129,7 +131,9 @@ def compute_scores(
     else:
         peak = 0.0
     episodes = _episodes(under) * float(tick_seconds)
-    actions, reversals = _reversals(sizes, tick_seconds, reversal_window_seconds)
+    # the first decision's change counts too: from the size the replay started with
+    actions, reversals = _reversals(sizes if initial is None else np.concatenate(([float(initial)], sizes)),
+                                    tick_seconds, reversal_window_seconds)
     under_seconds = float(np.count_nonzero(under)) * tick_seconds
     return Scores(
         instance_hours=hours,

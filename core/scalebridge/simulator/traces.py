@@ -205,10 +205,10 @@ def _check_values(name: str, times: np.ndarray, values: np.ndarray) -> None:
     for label, column in (("timestamp", times), ("value", values)):
         row = _first(~np.isfinite(column))
         if row is not None:
-            problems.append((row, f"{label} must be a finite number, got {column[row]!r}"))
+            problems.append((row, f"{label} must be a finite number, got {float(column[row])!r}"))
     row = _first(values < 0)
     if row is not None:
-        problems.append((row, f"value must be non-negative, got {values[row]!r}"))
+        problems.append((row, f"value must be non-negative, got {float(values[row]):g}"))
     if problems:
         row, problem = min(problems)
         raise TraceError(name, row + 2, problem)

@@ -22,30 +22,12 @@ MON = "https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring
 SCHED = "https://cloud.google.com/compute/docs/autoscaler/scaling-schedules"
 PRED = "https://cloud.google.com/compute/docs/autoscaler/predictive-autoscaling"
 
-# Wednesday 2026-01-14 17:00 UTC
-NOW = 1768410000.0
+from tests.semantics.test_gce_documented import WED_NOON_NY as NOW  # Wednesday 2026-01-14 17:00 UTC
+from tests.semantics.test_gce_documented import cpu, request, vms
 
 
 def ts(iso: str) -> float:
     return dt.datetime.fromisoformat(iso).timestamp()
-
-
-def vms(n: int, *, age: float = 3600.0, now: float = NOW) -> list[dict]:
-    return [{"name": f"vm-{i}", "phase": "Running", "ready": True,
-             "ready_transition_time": now - age, "start_time": now - age, "requests": {"cpu": 1}}
-            for i in range(n)]
-
-
-def request(current: int, metrics: list[dict], observations: dict, *, now: float = NOW,
-            policy: dict | None = None, state: dict | None = None) -> dict:
-    pol = {"min_replicas": 1, "max_replicas": 20, "metrics": metrics}
-    pol.update(policy or {})
-    return {"semantics": "gce", "now": now, "current_replicas": current, "policy": pol,
-            "observations": observations, "state": {"recommendations": []} if state is None else state}
-
-
-def cpu(target: float) -> dict:
-    return {"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": target}}
 
 
 def group(name: str = "queue", assignment: float = 10) -> dict:

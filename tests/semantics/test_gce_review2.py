@@ -12,35 +12,8 @@ import pytest
 
 from scalebridge import decide
 from scalebridge.errors import RequestError
-
-# Wednesday 2026-01-14 17:00 UTC (helpers as in tests/semantics/test_gce_documented.py)
-NOW = 1768410000.0
-
-
-def vms(n: int, *, age: float = 3600.0, now: float = NOW, prefix: str = "vm") -> list[dict]:
-    return [{"name": f"{prefix}-{i}", "phase": "Running", "ready": True,
-             "ready_transition_time": now - age, "start_time": now - age, "requests": {"cpu": 1}}
-            for i in range(n)]
-
-
-def per_vm(members: list[dict], value) -> dict:
-    return {m["name"]: value for m in members}
-
-
-def request(current: int, metrics: list[dict], observations: dict, *, now: float = NOW,
-            policy: dict | None = None, state: dict | None = None) -> dict:
-    pol = {"min_replicas": 1, "max_replicas": 20, "metrics": metrics}
-    pol.update(policy or {})
-    return {"semantics": "gce", "now": now, "current_replicas": current, "policy": pol,
-            "observations": observations, "state": {"recommendations": []} if state is None else state}
-
-
-def cpu(target: float) -> dict:
-    return {"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": target}}
-
-
-def queue(assignment: float = 10) -> dict:
-    return {"type": "external", "name": "queue", "target": {"type": "AverageValue", "average_value": assignment}}
+from tests.semantics.test_gce_documented import WED_NOON_NY as NOW  # Wednesday 2026-01-14 17:00 UTC
+from tests.semantics.test_gce_documented import cpu, per_vm, queue, request, vms
 
 REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
 LB = "https://cloud.google.com/compute/docs/autoscaler/scaling-load-balancing"

@@ -10,16 +10,11 @@ import pytest
 
 from scalebridge import decide
 
-NOW = 1767225600.0
+from tests.semantics.test_kubernetes_audit import NOW, _proposal_request
 
 
 def _proposal(now, current, proposal, behavior, state=None, min_r=1, max_r=100):
-    req = {"semantics": "kubernetes", "now": now, "current_replicas": current,
-           "policy": {"min_replicas": min_r, "max_replicas": max_r, "behavior": behavior},
-           "observations": {"proposal": proposal}}
-    if state is not None:
-        req["state"] = state
-    return decide(req)
+    return decide(_proposal_request(now, current, proposal, behavior, state, min_r, max_r))
 
 
 def _external(target, total, current, *, metrics=None, min_r=1, max_r=100, behavior=None, state=None):

@@ -235,25 +235,31 @@ class NeutralSemantics(Semantics):
         if sched is not None:
             opinions.append((sched, "schedule"))
         forecast = forecast_floor(ctx, "scalebridge")
-        if forecast is not None:
+        if forecast is not None and (opinions or forecast > current):
+            # spec: a forecast "joins the signals by max; it never causes a scale-in by itself"
             opinions.append((forecast, "forecast"))
 
         error = None
         if failed:
             error = f"invalid metrics ({failed} invalid out of {len(c.signals)}), first error is: {first_error}"
+        read = [o for o in opinions if o[1] in ("metric", "rule")]
+        if failed and not read and scope.default is not None:
+            # every metric failed and no rule could speak: the documented fallback,
+            # max(current, default) — a schedule's or forecast's floor above it still counts
+            target = max([current, scope.default] + [o[0] for o in opinions])
+            final = min(max(target, lo), hi)
+            ctx.note("default capacity", current, final, f"no signal can be read: max(current, default {scope.default})")
+            state.recommendations.append(now, target)
+            return Decision(final, final, "ProfileDefault", results, profile=scope.name, error=error,
+                            cause="default")
         if not opinions:
-            if failed and scope.default is not None:
-                target = max(current, scope.default)
-                final = min(max(target, lo), hi)
-                ctx.note("default capacity", current, final, f"no signal can be read: max(current, default {scope.default})")
-                state.recommendations.append(now, target)
-                return Decision(final, final, "ProfileDefault", results, profile=scope.name, error=error,
-                                cause="default")
             if failed:
                 return Decision(current, current, "InvalidMetrics", results, profile=scope.name, error=error)
             raw, cause = current, "metric"
         else:
             raw, cause = max(opinions)
+            if cause == "forecast" and raw < current and read:
+                cause = max(read)[1]   # a scale-in the forecast only limited is the signals'
             if tr:
                 ctx.note("signals", current, raw, f"highest of {len(opinions)} signal(s): {cause}")
         if failed and raw < current:   # an unreadable metric blocks a scale-in

@@ -405,7 +405,7 @@ def _overwrite_outdated_event(state, now: float, up: bool, b: Behavior) -> None:
         else:
             state.scale_down_events = fresh
     key = SLOT_KEYS[up]
-    if any(a > b_ for a, b_ in zip(order, order[1:])):
+    if any(x > y for x, y in zip(order, order[1:])):
         state.extra[key] = order
     elif state.extra:
         state.extra.pop(key, None)

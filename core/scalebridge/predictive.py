@@ -243,11 +243,17 @@ class PredictivePlanner:
         self._recent: deque = deque()                            # the last TREND_SECONDS of samples
         self.error_model: Optional[ErrorModel] = None
         self._margin_at = -math.inf
+        self._last_seen: Optional[float] = None
 
     def observe(self, t: float, load: float) -> None:
-        """A sample of the load signal (in time order)."""
+        """A sample of the load signal (in time order: a late sample is dropped here as
+        the guarded model drops it; a non-finite one reaches only the model, whose guard
+        then reports "non-finite input")."""
         self.model.observe(t, load)
-        if load == load:   # not NaN
+        if self._last_seen is not None and t < self._last_seen:
+            return
+        self._last_seen = t
+        if math.isfinite(load):
             self.last_load = load
             if self.quantile is not None:
                 self._score(t, load)
@@ -335,6 +341,8 @@ class PredictivePlanner:
             held = max(held, self.envelope * self.keep ** (max(now - self.last_time, 0.0) / self.period))
         f = self.model.forecast(now, self.lead) if self.lead > 0 else None
         up, peak, reason = 0.0, None, None
+        if f is None:
+            reason = "lead time is 0: no forecast (the reactive proposal)"
         if f is not None and f.ok and math.isfinite(f.peak):
             peak = f.peak
             if self.quantile is not None:
@@ -344,7 +352,8 @@ class PredictivePlanner:
             else:
                 up = peak * self.headroom / self.per_replica
         else:
-            reason = f.reason if f is not None else None
+            if f is not None:
+                reason = f.reason or "forecast is not finite"
             if self.quantile is not None and self.last_load:
                 # no trusted forecast: the last load (or a significant ramp) is the
                 # forecast, with the same margin

@@ -12,7 +12,8 @@ with a one-line ``reason`` when:
 5. the forecast is NaN/inf, or negative;
 6. the model has recently been wrong: the guard remembers each forecast it
    hands out (value at ``now + horizon``), scores it against the first sample
-   at or after that time (within ``match_tolerance_seconds``), and falls back
+   at or after that time (within ``match_tolerance_seconds``, or within the
+   interval since the sample before it when samples are coarser), and falls back
    while the mean absolute percentage error of the last ``error_window``
    scored forecasts exceeds ``max_mape`` (at least ``min_errors`` scored)
    **and** exceeds the error persistence made over the same forecasts (the
@@ -113,11 +114,15 @@ class GuardedForecaster:
             return
         if self._first_t is None:
             self._first_t = t
+        # a forecast is scored against the first sample at or after its target: within the
+        # tolerance, or — samples coarser than it (every 5 minutes) — within the interval
+        # since the previous sample, so that a wrong model is caught at any sampling rate
+        tolerance = max(self.match_tolerance_seconds, t - self._last_good_t)
         self._last_good_t = t
         pending = self._pending
         while pending and pending[0][0] <= t:
             target, predicted, naive = heapq.heappop(pending)
-            if value != 0.0 and t - target <= self.match_tolerance_seconds:
+            if value != 0.0 and t - target <= tolerance:
                 e = abs(predicted - value) / abs(value)
                 self._errors.append(e)
                 self._model_skill.append(e)

@@ -201,4 +201,9 @@ class PolynomialForecaster:
                 f"{self._ts[-1] - self._ts[0]:g}s fit only degree {degree}"
             )
             return Forecast(value, peak, peak_at, at, False, reason, self.name)
+        if horizon_seconds > w:
+            # a curve fitted over w seconds says little about what comes after several w:
+            # a ±5% wiggle over 20 minutes extrapolated 6 hours was 77x the largest load seen
+            reason = f"{self.name}: a {horizon_seconds:g}s horizon is longer than the {w:g}s window it is fitted over"
+            return Forecast(value, peak, peak_at, at, False, reason, self.name)
         return Forecast(value, peak, peak_at, at, True, None, self.name)

@@ -55,6 +55,9 @@ DEFAULT_MIN_HISTORY_SECONDS = 3 * DAY
 #: (README.md).
 DEFAULT_LEVEL_HALF_LIFE_SECONDS = 2 * MINUTE
 
+NEAR_BUCKETS = 6
+"""How far (in buckets, 30 minutes at 5-minute buckets) the profile looks for filled
+buckets around a time whose own two are empty — samples coarser than a bucket."""
 _MISSING = object()
 
 
@@ -182,11 +185,25 @@ class SeasonalForecaster:
         return p
 
     def _at(self, t: float) -> float | None:
-        """Profile at time ``t``, interpolated between bucket centers."""
+        """Profile at time ``t``, interpolated between bucket centers — the two around
+        ``t``, or, when samples are coarser than a bucket (every 15 minutes into 5-minute
+        buckets) and both are empty, the nearest filled ones within ``NEAR_BUCKETS``."""
         pos = t / self.bucket_seconds - 0.5
         b0 = math.floor(pos)
         p0 = self._profile(b0)
         p1 = self._profile(b0 + 1)
+        if p0 is None and p1 is None:
+            left = right = None
+            for k in range(1, NEAR_BUCKETS + 1):
+                if left is None and (p := self._profile(b0 - k)) is not None:
+                    left = (b0 - k, p)
+                if right is None and (p := self._profile(b0 + 1 + k)) is not None:
+                    right = (b0 + 1 + k, p)
+                if left is not None and right is not None:
+                    break
+            if left is None or right is None:
+                return None if left is None and right is None else (left or right)[1]
+            return left[1] + (right[1] - left[1]) * (pos - left[0]) / (right[0] - left[0])
         if p0 is None:
             return p1
         if p1 is None:

@@ -56,7 +56,7 @@ def iter_requests(stream: IO[str]) -> Iterator[tuple[object, object]]:
     if not first:
         raise RequestError("$", "no request: the input is empty")
     try:
-        obj = _loads(first)
+        obj = _loads(first.rstrip("\r\n"))
         single_line = True
     except json.JSONDecodeError:
         single_line = False
@@ -77,40 +77,40 @@ def iter_requests(stream: IO[str]) -> Iterator[tuple[object, object]]:
         else:
             yield first_no, obj
         return
-    yield first_no, obj
+    if isinstance(obj, list):   # a JSON array on one line
+        for i, r in enumerate(obj):
+            yield f"request [{i}]", r
+    else:
+        yield first_no, obj
     for no, line in enumerate(stream, start=first_no + 1):
         if not line.strip():
             continue
         try:
-            obj = _loads(line)
+            obj = _loads(line.rstrip("\r\n"))
         except json.JSONDecodeError as e:
             obj = RequestError("$", f"invalid JSON at column {e.colno}: {e.msg}")
         yield no, obj
 
 
 def _json_lines_after_bad_first(text: str, first_no: int) -> Optional[list]:
-    """JSON Lines whose first line is not JSON: that line's error, then the
-    other lines' requests — or None when the other lines are not JSON Lines
-    either (one broken multi-line document)."""
-    raw = text.splitlines()
+    """JSON Lines whose first line is not JSON: each line's request, or its error
+    for a line that is not JSON — or None when no line is a JSON object (one
+    broken multi-line document, reported as such)."""
     out: list = []
-    for k, line in enumerate(raw[1:], start=first_no + 1):
+    requests = 0
+    for k, line in enumerate(text.splitlines(), start=first_no):
         if not line.strip():
             continue
         try:
             obj = _loads(line)
-        except json.JSONDecodeError:
-            return None
+        except json.JSONDecodeError as e:
+            out.append((f"line {k}", RequestError("$", f"invalid JSON at column {e.colno}: {e.msg}")))
+            continue
         if not isinstance(obj, dict):
             return None
+        requests += 1
         out.append((k, obj))
-    if not out:
-        return None
-    try:
-        json.loads(raw[0])
-    except json.JSONDecodeError as e:
-        return [(f"line {first_no}", RequestError("$", f"invalid JSON at column {e.colno}: {e.msg}"))] + out
-    return None
+    return out if requests else None
 
 
 def _where(where: object, file: str) -> str:
@@ -123,21 +123,52 @@ def _each_request(stream: IO[str], file: str, command: str, handle) -> int:
     """``handle(request)`` for every request; a malformed one is reported as one
     line on stderr naming where it is (line, JSON path) and the others still run.
     Exit status 2 when any request was malformed."""
-    failed = False
-    for where, req in iter_requests(stream):
-        try:
-            if isinstance(req, RequestError):
-                raise req
-            handle(req)
-        except RequestError as e:
-            failed = True
-            sys.stdout.flush()
-            print(f"scalebridge {command}: {_where(where, file)}{e}", file=sys.stderr)
-            sys.stderr.flush()
-    return EXIT_BAD_INPUT if failed else 0
+    failed = internal = False
+
+    def report(where: object, message: str) -> None:
+        sys.stdout.flush()
+        print(f"scalebridge {command}: {_where(where, file)}{message}", file=sys.stderr)
+        sys.stderr.flush()
+
+    try:
+        for where, req in iter_requests(stream):
+            try:
+                if isinstance(req, RequestError):
+                    raise req
+                handle(req)
+            except RequestError as e:
+                failed = True
+                report(where, str(e))
+            except (OverflowError, ZeroDivisionError) as e:
+                # numbers a request holds that no arithmetic survives (1e308 members' worth)
+                failed = True
+                report(where, f"a number in the request is out of range ({e})")
+            except Exception as e:   # a bug: one line, not a traceback, and the next request runs
+                internal = True
+                report(where, f"internal error, please report it: {type(e).__name__}: {e}")
+    except UnicodeDecodeError:
+        failed = True
+        report(None, f"{file}: not a UTF-8 text file")
+    return EXIT_BAD_INPUT if failed else (1 if internal else 0)
+
+
+def _unknown_semantics_flag(args, command: str) -> bool:
+    """An unknown ``--semantics`` is the flag's problem, said once before any input
+    is read — not each request's (``$.semantics``), which it would otherwise be."""
+    if not args.semantics or args.semantics == "all":
+        return False
+    from .engine import resolve_semantics
+    try:
+        resolve_semantics(args.semantics, path="--semantics")
+    except RequestError as e:
+        print(f"scalebridge {command}: {e}", file=sys.stderr)
+        return True
+    return False
 
 
 def cmd_decide(args) -> int:
+    if _unknown_semantics_flag(args, "decide"):
+        return EXIT_BAD_INPUT
     write = sys.stdout.write
     many = args.semantics == "all"
     names = BUILTIN_SEMANTICS
@@ -154,6 +185,8 @@ def cmd_decide(args) -> int:
 
 
 def cmd_explain(args) -> int:
+    if _unknown_semantics_flag(args, "explain"):
+        return EXIT_BAD_INPUT
     from .explain import render
     names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
 
@@ -167,6 +200,8 @@ def cmd_explain(args) -> int:
 
 
 def cmd_validate(args) -> int:
+    if _unknown_semantics_flag(args, "validate"):
+        return EXIT_BAD_INPUT
     from .engine import resolve_semantics
     from .policyfile import load_policy_file
     failed = False

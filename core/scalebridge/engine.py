@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from . import plugins
-from .errors import RequestError, ScalebridgeError, json_path, normalize_errors
+from .errors import RequestError, ScalebridgeError, _type_name, json_path, normalize_errors
 from .policy import Policy
 from .protocol import Observations, Request, Settings
 from .semantics.base import Context, Decision, Semantics
@@ -29,8 +29,17 @@ BUILTIN_SEMANTICS = ("kubernetes", "gce", "azure", "aws", "scalebridge")
 
 
 def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple[str, str]:
-    """(JSON path, message) of the first problem pydantic found."""
-    loc, kind, msg, inp = normalize_errors(err.errors(include_url=False))[0]
+    """(JSON path, message) of the first problem pydantic found — or, when that is a
+    missing field and an unknown one beside it looks like it misspelled (``nwo`` for
+    ``now``), the misspelling, which is what the writer has to fix."""
+    problems = normalize_errors(err.errors(include_url=False))
+    loc, kind, msg, inp = problems[0]
+    if kind == "missing":
+        import difflib
+        for other, other_kind, _, _ in problems:
+            if other_kind == "extra_forbidden" and other[:-1] == loc[:-1] and \
+                    difflib.get_close_matches(str(other[-1]), [str(loc[-1])], n=1):
+                return json_path(prefix + other), f"unknown field; did you mean {loc[-1]!r}?"
     if kind == "extra_forbidden":
         msg = "unknown field (not part of the protocol; check its spelling)"
     elif kind == "missing":
@@ -83,7 +92,7 @@ def parse_request(request: Union[dict, Request]) -> tuple[_Envelope, Policy]:
     if isinstance(request, Request):
         return request, request.policy  # type: ignore[return-value]
     if not isinstance(request, dict):
-        raise RequestError("$", f"a request must be a JSON object, got {type(request).__name__}")
+        raise RequestError("$", f"a request must be a JSON object, got {_type_name(request)}")
     try:
         env = _Envelope.model_validate(request)
     except ValidationError as e:

@@ -491,8 +491,57 @@ class Policy(_Model):
         return self.__pydantic_private__["_compiled"]   # direct: attribute access goes through __getattr__
 
 
+# values the validators accept and rewrite, which the generated enums leave out
+_ENUM_ALIASES = {"ONLY_SCALE_OUT": ("ONLY_UP",), "ForecastAndScale": ("Enabled",),
+                 **{canonical: (alias,) for alias, canonical in _AGG_ALIASES.items()}}
+
+
+def _nullable(schema: dict) -> dict:
+    """``schema`` also accepting null (the protocol: null means a missing key)."""
+    if "anyOf" in schema:
+        if {"type": "null"} not in schema["anyOf"]:
+            schema["anyOf"].append({"type": "null"})
+        return schema
+    if "enum" in schema:
+        if None not in schema["enum"]:
+            schema["enum"].append(None)
+        if isinstance(schema.get("type"), str):
+            schema["type"] = [schema["type"], "null"]
+        return schema
+    if isinstance(schema.get("type"), str) and "$ref" not in schema:
+        schema["type"] = [schema["type"], "null"]
+        return schema
+    keep = {k: schema.pop(k) for k in ("title", "description", "default") if k in schema}
+    return {**keep, "anyOf": [schema, {"type": "null"}]}
+
+
+def _accepting(node: Any) -> Any:
+    """The generated schema widened to what validation accepts: enum aliases, and null
+    for every property."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            node[k] = _accepting(v)
+        enum = node.get("enum")
+        if isinstance(enum, list):
+            for value in list(enum):
+                for alias in _ENUM_ALIASES.get(value, ()):
+                    if alias not in enum:
+                        enum.append(alias)
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for name in props:
+                props[name] = _nullable(props[name])
+    elif isinstance(node, list):
+        return [_accepting(v) for v in node]
+    return node
+
+
 def policy_json_schema() -> dict:
-    schema = Policy.model_json_schema()
+    """The policy's JSON Schema, as wide as validation: it accepts every policy
+    ``scalebridge validate`` accepts (aliases such as ``ONLY_UP``, ``Enabled``,
+    ``Total``, and null for a missing key) — for editors, which must not flag a
+    valid policy."""
+    schema = _accepting(Policy.model_json_schema())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "scalebridge policy"
     return schema

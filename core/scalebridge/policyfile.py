@@ -12,25 +12,25 @@ from typing import Any, Optional
 import yaml
 from pydantic import ValidationError
 
-from .errors import PolicyError, json_path, normalize_errors
+from .errors import PolicyError, _type_name, json_path, normalize_errors
 from .policy import Policy
 
 Positions = dict[tuple, tuple[int, int]]
 
 
-def _construct(node: yaml.Node, path: tuple, pos: Positions) -> Any:
+def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str] = None) -> Any:
     pos[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         for k, v in node.value:
             key = yaml.SafeLoader.construct_scalar(_LOADER, k) if isinstance(k, yaml.ScalarNode) else str(k.value)
             if key in out:
-                raise PolicyError([f"{_where(None, k)}: {json_path(path + (key,))}: duplicate key"])
+                raise PolicyError([f"{_where(file, k)}: {json_path(path + (key,), root='policy')}: duplicate key"])
             pos[("__key__",) + path + (key,)] = (k.start_mark.line + 1, k.start_mark.column + 1)
-            out[key] = _construct(v, path + (key,), pos)
+            out[key] = _construct(v, path + (key,), pos, file)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(v, path + (i,), pos) for i, v in enumerate(node.value)]
+        return [_construct(v, path + (i,), pos, file) for i, v in enumerate(node.value)]
     if isinstance(node, yaml.ScalarNode) and node.style is None:
         # YAML 1.1 reads `mode: ON` / `mode: OFF` (and yes/no) as booleans and an
         # unquoted `2026-01-01T08:00:00` as a datetime; a policy file holds the
@@ -69,7 +69,7 @@ def load_yaml(text: str, file: str = "<policy>") -> tuple[Any, Positions]:
     if node is None:
         raise PolicyError([f"{file}:1:1: the file is empty; a policy is a mapping (min_replicas, max_replicas, metrics, …)"])
     pos: Positions = {}
-    data = _construct(node, (), pos)
+    data = _construct(node, (), pos, file)
     return data, pos
 
 
@@ -115,7 +115,7 @@ def _suggest(loc: tuple, err: ValidationError) -> str:
     names = list(getattr(model, "model_fields", {}))
     close = difflib.get_close_matches(field, names, n=1)
     valid = f"; did you mean {close[0]!r}?" if close else ""
-    return f"{valid} valid fields here: {', '.join(names)}"
+    return f"{valid}; valid fields here: {', '.join(names)}"
 
 
 def _inner_model(annotation: Any) -> Any:
@@ -133,7 +133,7 @@ def _inner_model(annotation: Any) -> Any:
 def parse_policy_text(text: str, file: str = "<policy>") -> Policy:
     data, pos = load_yaml(text, file)
     if not isinstance(data, dict):
-        raise PolicyError([f"{file}:1:1: a policy is a mapping (min_replicas, max_replicas, metrics, …), not a {type(data).__name__}"])
+        raise PolicyError([f"{file}:1:1: a policy is a mapping (min_replicas, max_replicas, metrics, …), not {_type_name(data)}"])
     try:
         return Policy.model_validate(data)
     except ValidationError as e:
@@ -141,6 +141,14 @@ def parse_policy_text(text: str, file: str = "<policy>") -> Policy:
 
 
 def load_policy_file(path: str | Path) -> Policy:
+    """A policy file; ``-`` is standard input."""
+    if str(path) == "-":
+        import sys
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise PolicyError(["<stdin>: not a UTF-8 text file"]) from None
+        return parse_policy_text(text, "<stdin>")
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")

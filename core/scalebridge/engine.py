@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from . import plugins
-from .errors import RequestError, ScalebridgeError, _type_name, json_path, normalize_errors
+from .errors import RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors
 from .policy import Policy
 from .protocol import Observations, Request, Settings
 from .semantics.base import Context, Decision, Semantics
@@ -47,6 +47,11 @@ def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple
     elif kind not in ("quantity", "value_error") and "got " not in msg and not isinstance(inp, (dict, list)):
         msg = f"{msg} (got {json.dumps(inp) if _jsonable(inp) else repr(inp)})"
     return json_path(prefix + loc), msg
+
+
+def _provided_by(name: str) -> str:
+    entry = plugins.registry().semantics.get(name)
+    return f" (from plugin {entry.plugin!r})" if entry is not None else ""
 
 
 def _jsonable(x: Any) -> bool:
@@ -176,15 +181,23 @@ class Decider:
         self.settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
         self.state = state if state is not None else DecisionState()
 
-    def step(self, now: float, current: int, observations: Observations,
+    def step(self, now: float, current: int, observations: Union[Observations, dict],
              trace: Optional[list] = None) -> Decision:
+        if isinstance(observations, dict):   # the protocol's JSON shape, as decide() takes it
+            observations = Observations.model_validate(observations)
         ctx = Context(now, current, self.policy, self.settings, observations, self.state, trace)
         return run(self.semantics, ctx)
 
 
 def run(semantics: Semantics, ctx: Context) -> Decision:
     """The semantics, then what the spec prescribes for all semantics."""
-    d = semantics.decide(ctx)
+    try:
+        d = semantics.decide(ctx)
+    except (ScalebridgeError, ArithmeticError):
+        raise   # bad input, or numbers no arithmetic survives (the caller's to report)
+    except Exception as e:   # a bug in the semantics: say whose
+        raise SemanticsFailure(f"semantics {semantics.name!r}{_provided_by(semantics.name)} failed: "
+                               f"{type(e).__name__}: {e}") from e
     mode = ctx.policy.mode
     current = ctx.current
     if mode == "OFF" and d.desired != current:
@@ -220,7 +233,7 @@ def to_response(semantics: str, current: int, d: Decision, state: DecisionState,
         "current_replicas": current,
         "recommended_replicas": d.recommended,
         "desired_replicas": d.desired,
-        "metrics": d.metrics,
+        "metrics": [m.to_dict() if hasattr(m, "to_dict") else m for m in d.metrics],
         "profile": d.profile,
         "reason": d.reason,
         # an error with no decision is not able to scale; a documented fallback (Azure's

@@ -29,6 +29,11 @@ class RequestError(ScalebridgeError):
         super().__init__(f"{self.path}: {message}")
 
 
+class SemanticsFailure(ScalebridgeError):
+    """A semantics raised while deciding: a bug in it (or in the plugin that provides
+    it), not bad input. The message names the semantics and its plugin."""
+
+
 class FieldError(ValueError):
     """A validator's complaint about one field below the model it validates:
     reported at that field's location (``loc`` relative to the model), so the

@@ -37,16 +37,17 @@ def scalebridge_register_semantics(register):
 @hookspec
 def scalebridge_register_providers(register):
     """Register providers: ``register(name, factory)`` where ``factory(**config)``
-    returns an object implementing :class:`scalebridge.providers.Provider`
-    (observe a target, report status and in-flight operations, set its absolute
-    size). Declare optional capabilities on the provider rather than failing at
-    call time."""
+    returns a provider (observe a target, report status and in-flight operations,
+    set its absolute size). **Reserved**: the controller that would use providers,
+    and the ``scalebridge.providers.Provider`` contract DESIGN.md describes, are not
+    built yet; registrations are listed by ``scalebridge plugins`` and not used."""
 
 
 @hookspec
 def scalebridge_register_metric_sources(register):
     """Register metric sources: ``register(name, factory)``; a source reads
-    samples for ``observations.metrics`` outside the decision."""
+    samples for ``observations.metrics`` outside the decision. **Reserved**, like
+    providers: nothing reads through metric sources yet."""
 
 
 @hookspec

@@ -36,12 +36,53 @@ def _plugin_name(pm: pluggy.PluginManager, plugin: object) -> str:
     return pm.get_name(plugin) or getattr(plugin, "__name__", repr(plugin))
 
 
+_HOOK_TABLES = ("scalebridge_register_semantics", "semantics"), ("scalebridge_register_providers", "providers"), \
+    ("scalebridge_register_metric_sources", "metric_sources"), ("scalebridge_register_forecasters", "forecasters")
+
+
+def _check_registered(table: str, name: object, obj: object, plugin_name: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise ScalebridgeError(f"plugin {plugin_name!r} registered an object without a name: {obj!r}")
+    if table == "semantics":
+        from .semantics.base import Semantics
+        if not isinstance(obj, Semantics):
+            raise ScalebridgeError(f"plugin {plugin_name!r} registered {name!r} as {obj!r}, not an instance of "
+                                   "scalebridge.semantics.base.Semantics")
+    elif not callable(obj):
+        raise ScalebridgeError(f"plugin {plugin_name!r} registered {name!r} with a factory that is not callable")
+
+
 def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) -> Registry:
+    """Load every plugin and collect what each registers. A plugin that fails — it
+    does not import, its hook has the wrong signature or raises, it defines a
+    ``scalebridge_*`` hook no spec knows (a misspelling), it registers something
+    that is not what the hook asks for, or a name another plugin registered first —
+    is listed in ``failures`` with the reason, none of its registrations are kept,
+    and every other plugin works. Built-in entry points (this distribution's) load
+    first, so a third-party name never displaces a built-in."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     reg = Registry()
+    known = {n for n in dir(hookspecs) if n.startswith("scalebridge_")}
+
+    def add(module: object, name: Optional[str], where: str, failure_key: str) -> None:
+        unknown = sorted(n for n in dir(module) if n.startswith("scalebridge_") and n not in known
+                         and callable(getattr(module, n)))
+        if unknown:
+            reg.failures[failure_key] = (f"{where}: unknown hook(s) {', '.join(unknown)}; the hooks are "
+                                         f"{', '.join(sorted(known))}")
+            return
+        try:
+            pm.register(module, name=name)
+        except Exception as e:   # e.g. a hookimpl whose arguments are not the spec's
+            reg.failures[failure_key] = f"{where}: {type(e).__name__}: {e}"
+            return
+        reg.plugins.append((_plugin_name(pm, module), where))
+
     if load_entry_points:
-        for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT):
+        eps = list(importlib.metadata.entry_points(group=hookspecs.PROJECT))
+        own = lambda ep: getattr(getattr(ep, "dist", None), "name", None) == "scalebridge"  # noqa: E731
+        for ep in sorted(eps, key=lambda ep: not own(ep)):
             try:
                 module = ep.load()
             except Exception as e:  # a broken plugin must not take the others down
@@ -49,34 +90,50 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
                 continue
             if pm.is_registered(module):
                 continue
-            pm.register(module, name=ep.name)
             dist = getattr(ep, "dist", None)
-            reg.plugins.append((ep.name, f"{ep.value} ({dist.name} {dist.version})" if dist else ep.value))
+            add(module, ep.name, f"{ep.value} ({dist.name} {dist.version})" if dist else ep.value, ep.name)
     for p in extra_plugins or []:
-        pm.register(p)
-        reg.plugins.append((_plugin_name(pm, p), getattr(p, "__name__", repr(p))))
+        add(p, None, getattr(p, "__name__", repr(p)), getattr(p, "__name__", repr(p)))
 
-    def registrar(table: dict, plugin_name: str) -> Callable:
-        def register(obj_or_name, factory=None):
-            if factory is None:
-                name, obj = getattr(obj_or_name, "name", None), obj_or_name
-            else:
-                name, obj = obj_or_name, factory
-            if not name:
-                raise ScalebridgeError(f"plugin {plugin_name!r} registered an object without a name")
-            if name in table:
-                raise ScalebridgeError(
-                    f"{name!r} is registered twice: by {table[name].plugin!r} and by {plugin_name!r}")
-            table[name] = Registered(name, obj, plugin_name)
-        return register
+    # each plugin's registrations, kept only if all of its hooks ran cleanly
+    pending: dict[str, list[tuple[str, str, Any]]] = {}
+    broken: set[str] = set()
+    for hook, table in _HOOK_TABLES:
+        for impl in getattr(pm.hook, hook).get_hookimpls():
+            plugin_name = impl.plugin_name
+            if plugin_name in broken:
+                continue
+            mine: list[tuple[str, str, Any]] = []
 
-    for hook, table in (("scalebridge_register_semantics", reg.semantics),
-                        ("scalebridge_register_providers", reg.providers),
-                        ("scalebridge_register_metric_sources", reg.metric_sources),
-                        ("scalebridge_register_forecasters", reg.forecasters)):
-        caller = getattr(pm.hook, hook)
-        for impl in caller.get_hookimpls():
-            impl.function(register=registrar(table, impl.plugin_name))
+            def register(obj_or_name, factory=None, _mine=mine, _table=table, _plugin=plugin_name):
+                if factory is None:
+                    name, obj = getattr(obj_or_name, "name", None), obj_or_name
+                else:
+                    name, obj = obj_or_name, factory
+                _check_registered(_table, name, obj, _plugin)
+                _mine.append((_table, name, obj))
+
+            try:
+                impl.function(register=register)
+            except Exception as e:
+                broken.add(plugin_name)
+                reg.failures[plugin_name] = f"{hook} raised {type(e).__name__}: {e}"
+                pending.pop(plugin_name, None)
+                continue
+            pending.setdefault(plugin_name, []).extend(mine)
+    for plugin_name, items in pending.items():
+        clash = next(((t, n) for t, n, _ in items if n in getattr(reg, t)), None)
+        if clash is None:
+            seen: set = set()
+            clash = next(((t, n) for t, n, _ in items if (t, n) in seen or seen.add((t, n))), None)
+        if clash is not None:
+            table, name = clash
+            other = getattr(reg, table).get(name)
+            by = f"already registered by {other.plugin!r}" if other else "registered twice by it"
+            reg.failures[plugin_name] = f"{table} {name!r} is {by}; none of {plugin_name!r}'s registrations kept"
+            continue
+        for table, name, obj in items:
+            getattr(reg, table)[name] = Registered(name, obj, plugin_name)
     return reg
 
 
@@ -104,7 +161,12 @@ def semantics(name: str):
     try:
         return table[name].obj
     except KeyError:
-        why = f" (plugin {name!r} failed to load: {reg.failures[name]})" if name in reg.failures else ""
+        if name in reg.failures:
+            why = f" (plugin {name!r} failed to load: {reg.failures[name]})"
+        elif reg.failures:
+            why = " (plugins that failed to load: " + "; ".join(f"{k}: {v}" for k, v in reg.failures.items()) + ")"
+        else:
+            why = ""
         raise ScalebridgeError(
             f"unknown semantics {name!r}{why}: available are "
             f"{', '.join(sorted(table)) or 'none (is scalebridge installed?)'}") from None

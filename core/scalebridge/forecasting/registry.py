@@ -20,8 +20,9 @@ def _quadratic(**params: Any) -> Forecaster:
     return PolynomialForecaster(degree=2, **params)
 
 
-#: name -> factory(**params) -> Forecaster. Plugins add to it through
-#: :func:`register_forecaster` (the ``scalebridge_register_forecasters`` hook).
+#: name -> factory(**params) -> Forecaster, the built-in models. A plugin's models
+#: (the ``scalebridge_register_forecasters`` hook) are looked up in the plugin
+#: registry after these; :func:`register_forecaster` adds one in-process.
 MODELS: dict[str, Callable[..., Forecaster]] = {
     "naive": NaiveForecaster,
     "linear": _linear,
@@ -40,11 +41,14 @@ def register_forecaster(name: str, factory: Callable[..., Forecaster], *, replac
 
 def make_forecaster(name: str, **params: Any) -> Forecaster:
     """Build the model registered as ``name`` with its keyword ``params``."""
-    try:
-        factory = MODELS[name]
-    except KeyError:
-        valid = ", ".join(sorted(MODELS))
-        raise ValueError(f"unknown forecaster {name!r}; valid: {valid}") from None
+    factory = MODELS.get(name)
+    if factory is None:   # one a plugin registered (the scalebridge_register_forecasters hook)
+        from .. import plugins
+        entry = plugins.registry().forecasters.get(name)
+        if entry is None:
+            valid = ", ".join(sorted(set(MODELS) | set(plugins.registry().forecasters)))
+            raise ValueError(f"unknown forecaster {name!r}; valid: {valid}")
+        factory = entry.obj
     return factory(**params)
 
 

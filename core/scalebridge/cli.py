@@ -14,7 +14,7 @@ from typing import IO, Iterator, Optional
 
 from . import __version__
 from .engine import BUILTIN_SEMANTICS, decide, decide_all
-from .errors import PolicyError, RequestError, ScalebridgeError
+from .errors import PolicyError, RequestError, ScalebridgeError, SemanticsFailure
 
 EXIT_BAD_INPUT = 2
 
@@ -139,6 +139,9 @@ def _each_request(stream: IO[str], file: str, command: str, handle) -> int:
             except RequestError as e:
                 failed = True
                 report(where, str(e))
+            except SemanticsFailure as e:   # a plugin's (or a built-in's) bug, named
+                internal = True
+                report(where, str(e))
             except (OverflowError, ZeroDivisionError) as e:
                 # numbers a request holds that no arithmetic survives (1e308 members' worth)
                 failed = True
@@ -208,17 +211,22 @@ def cmd_validate(args) -> int:
     for path in args.files:
         try:
             policy = load_policy_file(path)
-            if args.semantics:
-                names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
-                for n in names:
-                    resolve_semantics(n).check(policy)
         except PolicyError as e:
             failed = True
             for p in e.problems:
                 print(p, file=sys.stderr)
-        except RequestError as e:
+            continue
+        refused = False
+        if args.semantics:   # every semantics that cannot run it, not only the first
+            names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
+            for n in names:
+                try:
+                    resolve_semantics(n).check(policy)
+                except RequestError as e:
+                    refused = True
+                    print(f"{path}: {n}: {e}" if len(names) > 1 else f"{path}: {e}", file=sys.stderr)
+        if refused:
             failed = True
-            print(f"{path}: {e}", file=sys.stderr)
         else:
             print(f"{path}: ok")
     return EXIT_BAD_INPUT if failed else 0

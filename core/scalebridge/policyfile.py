@@ -69,7 +69,12 @@ def load_yaml(text: str, file: str = "<policy>") -> tuple[Any, Positions]:
     if node is None:
         raise PolicyError([f"{file}:1:1: the file is empty; a policy is a mapping (min_replicas, max_replicas, metrics, …)"])
     pos: Positions = {}
-    data = _construct(node, (), pos, file)
+    try:
+        data = _construct(node, (), pos, file)
+    except yaml.constructor.ConstructorError as e:   # e.g. a !!python/object tag: never built
+        mark = getattr(e, "problem_mark", None)
+        where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
+        raise PolicyError([f"{where}: invalid YAML: {getattr(e, 'problem', None) or e}"]) from None
     return data, pos
 
 
@@ -114,8 +119,9 @@ def _suggest(loc: tuple, err: ValidationError) -> str:
             return ""
     names = list(getattr(model, "model_fields", {}))
     close = difflib.get_close_matches(field, names, n=1)
-    valid = f"; did you mean {close[0]!r}?" if close else ""
-    return f"{valid}; valid fields here: {', '.join(names)}"
+    if close:
+        return f"; did you mean {close[0]!r}? valid fields here: {', '.join(names)}"
+    return f"; valid fields here: {', '.join(names)}"
 
 
 def _inner_model(annotation: Any) -> Any:

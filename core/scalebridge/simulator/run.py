@@ -49,6 +49,7 @@ reaches the semantics as ``observations.forecast`` (which only acts on it when
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from dataclasses import dataclass, field
@@ -269,14 +270,18 @@ def simulate(
     total_hist = [first] * pad + load_list
     retention = _retention_points(policy, grain_ticks * tick)
     grain = grain_ticks * tick
-    cpu_points = [(t0 - j * grain, u0 * 100.0) for j in range(retention - 1, -1, -1)]
-    load_points = [(t0 - j * grain, first) for j in range(retention - 1, -1, -1)]
+    # prefilled points up to t0; those newer than t0 - lag stay hidden until the lag has
+    # passed, as a provider would not have them yet (and as many older ones fill the window)
+    hidden = sum(1 for j in range(retention) if t0 - j * grain > t0 - lag)
+    count = retention + hidden
+    cpu_points = [(t0 - j * grain, u0 * 100.0) for j in range(count - 1, -1, -1)]
+    load_points = [(t0 - j * grain, first) for j in range(count - 1, -1, -1)]
     member_points = [(t, v * cap / 100.0) for t, v in cpu_points]
-    visible = len(cpu_points)
-    next_point = math.inf             # time of the next point to become visible
-    cpu_series = cpu_points[:]
-    load_series = load_points[:]
-    member_series = member_points[:]
+    visible = retention
+    next_point = cpu_points[visible][0] if hidden else math.inf   # the next point to become visible
+    cpu_series = cpu_points[:visible]
+    load_series = load_points[:visible]
+    member_series = member_points[:visible]
     grain_util = grain_load = 0.0
     grain_left = grain_ticks
 
@@ -597,8 +602,9 @@ def compare(
     oracle. A semantics that is not registered, cannot run a policy, or fails
     is listed in ``skipped`` with a one-line reason instead of raising.
 
-    ``workers > 1`` runs pairs in that many processes (``forecaster`` must
-    then be picklable). ``progress(ticks)`` is called with the number of
+    ``forecaster`` is copied for each run (``copy.deepcopy``), so a stateful one
+    starts every run fresh; ``workers > 1`` runs pairs in that many processes (it
+    must then be picklable). ``progress(ticks)`` is called with the number of
     ticks just simulated, summed over runs (``len(load) × runs`` in all)."""
     from .. import plugins
 
@@ -615,7 +621,10 @@ def compare(
                 if progress is not None:
                     progress(n)
                 continue
-            tasks.append((len(tasks), policy, name, load, model, start_time, settings, label, forecaster))
+            # each run its own forecaster: a stateful one (a planner that has observed a run's
+            # load) handed to the next run would forecast from the whole trace, future included
+            own = copy.deepcopy(forecaster) if forecaster is not None else None
+            tasks.append((len(tasks), policy, name, load, model, start_time, settings, label, own))
     runs: list[Union[Run, str, None]] = [None] * len(tasks)
     if workers > 1 and len(tasks) > 1:
         import multiprocessing
@@ -640,7 +649,7 @@ def compare(
 
             i, policy, name, *_ = task
             try:
-                runs[i] = simulate(policy, load, model, semantics=name, settings=settings, forecaster=forecaster,
+                runs[i] = simulate(policy, load, model, semantics=name, settings=settings, forecaster=task[8],
                                    start_time=start_time, label=task[7],
                                    progress=tick_progress if progress is not None else None)
             except Exception as e:  # reported as a skipped run, never a crash

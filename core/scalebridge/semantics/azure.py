@@ -38,7 +38,7 @@ from ..stages.rules import RuleEvaluation, combine_rules, evaluate_rule, forecas
 from ..stages.signals import forecast_floor, predictive_mode
 from ..state import TimeLog
 from ..units import format_number
-from .base import Context, Decision, Semantics
+from .base import Context, Decision, Semantics, carried_out
 
 
 @dataclass(slots=True)
@@ -270,7 +270,7 @@ class AzureSemantics(Semantics):
                 cause = "boundary"
             else:
                 cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in winners)
-        if final != current:
+        if final != current and carried_out(ctx.policy.mode, current, final):
             note_scale_action(state, now, cause, fallback_cd)
         return Decision(final, final, reason, out, profile=scope.name, error=error, cause=cause,
                         cooldown_seconds=cooldown)

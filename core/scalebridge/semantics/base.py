@@ -69,6 +69,12 @@ class Decision:
     extra: Optional[dict] = None              # additional response fields (e.g. forecast)
 
 
+def carried_out(mode: Optional[str], current: int, final: int) -> bool:
+    """Whether the engine will apply (and record) a move from ``current`` to ``final``:
+    ``mode`` OFF keeps the size, ONLY_SCALE_OUT keeps it on a scale-in (spec: mode)."""
+    return mode != "OFF" and not (mode == "ONLY_SCALE_OUT" and final < current)
+
+
 class Semantics(ABC):
     """A provider's published autoscaling behaviour, as a pure function."""
 

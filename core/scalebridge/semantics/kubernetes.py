@@ -22,7 +22,7 @@ from ..stages.rate_limits import RatePolicy, limit_with_behavior, limit_without_
 from ..stages.stabilization import stabilize_both_ways, stabilize_down
 from ..state import TimeLog
 from ..units import format_milli, milli_value
-from .base import Context, Decision, MetricResult, Semantics
+from .base import Context, Decision, MetricResult, Semantics, carried_out
 from .kubernetes_replicas import (MetricError, Proposal, Tolerances, external_per_pod_sum,
                                   external_value_sum, per_pod_replicas, plain_metric_replicas,
                                   resource_utilization_replicas, usage_ratio_replicas)
@@ -238,7 +238,7 @@ class KubernetesSemantics(Semantics):
             desired = max_r if current > max_r else min_r
             reason = "TooManyReplicas" if current > max_r else "TooFewReplicas"
             ctx.note("bounds", current, desired, f"current number of replicas {'above Spec.MaxReplicas' if current > max_r else 'below Spec.MinReplicas'}")
-            if policy.behavior is not None and _carried_out(policy.mode, current, desired):
+            if policy.behavior is not None and carried_out(policy.mode, current, desired):
                 window = ctx.settings.downscale_stabilization_seconds
                 b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
                 _overwrite_outdated_event(state, now, desired > current, b)   # storeScaleEvent
@@ -283,7 +283,7 @@ class KubernetesSemantics(Semantics):
                 ctx.note("stabilization", desired, stabilized,
                          f"scale-up window {b.up_window:g}s, scale-down window {b.down_window:g}s")
                 ctx.note("rate limits", stabilized, final, limit_reason)
-            if final != current and _carried_out(policy.mode, current, final):
+            if final != current and carried_out(policy.mode, current, final):
                 _overwrite_outdated_event(state, now, final > current, b)
         if final != stabilized:
             reason = limit_reason
@@ -331,14 +331,6 @@ class KubernetesSemantics(Semantics):
                      "scale_down_events": longest, "sizes": 0}
             cache[key] = r
         return r
-
-
-def _carried_out(mode: Optional[str], current: int, final: int) -> bool:
-    """Whether the engine will apply (and record) a move from ``current`` to ``final``
-    (``mode`` OFF keeps the size; ONLY_SCALE_OUT keeps it on a scale-in)."""
-    if mode == "OFF":
-        return False
-    return not (mode == "ONLY_SCALE_OUT" and final < current)
 
 
 SLOT_KEYS = {True: "kubernetes.scale_up_order", False: "kubernetes.scale_down_order"}

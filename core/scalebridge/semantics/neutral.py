@@ -72,7 +72,7 @@ from ..stages.signals import forecast_floor, predictive_mode
 from ..stages.stabilization import stabilize_both_ways
 from ..state import TimeLog
 from ..units import format_number
-from .base import Context, Decision, Semantics
+from .base import Context, Decision, Semantics, carried_out
 
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
@@ -197,6 +197,7 @@ class NeutralSemantics(Semantics):
         within_tolerance = False
         rule_cooldown: Optional[float] = None
         reason_hint: Optional[str] = None
+        rules_read = rules_unread = 0           # enabled rules whose metric could / could not be read
         proposal = ctx.obs.proposal
         tol_up = c.tol_up if c.tol_up is not None else (settings.tolerance if settings.tolerance is not None
                                                          else C.NEUTRAL_TOLERANCE)
@@ -228,7 +229,8 @@ class NeutralSemantics(Semantics):
                 results.append({"name": sig.name, "replicas": replicas, "utilization": p.utilization,
                                 "value": p.value, "error": None})
                 opinions.append((replicas, "metric"))
-            rule_count, rule_cooldown, reason_hint = self._rules(ctx, c, scope, results, fallback_cd)
+            rule_count, rule_cooldown, reason_hint, rules_read, rules_unread = \
+                self._rules(ctx, c, scope, results, fallback_cd)
             if rule_count is not None:
                 opinions.append((rule_count, "rule"))
         sched, sched_name = schedule_floor(policy, now)
@@ -243,7 +245,12 @@ class NeutralSemantics(Semantics):
         if failed:
             error = f"invalid metrics ({failed} invalid out of {len(c.signals)}), first error is: {first_error}"
         read = [o for o in opinions if o[1] in ("metric", "rule")]
-        if failed and not read and scope.default is not None:
+        # nothing could be read: no metric and no rule (a rule that reads but does not fire
+        # still counts as read)
+        unreadable = (failed or rules_unread) and not read and len(c.signals) == failed and not rules_read
+        if unreadable and error is None:
+            error = f"no rule's metric can be read ({rules_unread} of {rules_unread} rules)"
+        if unreadable and scope.default is not None:
             # every metric failed and no rule could speak: the documented fallback,
             # max(current, default) — a schedule's or forecast's floor above it still counts
             target = max([current, scope.default] + [o[0] for o in opinions])
@@ -253,7 +260,7 @@ class NeutralSemantics(Semantics):
             return Decision(final, final, "ProfileDefault", results, profile=scope.name, error=error,
                             cause="default")
         if not opinions:
-            if failed:
+            if failed or unreadable:
                 return Decision(current, current, "InvalidMetrics", results, profile=scope.name, error=error)
             raw, cause = current, "metric"
         else:
@@ -304,20 +311,25 @@ class NeutralSemantics(Semantics):
             reason = "WithinTolerance"
         else:
             reason = "DesiredWithinRange"
-        if reason in ("TooFewReplicas", "TooManyReplicas"):
+        if reason in ("TooFewReplicas", "TooManyReplicas") and not (
+                cause == "rule" and final != current and (raw > current) == (final > current)):
+            # a move into [min, max]; a rule action the bounds only cut short stays the
+            # rule's, with its cooldown (as under azure)
             cause = "boundary"
         cooldown = rule_cooldown if cause == "rule" else None
-        if final != current:
+        if final != current and carried_out(policy.mode, current, final):
+            # (a move the mode blocks is not carried out: it neither starts nor ends a cooldown)
             note_scale_action(state, now, cause, fallback_cd)
         return Decision(final, final, reason, results, profile=scope.name, error=error, cause=cause,
                         cooldown_seconds=cooldown)
 
     def _rules(self, ctx: Context, c: _Compiled, scope: _Scope, results: list,
-               fallback_cd: float) -> tuple[Optional[int], Optional[float], Optional[str]]:
-        """The rules' count (None: no opinion), its cooldown, and a reason when a
-        cooldown or flapping prevention changed what the rules asked for."""
+               fallback_cd: float) -> tuple[Optional[int], Optional[float], Optional[str], int, int]:
+        """The rules' count (None: no opinion), its cooldown, a reason when a
+        cooldown or flapping prevention changed what the rules asked for, and how
+        many enabled rules could and could not read their metric."""
         if not scope.rules:
-            return None, None, None
+            return None, None, None, 0, 0
         now, current, settings = ctx.now, ctx.current, ctx.settings
         horizon = None
         if predictive_mode(ctx, "scalebridge") == "ForecastAndScale":
@@ -340,15 +352,17 @@ class NeutralSemantics(Semantics):
             results.append({"name": rule.name or rule.metric, "replicas": e.result, "utilization": None,
                             "value": v if v is None or type(v) is int else format_number(v),
                             "error": e.error, "triggered": e.fired})
+        unread = sum(1 for e in evals if e.value is None and e.error)
+        read = len(evals) - unread
         combined = combine_rules(evals, current)
         if ctx.trace is not None:
             ctx.note("rules", current, combined.count, combined.why)
         if combined.direction is None or combined.count == current:
-            return None, None, None
+            return None, None, None, read, unread
         until = cooldown_until(ctx.state, fallback_cd)
         if until is not None and now < until:
             ctx.note("cooldown", combined.count, None, f"rule actions held until {until:g}")
-            return None, None, "CooldownActive"
+            return None, None, "CooldownActive", read, unread
         count, hint = combined.count, None
         if combined.direction == "Decrease":
             projections = [Projection(e.value, e.rule.operator, e.rule.threshold, e.rule.name or e.rule.metric)
@@ -358,9 +372,9 @@ class NeutralSemantics(Semantics):
                 ctx.note("flapping", count, fr.count, fr.why)
             count, hint = fr.count, fr.reason
             if count >= current:
-                return None, None, hint
+                return None, None, hint, read, unread
         cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in combined.winners)
-        return count, cooldown, hint
+        return count, cooldown, hint, read, unread
 
     def retention(self, ctx: Context) -> dict[str, float]:
         return self._compiled(ctx.policy).retention

@@ -34,7 +34,7 @@ from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy
 from ..stages.proposals import (PER_INSTANCE, Proposal, ProposalError, Signal, exact_pair, initializing_members,
-                                number, signal_proposal)
+                                not_running, number, signal_proposal)
 from ..stages.scale_in_control import limit_scale_in
 from ..stages.schedules import schedule_floor
 from ..stages.signals import forecast_floor
@@ -138,9 +138,10 @@ def total_vcpu_proposal(ctx, spec: Signal, initializing: dict) -> Optional[Propo
     if init is None:
         init = initializing[spec.init] = initializing_members(members, ctx.now, spec.init)
     used, vcpus, count, excluded = _vcpu_sums(samples, members, spec.resource, init)
-    if excluded:
+    starting = not_running(members)   # requested, not running: no load to multiply (see signal_proposal)
+    if excluded or starting:
         if count:
-            p = _vcpu_proposal(n, used, vcpus, count, spec.target)
+            p = _vcpu_proposal(n - starting, used, vcpus, count, spec.target)
             if p.replicas > n:
                 p.excluded = excluded
                 return p

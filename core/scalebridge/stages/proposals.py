@@ -136,6 +136,14 @@ def number(num: int, den: int) -> object:
 # ----------------------------------------------------------------------------- members
 
 
+def not_running(members: Optional[Iterable]) -> int:
+    """Members not yet running (Pending, or ``ready: false``), counted with ``count``:
+    requested, serving no load yet."""
+    if not members:
+        return 0
+    return sum(m.count for m in members if m.phase == "Pending" or m.ready is False)
+
+
 def initializing_members(members: Optional[Iterable], now: float, period: float) -> frozenset:
     """Names of members younger than ``period`` seconds, measured from
     ``ready_transition_time``, else ``start_time`` (a null time is the distant
@@ -316,6 +324,26 @@ def average_proposal(n: int, samples: Optional[Mapping[str, object]], target: ob
     if not samples:
         raise ProposalError(f"no samples for {what}")
     tn, td = exact_pair(target)
+    if ignore_initializing == "scale_out" and members is not None:
+        # GCE: "the number of VMs required to serve the observed load". VMs requested but
+        # not yet running carry none of it: a scale-out multiplies the running VMs only,
+        # or each sync would multiply the VMs still starting too and compound (4 -> 6 ->
+        # 9 -> 14 ... while they boot). Running-but-initializing VMs stay counted (G-GAP-1).
+        starting = not_running(members)
+        if starting:
+            kept = _sums(samples, members, resource, initializing or ())
+            if kept.n:
+                p = _propose(n - starting, kept, tn, td, utilization)
+                if p.replicas > n:
+                    p.excluded = kept.excluded
+                    return p
+            every = _sums(samples, members, resource, ())
+            if every.n == 0:
+                raise ProposalError(f"no samples for {what} matched known members")
+            p = _propose(n, every, tn, td, utilization)
+            if p.replicas > n:
+                p.replicas = n
+            return p
     if initializing and ignore_initializing != "never":
         kept = _sums(samples, members, resource, initializing)
         if kept.excluded:

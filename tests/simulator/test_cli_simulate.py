@@ -305,3 +305,26 @@ def test_demo_never_crashes(tmp_path: Path, monkeypatch) -> None:
     console = Console(record=True, width=120)
     assert run_simulation_demo(console, str(tmp_path)) == 1
     assert "simulation demo failed" in console.export_text()
+
+
+def test_the_caption_says_what_the_peak_needs_and_when_every_run_is_capped(capsys) -> None:
+    """A trace whose peak needs more members than the policy allows: every run is short there,
+    the oracle included — the table says why (and a forgotten --scale shows in the count)."""
+    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), "--workload", "step", "--duration", "1h",
+                              "--param", "up_at_seconds=600", "--peak", "20000", "--capacity", "50",
+                              "--startup", "60", "-s", "kubernetes")
+    assert code == 0, stderr
+    text = " ".join(stdout.split())
+    assert "(needs 400 members)" in text
+    assert "The peak needs 400 members and 'web' allows" in text and "every run is capped there" in text
+
+
+def test_a_predictive_capacity_other_than_the_fleets_is_noted(capsys) -> None:
+    predictive = REPO / "examples" / "predictive" / "policy.yaml"
+    code, _, stderr = sb(capsys, "simulate", str(predictive), "--workload", "flash_crowd", "--duration", "1h",
+                         "--capacity", "50", "--startup", "120", "-s", "scalebridge", "-q")
+    assert code == 0
+    assert "capacity_per_replica is 25000 but --capacity is 50" in stderr
+    code, _, stderr = sb(capsys, "simulate", str(predictive), "--workload", "flash_crowd", "--duration", "1h",
+                         "--capacity", "25000", "--startup", "120", "-s", "scalebridge", "-q")
+    assert code == 0 and "capacity_per_replica" not in stderr

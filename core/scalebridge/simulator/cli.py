@@ -243,6 +243,13 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.timeline and Path(args.timeline).suffix.lower() != ".csv":
         raise ScenarioError(f"--timeline {args.timeline}: use a .csv file name")
 
+    for label, policy in policies:
+        spec = policy.predictive
+        if spec is not None and spec.mode != "Disabled" and spec.capacity_per_replica is not None \
+                and float(spec.capacity_per_replica) != float(model.capacity):
+            # the planner sizes members of capacity_per_replica; the fleet's hold --capacity
+            _say(command, f"note: {label}: predictive.capacity_per_replica is {spec.capacity_per_replica:g} "
+                          f"but --capacity is {model.capacity:g}: the planner's members are not the fleet's")
     result = _run(args, policies, names, model, workload, scenario)
     if getattr(args, "frontier", False):
         from .frontier import FRONTIER_SEMANTICS, frontier_policies
@@ -395,10 +402,18 @@ def print_table(result: Comparison, workload: Workload, console: Any = None) -> 
     m = result.model
     source = Path(workload.source).name if workload.kind == "trace" else workload.source
     unserved = workload.unit[:-2] if workload.unit.endswith("/s") else f"{workload.unit}·s"
+    from .oracle import members_needed
+    peak_need = int(members_needed(workload.load[[int(workload.load.argmax())]], m.capacity)[0])
     t.caption = (f"unserved in {unserved}. {source}: {workload.load.size:,} ticks of {m.tick_seconds:g} s "
-                 f"({_duration_text(workload.duration_seconds)}), peak {workload.load.max():,.4g} {workload.unit}; "
+                 f"({_duration_text(workload.duration_seconds)}), peak {workload.load.max():,.4g} {workload.unit} "
+                 f"(needs {peak_need:,} members); "
                  f"member capacity {m.capacity:g}, startup {m.startup.describe()} s, "
                  f"metric lag {m.lag_ticks * m.tick_seconds:g} s, sync {m.sync_period_seconds:g} s")
+    capped = [o for o in result.oracle_dicts() if o["maximum"] is not None and o["maximum"] < peak_need]
+    if capped:
+        # every run, the oracle included, is short at the peak: say why, not only that
+        t.caption += "".join(f". The peak needs {peak_need:,} members and {o['policy']!r} allows {o['maximum']:,}: "
+                             "every run is capped there" for o in capped[:1])
     t.caption_justify = "left"
     console.print(t)
 

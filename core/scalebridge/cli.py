@@ -169,6 +169,26 @@ def _unknown_semantics_flag(args, command: str) -> bool:
     return False
 
 
+def _with_policy_file(args, command: str, handle):
+    """``handle`` with ``--policy FILE`` put into every request (None: the file is bad,
+    already reported)."""
+    if not getattr(args, "policy", None):
+        return handle
+    from .policyfile import load_policy_file
+    try:
+        policy = load_policy_file(args.policy).model_dump(mode="json", exclude_unset=True)
+    except PolicyError as e:
+        for problem in e.problems:
+            print(f"scalebridge {command}: {problem}", file=sys.stderr)
+        return None
+
+    def with_policy(req) -> None:
+        if isinstance(req, dict):
+            req = {**req, "policy": policy}
+        handle(req)
+    return with_policy
+
+
 def cmd_decide(args) -> int:
     if _unknown_semantics_flag(args, "decide"):
         return EXIT_BAD_INPUT
@@ -183,6 +203,9 @@ def cmd_decide(args) -> int:
             lines = [_dumps(decide(req, args.semantics))]
         write("".join(line + "\n" for line in lines))
 
+    handle = _with_policy_file(args, "decide", handle)
+    if handle is None:
+        return EXIT_BAD_INPUT
     with _open(args.file) as stream:
         return _each_request(stream, args.file, "decide", handle)
 
@@ -198,6 +221,9 @@ def cmd_explain(args) -> int:
         for resp in resps:
             render(resp, sys.stdout)
 
+    handle = _with_policy_file(args, "explain", handle)
+    if handle is None:
+        return EXIT_BAD_INPUT
     with _open(args.file) as stream:
         return _each_request(stream, args.file, "explain", handle)
 
@@ -294,9 +320,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="kubernetes, gce, azure, aws, scalebridge, a plugin's name, or 'all' (one response per built-in semantics); overrides request.semantics")
     d.set_defaults(func=cmd_decide)
 
+    d.add_argument("--policy", metavar="POLICY.yaml",
+                   help="a policy file to use for every request (in place of the request's own `policy`)")
     e = sub.add_parser("explain", help="print, for a person, each stage's input and output for one decision")
     e.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="a request (or several); - : standard input")
     e.add_argument("--semantics", "-s", default=None, help="a semantics name or 'all'")
+    e.add_argument("--policy", metavar="POLICY.yaml",
+                   help="a policy file to use for every request (in place of the request's own `policy`)")
     e.set_defaults(func=cmd_explain)
 
     v = sub.add_parser("validate", help="check policy files; every problem with file:line:column, field and what would be valid")

@@ -388,3 +388,22 @@ def test_schema_accepts_predictive_enabled(policy_schema):
         "mode: ForecastAndScale", "mode: Enabled")
     parse_policy_text(text)
     assert _schema_errors(policy_schema, _policy_data(text)) == []
+
+
+def test_decide_and_explain_take_a_policy_file(cli, tmp_path):
+    """``--policy FILE``: the same policy for every request, from YAML, in place of each
+    request's own; a bad policy file is its file:line:column line and exit 2."""
+    from tests.conftest import cpu_request
+    req = cpu_request(4, "900m")
+    req.pop("policy", None)
+    pol = tmp_path / "p.yaml"
+    pol.write_text("min_replicas: 2\nmax_replicas: 20\nmetrics:\n  - {type: resource, name: cpu, "
+                   "target: {type: Utilization, average_utilization: 60}}\n")
+    proc = cli("decide", "--policy", str(pol), "-s", "kubernetes", stdin=json.dumps(req))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["desired_replicas"] == 6          # 4 × 90 / 60
+    proc = cli("explain", "--policy", str(pol), "-s", "kubernetes", stdin=json.dumps(req))
+    assert proc.returncode == 0 and "kubernetes" in proc.stdout
+    pol.write_text("min_replicas: 2\nmax_replica: 20\n")
+    proc = cli("decide", "--policy", str(pol), stdin=json.dumps(req))
+    assert proc.returncode == 2 and f"{pol}:2:1:" in proc.stderr and "Traceback" not in proc.stderr

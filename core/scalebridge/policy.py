@@ -438,12 +438,25 @@ class Predictive(_Model):
                           "e.g. 0.99, or 0.9995 to be short minutes a week")
     margin_history_seconds: Annotated[Duration, AfterValidator(lambda v: _positive("margin_history_seconds", v))] = \
         Field(86400.0, description="how much forecast-error history the margin is taken from")
+    reactive_baseline_utilization: Optional[Annotated[Number, Field(gt=0, le=1)]] = Field(
+        None, description="the utilization target of the reactive autoscaler this plan stands in for (e.g. 0.6): "
+                          "the margin buys no more safety than that autoscaler had on the same load — its quantile "
+                          "is lowered from margin_quantile until the plan is short about as often as a default "
+                          "HPA at this target would have been (needs margin_quantile; docs/predictive.md)")
     scale_down_rate_percent: Annotated[Number, Field(ge=0, le=100)] = 5
     scale_down_period_seconds: Optional[NonNegDuration] = None
     extrapolate_ramps: Bool = Field(
         True, description="extrapolate a significant recent rise over the lead time (the seed's line through the "
                           "last 5 values, and a 5-minute trend); false for count noise — a few events per "
                           "member-minute — where an apparent ramp is noise (docs/predictive.md)")
+
+    @model_validator(mode="after")
+    def _baseline_needs_quantile(self) -> "Predictive":
+        if self.reactive_baseline_utilization is not None and self.margin_quantile is None:
+            raise FieldError("reactive_baseline_utilization",
+                             "needs margin_quantile: it lowers the margin's quantile, and without "
+                             "margin_quantile the margin is the fixed target_utilization")
+        return self
 
 
 # ----------------------------------------------------------------------------- the policy

@@ -14,7 +14,8 @@ rule (the highest of all signals; a forecast never scales in by itself):
 
 - **up**: ``ceil(peak forecast over (now, now + lead] × (1 + headroom) / (capacity × target))``,
   never below the reactive proposal for the current load;
-- **down**: the proposal — forecast capacity included — comes down at most
+- **down**: the proposal — forecast capacity included, a ramp's members still
+  starting excepted (below) — comes down at most
   ``scale_down_rate_percent`` per ``scale_down_period_seconds`` and never below
   the reactive proposal for the current load (the seed follows "the count
   minus 5%", not its forecast). It is kept real-valued and rounded up only
@@ -43,12 +44,19 @@ rule (the highest of all signals; a forecast never scales in by itself):
   5 samples are fitted too, and so are the last 5 minutes; a rise beyond what
   the margin covers (the 5 samples) or a slope many standard errors above
   zero (the 5 minutes) is extrapolated over the lead time — upward only, and
-  only when significant, so minute-level noise is rarely chased. On count
-  noise (a few events per member-minute: the NASA trace) "significant" still
-  fires on noise, and what fires is held on the slow decay: the lines cost
-  NASA 6% and Azure's LLM trace 2% of their instance-hours at the same safety
-  and bought nothing there, while World Cup's match crowds need them
+  only when significant, so minute-level noise is rarely chased. What a ramp
+  asks for is held on the slow decay only once it has asked for it
+  throughout a lead time, when its members serve; members asked for by a ramp
+  that stopped sooner are still starting, carry no load (no client to
+  reconnect) and are withdrawn at once. Held at once, on count noise (a few
+  events per member-minute: the NASA trace, where "significant" still fires
+  on noise) the lines cost 6% of the instance-hours and bought nothing; so,
+  1%, and World Cup's match crowds are caught as before
   (``extrapolate_ramps`` switches them off);
+- **risk budget**: with ``reactive_baseline_utilization`` the margin is taken at
+  the quantile that makes the plan as often short as a reactive HPA at that
+  target would have been on the same load, never safer than
+  ``margin_quantile`` (:mod:`scalebridge.risk`);
 - **fallback**: when the guarded forecaster says the forecast is unreliable
   (too little history, NaN, a large recent error), the plan follows the
   reactive proposal and carries the reason, which the response reports.
@@ -58,7 +66,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -66,6 +74,7 @@ import numpy as np
 from .forecasting import guarded, make_forecaster
 from .policy import Predictive
 from .protocol import CapacityForecast
+from .risk import ReactiveBaseline, RiskBudget
 
 RAMP_SAMPLES = 5
 """The seed: "根据最近5个websocketConnectionCount值进行线性拟合" — a line through the last 5 values."""
@@ -135,11 +144,19 @@ MARGIN_REFIT_SECONDS = 300.0
 @dataclass(frozen=True, slots=True)
 class ErrorModel:
     """The forecast's relative error at a level: ``σ²(level) = a + b / level``,
-    and ``q``, the quantile of errors measured in units of their own σ."""
+    and ``q``, the quantile of errors measured in units of their own σ
+    (``standard``: those errors, sorted, for another quantile)."""
 
     a: float
     b: float
     q: float
+    standard: Optional[np.ndarray] = field(default=None, compare=False, repr=False)
+
+    def q_at(self, quantile: float) -> float:
+        """``q`` at another quantile of the same errors (``q`` itself without them)."""
+        if self.standard is None or not self.standard.size:
+            return self.q
+        return max(0.0, float(np.quantile(self.standard, quantile, method="linear")))
 
     def sigma(self, level: float) -> float:
         return math.sqrt(self.a + self.b / level) if level > 0 else math.inf
@@ -176,7 +193,8 @@ def fit_error_model(relative: np.ndarray, inverse_level: np.ndarray, quantile: f
     sigma = np.sqrt(a + b * x)
     with np.errstate(divide="ignore", invalid="ignore"):
         standard = np.where(sigma > 0, r / sigma, 0.0)
-    return ErrorModel(a, b, max(0.0, float(np.quantile(standard, quantile))))
+    standard.sort()
+    return ErrorModel(a, b, max(0.0, float(np.quantile(standard, quantile))), standard)
 
 
 def _line(samples) -> Optional[tuple]:
@@ -244,6 +262,15 @@ class PredictivePlanner:
         self.error_model: Optional[ErrorModel] = None
         self._margin_at = -math.inf
         self._last_seen: Optional[float] = None
+        self.budget: Optional[RiskBudget] = None
+        self.baseline: Optional[ReactiveBaseline] = None
+        self._q: Optional[float] = None                          # q at the budget's quantile
+        self._plans: deque = deque()                             # (time, replicas) over the last lead
+        self._ramps: deque = deque()                             # (time, a ramp's proposal) over the last lead
+        if self.quantile is not None and spec.reactive_baseline_utilization is not None:
+            self.budget = RiskBudget(self.quantile, self._error_horizon)
+            self.baseline = ReactiveBaseline(spec.reactive_baseline_utilization, self.capacity,
+                                             startup_seconds if startup_seconds > 0 else self.lead)
 
     def observe(self, t: float, load: float) -> None:
         """A sample of the load signal (in time order: a late sample is dropped here as
@@ -257,6 +284,8 @@ class PredictivePlanner:
             self.last_load = load
             if self.quantile is not None:
                 self._score(t, load)
+                if self.budget is not None:
+                    self._budget(t, load)
                 r = self._recent
                 r.append((t, load))
                 while r[0][0] <= t - TREND_SECONDS:
@@ -278,6 +307,20 @@ class PredictivePlanner:
                 self._errors.append(t, w[0][1] / peak - 1.0, self.capacity / peak)
         self._errors.drop_before(t - self._error_horizon)
 
+    def _budget(self, t: float, load: float) -> None:
+        """Score the sample against the reactive baseline and, once the margin
+        is fitted, against the plan in force: the lowest proposal of the last
+        lead time (what was ordered earlier is serving, a cut is at once)."""
+        short = self.baseline.observe(t, load)
+        if short is not None:
+            self.budget.baseline(t, short)
+        plans = self._plans
+        while len(plans) > 1 and plans[0][0] < t - self.lead:
+            plans.popleft()
+        if self.error_model is not None and plans and plans[0][0] <= t:
+            in_force = min(n for when, n in plans if when <= t)
+            self.budget.own(t, load > in_force * self.capacity)
+
     def margin(self, now: float, peak: float) -> float:
         """The multiplier on a forecast ``peak``: ``1 + q × σ(level)`` of the
         :class:`ErrorModel` refitted every ``MARGIN_REFIT_SECONDS``, or ``1 / target_utilization``
@@ -290,9 +333,16 @@ class PredictivePlanner:
             if len(errors) and errors.span() >= MARGIN_MIN_HISTORY_SECONDS:
                 self.error_model = fit_error_model(errors.column(0), errors.column(1), self.quantile) \
                     or self.error_model
-        if self.error_model is None:
+            if self.budget is not None and self.error_model is not None:
+                alpha = self.budget.update()
+                self._q = self.error_model.q_at(1.0 - alpha) if alpha > self.budget.floor else None
+        model = self.error_model
+        if model is None:
             return 1.0 / float(self.spec.target_utilization)
-        return self.error_model.margin(peak / self.capacity)
+        level = peak / self.capacity
+        if self._q is None or level <= 0:
+            return model.margin(level)
+        return 1.0 + self._q * model.sigma(level)
 
     def ramp_peak(self, now: float) -> Optional[float]:
         """The load a significant recent rise reaches by ``now + lead`` (None: no
@@ -340,27 +390,45 @@ class PredictivePlanner:
         if self.envelope is not None and self.last_time is not None:
             held = max(held, self.envelope * self.keep ** (max(now - self.last_time, 0.0) / self.period))
         f = self.model.forecast(now, self.lead) if self.lead > 0 else None
-        up, peak, reason = 0.0, None, None
+        up, ramp_up, peak, reason = 0.0, 0.0, None, None
         if f is None:
             reason = "lead time is 0: no forecast (the reactive proposal)"
+        target = None
         if f is not None and f.ok and math.isfinite(f.peak):
             peak = f.peak
             if self.quantile is not None:
                 self._pending.append((now, f.peak))
-                target = max(peak, self.ramp_peak(now) or 0.0)
-                up = target * self.margin(now, target) * self.headroom / self.capacity
+                target = peak
             else:
                 up = peak * self.headroom / self.per_replica
         else:
             if f is not None:
                 reason = f.reason or "forecast is not finite"
             if self.quantile is not None and self.last_load:
-                # no trusted forecast: the last load (or a significant ramp) is the
-                # forecast, with the same margin
-                target = max(self.last_load, self.ramp_peak(now) or 0.0)
-                up = target * self.margin(now, target) * self.headroom / self.capacity
-        self.envelope, self.last_time = max(held, up), now
-        return Plan(max(0, math.ceil(self.envelope - 1e-9)), reactive, peak, reason)
+                target = self.last_load      # no trusted forecast: the last load is the forecast, same margin
+        if target is not None:
+            up = target * self.margin(now, target) * self.headroom / self.capacity
+            ramp = self.ramp_peak(now)
+            if ramp is not None and ramp > target:
+                ramp_up = ramp * self.margin(now, ramp) * self.headroom / self.capacity
+        self.envelope, self.last_time = max(held, up, self._sustained(now, ramp_up)), now
+        replicas = max(0, math.ceil(max(self.envelope, ramp_up) - 1e-9))
+        if self.budget is not None:
+            self._plans.append((now, replicas))
+        return Plan(replicas, reactive, peak, reason)
+
+    def _sustained(self, now: float, ramp_up: float) -> float:
+        """The part of the ramps' proposals made throughout the last lead time: the
+        members it asked for are serving now and come down at the scale-down rate.
+        Above it, members asked for by a ramp that stopped within the lead time are
+        still starting — they carry no load and are withdrawn at once."""
+        ramps = self._ramps
+        ramps.append((now, ramp_up))
+        while len(ramps) > 1 and ramps[1][0] <= now - self.lead:
+            ramps.popleft()
+        if ramps[0][0] > now - self.lead:
+            return 0.0
+        return min(r for _, r in ramps)
 
     def capacity_forecast(self, now: float) -> CapacityForecast:
         p = self.plan(now)

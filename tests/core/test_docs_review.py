@@ -447,6 +447,7 @@ def test_predictive_md_example_policies_match_prose():
     assert (main.scale_down_rate_percent, main.capacity_per_replica) == (5, 25000)
     assert main.extrapolate_ramps is True
     assert (noise.margin_quantile, noise.extrapolate_ramps) == (0.97, False)
+    assert (main.reactive_baseline_utilization, noise.reactive_baseline_utilization) == (0.6, None)
 
 
 def test_predictive_md_disabled_replay_test_exists():

@@ -264,7 +264,7 @@ def test_ramps_are_not_extrapolated_when_switched_off():
     assert paid_off < paid_on
 
 
-def test_the_count_noise_example_is_the_main_example_without_ramps_at_a_lower_quantile():
+def test_the_count_noise_example_is_the_main_example_without_ramps_or_budget_at_a_lower_quantile():
     from pathlib import Path
     from scalebridge.policyfile import load_policy_file
     examples = Path(__file__).resolve().parents[2] / "examples" / "predictive"
@@ -273,10 +273,12 @@ def test_the_count_noise_example_is_the_main_example_without_ramps_at_a_lower_qu
     assert main.predictive.extrapolate_ramps is True
     assert noise.predictive.extrapolate_ramps is False
     assert noise.predictive.margin_quantile < main.predictive.margin_quantile
+    assert noise.predictive.reactive_baseline_utilization is None
     same = noise.model_copy(update={
         "name": main.name,
-        "predictive": noise.predictive.model_copy(update={"extrapolate_ramps": True,
-                                                          "margin_quantile": main.predictive.margin_quantile})})
+        "predictive": noise.predictive.model_copy(update={
+            "extrapolate_ramps": True, "margin_quantile": main.predictive.margin_quantile,
+            "reactive_baseline_utilization": main.predictive.reactive_baseline_utilization})})
     assert same.model_dump() == main.model_dump()
 
 
@@ -286,3 +288,47 @@ def test_extrapolate_ramps_is_a_real_boolean(value):
     from pydantic import ValidationError
     with pytest.raises(ValidationError, match="extrapolate_ramps"):
         Predictive(mode="ForecastAndScale", capacity_per_replica=25000, extrapolate_ramps=value)
+
+
+def _flat_fitted_planner():
+    """A quantile planner after 90 minutes of flat ±2% load: its margin is fitted."""
+    rng = np.random.default_rng(9)
+    p = _quantile_planner()
+    t = NOW
+    for k in range(360):
+        t = NOW + 15 * k
+        p.observe(t, 200_000 * (1 + rng.uniform(-0.02, 0.02)))
+        p.plan(t)
+    assert p.error_model is not None
+    return p, t
+
+
+def test_a_ramp_that_stops_within_the_lead_time_is_withdrawn_at_once():
+    """Members a ramp asked for less than a lead time ago are still starting: when
+    the ramp stops they go at once instead of at the scale-down rate."""
+    p, t = _flat_fitted_planner()
+    before = p.plan(t).replicas
+    p.ramp_peak = lambda now: 400_000.0            # a ramp fires for a minute
+    during = [p.plan(t + 15 * k).replicas for k in range(1, 5)]
+    del p.ramp_peak
+    after = p.plan(t + 75).replicas
+    assert min(during) >= 16 > before + 6
+    assert after <= before + 1
+
+
+def test_a_ramp_sustained_for_the_lead_time_comes_down_at_the_scale_down_rate():
+    """Once the ramp has asked for its members for a whole lead time they serve,
+    and what they add comes down no faster than 5% a minute."""
+    p, t = _flat_fitted_planner()
+    p.ramp_peak = lambda now: 400_000.0
+    k = 0
+    while 15 * k <= p.lead:
+        k += 1
+        top = p.plan(t + 15 * k).replicas
+    del p.ramp_peak
+    t += 15 * k
+    seen = [p.plan(t + 15 * j).replicas for j in range(1, 41)]
+    assert seen[0] >= top - 1
+    for j, n in enumerate(seen, start=1):
+        assert n >= math.ceil(top * 0.95 ** (15 * j / 60) - 1e-9) - 1
+    assert seen[-1] < top                         # and it does come down

@@ -77,7 +77,9 @@ TargetType = Literal["Utilization", "AverageValue", "Value"]
 
 class MetricTarget(_Model):
     type: TargetType
-    average_utilization: Optional[Number] = Field(None, description="percent, for Utilization targets")
+    average_utilization: Optional[Number] = Field(
+        None, description="percent, for Utilization targets; left out, the semantics' default where the provider "
+                          "has one (gce, scalebridge: cpu 60, load balancing 80) and an error where it has none")
     average_value: Optional[Quantity] = Field(None, description="per replica, for AverageValue targets")
     value: Optional[Quantity] = Field(None, description="total, for Value targets")
     rate: Optional[Literal["per_second", "per_minute"]] = Field(
@@ -86,11 +88,13 @@ class MetricTarget(_Model):
     @model_validator(mode="after")
     def _needs_its_value(self) -> "MetricTarget":
         need = {"Utilization": "average_utilization", "AverageValue": "average_value", "Value": "value"}[self.type]
+        if self.type == "Utilization":
+            if self.average_utilization is not None and self.average_utilization <= 0:
+                raise FieldError(need, "average_utilization must be greater than 0")
+            return self         # unstated: each semantics' default, or its refusal (unstated_utilization)
         if getattr(self, need) is None:
             raise FieldError(need, f"required field is missing: a {self.type} target needs `{need}`")
-        if self.type == "Utilization" and self.average_utilization <= 0:
-            raise FieldError(need, "average_utilization must be greater than 0")
-        if self.type != "Utilization" and exact(getattr(self, need)) <= 0:
+        if exact(getattr(self, need)) <= 0:
             raise FieldError(need, f"{need} must be greater than 0")
         return self
 
@@ -116,6 +120,15 @@ class Metric(_Model):
         if self.type == "container_resource" and not self.container:
             raise FieldError("container", "required field is missing: a container_resource metric needs `container`")
         return self
+
+
+def unstated_utilization(policy: "Policy") -> list[int]:
+    """Indexes of ``policy.metrics`` with a Utilization target that states no
+    ``average_utilization``: GCE defaults it (cpuUtilization 0.6, load balancing
+    0.8), Kubernetes' API refuses it and AWS requires a TargetValue — each
+    semantics decides."""
+    return [i for i, m in enumerate(policy.metrics or [])
+            if m.target.type == "Utilization" and m.target.average_utilization is None]
 
 
 # ----------------------------------------------------------------------------- behavior

@@ -62,8 +62,6 @@ def test_lb_and_cpu_the_larger_signal_wins():
     assert r["desired_replicas"] == 5
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: a load_balancing metric without average_utilization is "
-                                       "refused; GCE's loadBalancingUtilization.utilizationTarget defaults to 0.8")
 def test_lb_without_a_target_defaults_to_0_8():
     """REST AutoscalingPolicyLoadBalancingUtilization.utilizationTarget: "Must be a positive
     float value. If not defined, the default is 0.8." (a policy of
@@ -74,8 +72,6 @@ def test_lb_without_a_target_defaults_to_0_8():
     assert r["desired_replicas"] == 5
 
 
-@pytest.mark.xfail(strict=True, reason="divergence: a cpu Utilization metric without average_utilization is "
-                                       "refused; GCE's cpuUtilization.utilizationTarget defaults to 0.6")
 def test_cpu_without_a_target_defaults_to_0_6():
     """REST AutoscalingPolicyCpuUtilization.utilizationTarget: "The target CPU utilization
     that the autoscaler maintains. Must be a float value in the range (0, 1]. If not

@@ -56,7 +56,7 @@ from typing import Callable, Optional
 from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
-from ..policy import Metric, Policy, Rule
+from ..policy import Metric, Policy, Rule, unstated_utilization
 from ..stages.alarms import ALARM, INSUFFICIENT_DATA, aggregate, breach_test, datapoints, evaluate_alarm
 from ..stages.signals import predictive_mode
 from ..stages.steps import SIMPLE_TYPES, compile_steps, new_capacity, select_step
@@ -250,6 +250,10 @@ class AwsSemantics(Semantics):
         if policy.min_replicas is None:
             raise RequestError("$.policy.min_replicas",
                                "required by the aws semantics (the Auto Scaling group's MinSize)")
+        for i in unstated_utilization(policy):
+            raise RequestError(f"$.policy.metrics[{i}].target.average_utilization",
+                               "required by the aws semantics (TargetTrackingConfiguration.TargetValue "
+                               "is required)")
         for k, r in enumerate(policy.rules):
             if r.steps is not None and r.adjustment_type is None:
                 raise RequestError(f"$.policy.rules[{k}].adjustment_type",

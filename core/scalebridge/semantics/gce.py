@@ -33,8 +33,8 @@ from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy
-from ..stages.proposals import (PER_INSTANCE, Proposal, ProposalError, Signal, exact_pair, initializing_members,
-                                not_running, number, signal_proposal)
+from ..stages.proposals import (PER_INSTANCE, Proposal, ProposalError, Signal, check_utilization_targets,
+                                exact_pair, initializing_members, not_running, number, signal_proposal)
 from ..stages.scale_in_control import limit_scale_in
 from ..stages.schedules import schedule_floor
 from ..stages.signals import forecast_floor
@@ -209,6 +209,7 @@ class GceSemantics(Semantics):
             raise RequestError("$.policy.max_replicas",
                                "required by the gce semantics (autoscalingPolicy.maxNumReplicas \"is required "
                                "when creating or updating an autoscaler\")")
+        check_utilization_targets(policy, self.name)
 
     def compiled(self, policy: Policy) -> _Compiled:
         return self.cached(policy, self._build)

@@ -63,7 +63,7 @@ from ..policy import Metric, MetricTarget, Policy, Rule, ScalingRules
 from ..stages.cooldown import cooldown_until, forget_expired_rule_action, note_scale_action
 from ..stages.flapping import Projection, prevent_flapping
 from ..stages.profiles import ProfileTimeline
-from ..stages.proposals import ProposalError, Signal, signal_proposal
+from ..stages.proposals import ProposalError, Signal, check_utilization_targets, signal_proposal
 from ..stages.rate_limits import RatePolicy, limit_with_behavior
 from ..stages.rules import combine_rules, evaluate_rule
 from ..stages.scale_in_control import limit_scale_in
@@ -103,6 +103,7 @@ class _Compiled:
     """What the neutral semantics derives from one policy (cached on it)."""
 
     def __init__(self, policy: Policy):
+        check_utilization_targets(policy, "scalebridge")     # GCE's defaults (docs/semantics/scalebridge.md)
         self.init = policy.initialization_period_seconds if policy.initialization_period_seconds is not None \
             else C.GCE_INITIALIZATION_PERIOD
         has_rules = bool(policy.rules) or any(p.rules for p in policy.profiles)

@@ -60,6 +60,7 @@ import numpy as np
 from .. import constants as C
 from ..engine import Decider
 from ..predictive import trace_forecaster
+from ..stages.proposals import default_utilization
 from ..policy import Policy
 from ..protocol import CapacityForecast, MetricObservation, Observations, Settings
 from .fleet import Fleet, FleetModel
@@ -148,7 +149,7 @@ def default_initial(policy: Policy, first_load: float, capacity: float) -> int:
             continue
         t = m.target
         if t.type == "Utilization" and (m.name == "cpu" or m.type == "load_balancing"):
-            need = first_load / (capacity * float(t.average_utilization) / 100)
+            need = first_load / (capacity * float(default_utilization(m)) / 100)
             break
         if t.type == "AverageValue" and m.type in ("pods", "object", "external"):
             from ..units import exact

@@ -50,6 +50,8 @@ from functools import lru_cache
 from math import gcd
 from typing import TYPE_CHECKING, Collection, Iterable, Literal, Mapping, Optional, Sequence
 
+from .. import constants as C
+from ..errors import RequestError
 from ..units import exact
 
 if TYPE_CHECKING:
@@ -59,7 +61,7 @@ __all__ = [
     "Signal", "signal_proposal", "PER_INSTANCE",
     "Proposal", "ProposalError", "IgnoreInitializing", "exact_pair", "ceil_div", "ceil_ratio",
     "initializing_members", "average_proposal", "total_proposal", "group_total", "assignment_proposal",
-    "counter_rates", "number",
+    "counter_rates", "number", "default_utilization", "check_utilization_targets",
 ]
 
 IgnoreInitializing = Literal["scale_out", "always", "never"]
@@ -457,6 +459,31 @@ _AVERAGE, _LB, _GROUP = 0, 1, 2   # Signal.kind
 PER_INSTANCE = frozenset(("resource", "container_resource", "pods", "load_balancing"))
 
 
+def default_utilization(m: "Metric") -> Optional[float]:
+    """The Utilization target (percent) GCE uses when a policy states none:
+    REST AutoscalingPolicyCpuUtilization.utilizationTarget "If not specified,
+    the default is 0.6"; AutoscalingPolicyLoadBalancingUtilization.utilizationTarget
+    "If not defined, the default is 0.8". None for any other metric."""
+    if m.target.average_utilization is not None:
+        return m.target.average_utilization
+    if m.type == "load_balancing":
+        return round(C.GCE_DEFAULT_LB_UTILIZATION * 100)
+    if m.type == "resource" and m.name == "cpu":
+        return round(C.GCE_DEFAULT_CPU_UTILIZATION * 100)
+    return None
+
+
+def check_utilization_targets(policy, semantics: str) -> None:
+    """Refuse a Utilization target without a value that GCE has no default for."""
+    from ..policy import unstated_utilization
+    for i in unstated_utilization(policy):
+        m = policy.metrics[i]
+        if default_utilization(m) is None:
+            raise RequestError(f"$.policy.metrics[{i}].target.average_utilization",
+                               f"required by the {semantics} semantics for the {m.type} metric {m.name!r}: "
+                               "GCE's defaults are for CPU (cpuUtilization 0.6) and load balancing (0.8) only")
+
+
 class Signal:
     """One enabled target metric, compiled once per policy: which proposal it
     makes and against what target."""
@@ -469,14 +496,14 @@ class Signal:
         self.resource: Optional[str] = None
         self.utilization = t.type == "Utilization"
         if m.type == "load_balancing":
-            self.kind, self.target = _LB, t.average_utilization
+            self.kind, self.target = _LB, default_utilization(m)
         elif m.type in ("external", "object"):
             self.kind = _GROUP
             self.target = t.average_value if t.type == "AverageValue" else t.value
         else:  # resource, container_resource, pods: per-instance
             self.kind = _AVERAGE
             if self.utilization:
-                self.target, self.resource = t.average_utilization, m.name
+                self.target, self.resource = default_utilization(m), m.name
             else:
                 self.target = t.average_value
         self.init = m.initialization_period_seconds if m.initialization_period_seconds is not None \

@@ -39,6 +39,17 @@ def test_within_the_tolerance_the_size_does_not_change():
     assert b.ordered == 7
 
 
+def test_utilization_is_a_whole_percent_as_the_hpa_reads_it():
+    """metrics/utilization.go truncates the utilization to an int32 percent: 4 members at
+    45.3% of a 60% target recommend ceil(45 / 60 × 4) = 3, where the exact ratio gives
+    ceil(3.02) = 4."""
+    b = ReactiveBaseline(0.6, CAP, 120)
+    replay(b, [60_000] * 4)
+    assert b.ordered == 4
+    replay(b, [0.453 * 4 * CAP] * 30)                                    # past the 300-s window
+    assert b.ordered == 3
+
+
 def test_a_step_is_short_until_the_new_members_serve():
     """Members ordered for a step serve start-up + REACTION_SECONDS later: short for
     exactly that long (on a 15-s sample grid), never after."""

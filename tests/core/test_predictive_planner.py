@@ -332,3 +332,28 @@ def test_a_ramp_sustained_for_the_lead_time_comes_down_at_the_scale_down_rate():
     for j, n in enumerate(seen, start=1):
         assert n >= math.ceil(top * 0.95 ** (15 * j / 60) - 1e-9) - 1
     assert seen[-1] < top                         # and it does come down
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(50_000, 900_000), min_size=20, max_size=60))
+def test_serving_members_come_down_no_faster_than_the_rate(loads):
+    """With ramps and a fitted margin: the held proposal (what the load, its
+    forecast and any ramp sustained for a lead time asked for — the members that
+    serve) loses at most 5% a minute, give or take the member rounding adds, and
+    the plan is above it only while a ramp that fired within the lead time asks
+    for members still starting."""
+    p, t0 = _flat_fitted_planner()
+    held, fired = [], []
+    for k, load in enumerate(loads, start=1):
+        t = t0 + 15 * k
+        p.observe(t, load)
+        if p.ramp_peak(t) is not None:
+            fired.append(t)
+        replicas = p.plan(t).replicas
+        floor = math.ceil(p.envelope - 1e-9)
+        assert replicas >= floor
+        if replicas > floor:
+            assert fired and fired[-1] > t - p.lead
+        for s, earlier in held:
+            assert floor > earlier * 0.95 ** ((t - s) / 60) - 1 - 1e-9
+        held.append((t, floor))

@@ -82,7 +82,7 @@ class ReactiveBaseline:
         # GetResourceUtilizationRatio: each member's usage in millicores (rounded up, as
         # Quantity.MilliValue), then the utilization as a whole percent, truncated
         milli = math.ceil(load / (serving * self.capacity) * 1000 - 1e-9) * serving
-        target = self.utilization * 100
+        target = max(1, round(self.utilization * 100))   # averageUtilization is an int32 percent
         ratio = (milli * 100 // (1000 * serving)) / target
         current = self.ordered
         if ratio > 1.0 and current > serving:         # unready members at 0%

@@ -36,11 +36,17 @@ def scalebridge_register_semantics(register):
 
 @hookspec
 def scalebridge_register_providers(register):
-    """Register providers: ``register(name, factory)`` where ``factory(**config)``
-    returns a provider (observe a target, report status and in-flight operations,
-    set its absolute size). **Reserved**: the controller that would use providers,
-    and the ``scalebridge.providers.Provider`` contract DESIGN.md describes, are not
-    built yet; registrations are listed by ``scalebridge plugins`` and not used."""
+    """Register providers: ``register(name, factory)`` where ``factory(**options)``
+    returns a :class:`scalebridge.providers.Provider` (usually the class itself).
+
+    ``name`` is what a run configuration's ``providers:`` key (or its ``type:``)
+    selects. The factory is called with that entry's options; it should not
+    import its SDK at module import time (import it inside the factory with
+    :func:`scalebridge.providers.require`, which names the extra to install), so
+    that ``scalebridge plugins`` and ``validate`` work without every cloud's SDK.
+    The per-call contract is :class:`~scalebridge.providers.Provider` and its
+    :class:`~scalebridge.providers.Target`, documented in ``docs/plugins.md``.
+    """
 
 
 @hookspec

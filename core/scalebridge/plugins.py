@@ -170,3 +170,24 @@ def semantics(name: str):
         raise ScalebridgeError(
             f"unknown semantics {name!r}{why}: available are "
             f"{', '.join(sorted(table)) or 'none (is scalebridge installed?)'}") from None
+
+
+#: the extra that installs each built-in provider's SDK (``pip install 'scalebridge[aws]'``)
+BUILTIN_PROVIDER_EXTRAS = {"kubernetes": "kubernetes", "gce": "gce", "azure": "azure", "aws": "aws"}
+
+
+def provider_factory(name: str):
+    """The factory registered for provider ``name``; an unknown name lists the
+    installed ones (and says which extra a known built-in needs)."""
+    reg = registry()
+    entry = reg.providers.get(name)
+    if entry is not None:
+        return entry.obj
+    available = ", ".join(sorted(reg.providers)) or "none"
+    if name in reg.failures:
+        why = f" (plugin {name!r} failed to load: {reg.failures[name]})"
+    elif name in BUILTIN_PROVIDER_EXTRAS:
+        why = f" (install it with: pip install 'scalebridge[{BUILTIN_PROVIDER_EXTRAS[name]}]')"
+    else:
+        why = ""
+    raise ScalebridgeError(f"unknown provider {name!r}{why}; installed providers are: {available}")

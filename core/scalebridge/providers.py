@@ -1,0 +1,276 @@
+"""The provider contract: what a plugin implements so that ``scalebridge run`` can
+carry a decision out on a cloud.
+
+A plugin registers a *factory* per provider name::
+
+    from scalebridge.hookspecs import hookimpl
+
+    @hookimpl
+    def scalebridge_register_providers(register):
+        register("aws", AwsProvider)          # AwsProvider(**options) -> Provider
+
+The controller calls ``factory(**options)`` once per entry of the run
+configuration's ``providers:`` (the options are that entry's, less ``type``),
+then :meth:`Provider.target` once per target, and from then on only the small
+:class:`Target` methods, every sync period:
+
+1. :meth:`Target.observe` — the current (desired) size, the members, and
+   whether an operation on the target is still in flight;
+2. :meth:`Target.read_metrics` — the samples each :class:`MetricQuery` asks for,
+   in the decision protocol's observation shapes (``docs/protocol.md``);
+3. :meth:`Target.set_size` — the absolute size (never a delta), idempotent;
+4. now and then, :meth:`Target.managed_by` — the name of another autoscaler
+   that already manages the target (the controller then refuses it).
+
+Everything a provider raises to the controller is a :class:`ProviderError` of
+one of a few kinds (:class:`ErrorKind`); an SDK's own exception never crosses
+this boundary. The controller backs off on ``THROTTLED`` and ``TRANSIENT``
+(honouring :attr:`ProviderError.retry_after`), reports every kind in the audit
+log and the ``scalebridge_provider_errors_total{provider,kind}`` counter, and
+keeps every other target syncing.
+
+The arithmetic never lives here: a provider observes and acts, the pure core
+(:func:`scalebridge.decide`) decides — as Kubernetes keeps
+``replica_calculator.go`` apart from the controller in ``horizontal.go``.
+"""
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping, Optional
+
+from .errors import ScalebridgeError
+
+__all__ = [
+    "Capability", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
+    "RefError", "SizeChange", "Target", "TargetRefused",
+]
+
+
+class ErrorKind(str, enum.Enum):
+    """What went wrong, in the terms the controller acts on."""
+
+    NOT_FOUND = "not_found"      #: the target (or a metric's resource) does not exist
+    FORBIDDEN = "forbidden"      #: credentials lack a permission (HTTP 401/403, AccessDenied)
+    THROTTLED = "throttled"      #: rate or quota limit (HTTP 429, Throttling, RESOURCE_EXHAUSTED)
+    CONFLICT = "conflict"        #: the object changed underneath (HTTP 409, a stale resourceVersion)
+    TRANSIENT = "transient"      #: timeouts, 5xx, dropped connections: worth retrying later
+    INVALID = "invalid"          #: the provider rejected the request as invalid (HTTP 400, ValidationError)
+    REFUSED = "refused"          #: another autoscaler manages the target
+
+
+class ProviderError(ScalebridgeError):
+    """An error a provider reports to the controller.
+
+    ``retry_after`` is the delay the provider asked for (``Retry-After``), in
+    seconds, or None. ``operation`` names the API call (``SetDesiredCapacity``,
+    ``instanceGroupManagers.resize``) for the audit log."""
+
+    def __init__(self, kind: ErrorKind | str, message: str, *, retry_after: Optional[float] = None,
+                 operation: Optional[str] = None):
+        self.kind = ErrorKind(kind)
+        self.message = message
+        self.retry_after = retry_after
+        self.operation = operation
+        super().__init__(f"{self.kind.value}: {message}")
+
+    @property
+    def retryable(self) -> bool:
+        """Worth another try on a later sync with backoff (throttling, transient faults)."""
+        return self.kind in (ErrorKind.THROTTLED, ErrorKind.TRANSIENT)
+
+
+class TargetRefused(ProviderError):
+    """The target is managed by another autoscaler (``manager`` names it: an HPA,
+    a MIG autoscaler not ``OFF``, an enabled Azure autoscale setting, an ASG's
+    scaling policies). Actuating it as well would fight that autoscaler."""
+
+    def __init__(self, manager: str, message: Optional[str] = None):
+        self.manager = manager
+        super().__init__(ErrorKind.REFUSED, message or f"already managed by {manager}")
+
+
+class RefError(ScalebridgeError):
+    """A target's ``ref`` (or a provider's options) is not what the provider needs.
+    ``key`` names the offending key (``ref.zone``); the message says what would be
+    valid. The run configuration reports it with file, line and key (exit 2)."""
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        self.message = message
+        super().__init__(f"{key}: {message}")
+
+
+class Capability(str, enum.Enum):
+    """Optional things a provider can do, declared rather than failing at call time."""
+
+    METRICS = "metrics"                  #: read_metrics works (else every metric must come from elsewhere)
+    TRANSLATE = "translate"              #: renders a policy as the cloud's native autoscaler
+    DELETE_MEMBERS = "delete_members"    #: can remove chosen members on scale-in
+    VIRTUAL_CLOCK = "virtual_clock"      #: runs on the controller's virtual clock (``--clock virtual``)
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How fast the controller may call a provider instance: token buckets refilled
+    at ``*_per_second`` up to ``*_burst``. Defaults are each provider's documented
+    limits (client-go: 5 QPS, burst 10; an Azure scale set: about 4 capacity
+    updates a minute)."""
+
+    writes_per_second: float = 1.0
+    write_burst: int = 5
+    reads_per_second: float = 20.0
+    read_burst: int = 40
+
+
+@dataclass
+class Observation:
+    """What a provider saw of one target, in the decision protocol's terms.
+
+    ``current_replicas`` is the target's *desired* size as the provider holds it
+    (Deployment ``spec.replicas``, MIG ``targetSize``, VMSS ``sku.capacity``, ASG
+    ``DesiredCapacity``); ``status_replicas`` the members actually there;
+    ``members`` the protocol's member objects (``name``, ``phase``, ``ready``,
+    ``start_time``, ``ready_transition_time``, ``deleting``, ``requests``,
+    ``weight``). ``in_flight`` describes an operation still running on the target
+    (a GCE resize not DONE or a MIG not stable, an ASG scaling activity, a VMSS
+    update not ``Succeeded``, a rollout in progress), or is None when it is settled:
+    the controller never stacks a write on it. ``min_size``/``max_size`` are the
+    provider's own bounds where it has them (ASG MinSize/MaxSize). ``forecast`` is a
+    protocol ``CapacityForecast`` dict a provider may supply (the ``sim`` provider's
+    planner). ``details`` is free-form, for ``scalebridge observe``."""
+
+    current_replicas: int
+    status_replicas: Optional[float] = None
+    members: Optional[list[dict]] = None
+    in_flight: Optional[str] = None
+    min_size: Optional[int] = None
+    max_size: Optional[int] = None
+    forecast: Optional[dict] = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetricQuery:
+    """One observation the decision needs, as the controller derives it from the
+    policy (``scalebridge.controller.queries``).
+
+    ``name`` is the key of ``observations.metrics``; ``type`` the policy metric's
+    type (``resource``, ``container_resource``, ``pods``, ``object``, ``external``,
+    ``load_balancing``) or ``rule`` for a threshold rule's metric; ``spec`` the
+    policy metric or rule as a dict (target, selector, container, statistic …);
+    ``window_seconds`` how far back samples are needed and ``grain_seconds`` the
+    series resolution (rules, AWS alarms); ``shapes`` which observation fields the
+    semantics reads (``members``, ``value``, ``values``, ``series``,
+    ``member_series``); ``source`` the target's ``metrics.<name>.source`` from the
+    run configuration, in the provider's own terms, or None for the provider's
+    default source (``cpu``)."""
+
+    name: str
+    type: str
+    spec: Mapping[str, Any]
+    window_seconds: float
+    grain_seconds: float = 60.0
+    shapes: frozenset[str] = frozenset({"members"})
+    source: Optional[Mapping[str, Any]] = None
+
+
+@dataclass
+class SizeChange:
+    """What :meth:`Target.set_size` did: the size now asked of the provider
+    (``size``; may differ from the one requested when the provider clamped it to its
+    own bounds, and ``note`` says so), whether the change is still ``in_flight``,
+    and the provider's ``operation`` id where it has one."""
+
+    size: int
+    in_flight: bool = False
+    operation: Optional[str] = None
+    note: Optional[str] = None
+
+
+class Target(ABC):
+    """One scalable thing (a Deployment, a MIG, a scale set, an ASG) of a provider.
+
+    Methods raise :class:`ProviderError` (never an SDK exception). ``now`` is the
+    controller's clock (seconds since the epoch): metric windows end there, and a
+    provider on a virtual clock advances its world to it."""
+
+    #: a short human name for logs and ``observe`` (``shop/Deployment/web``)
+    name: str = "target"
+
+    @abstractmethod
+    def observe(self, now: float) -> Observation:
+        """Current size, members, and any operation in flight."""
+
+    def read_metrics(self, now: float, observation: Observation,
+                     queries: list[MetricQuery]) -> dict[str, dict]:
+        """The protocol's ``observations.metrics``: query name → observation dict
+        (``members``, ``timestamp``, ``window``, ``value``, ``values``, ``series``,
+        ``member_series``). A metric that could not be read is left out (the
+        semantics then reports it missing, with its provider's damping), or raises
+        for a failure of the whole call. Missing datapoints are missing, never 0.
+        The default reads nothing: a provider with metrics declares
+        :attr:`Capability.METRICS`."""
+        return {}
+
+    @abstractmethod
+    def set_size(self, size: int) -> SizeChange:
+        """Set the absolute desired size (idempotent: setting the current size again
+        is harmless, and a retry after a timeout cannot double a change)."""
+
+    def managed_by(self) -> Optional[str]:
+        """The name of another autoscaler managing this target, or None. The
+        controller asks on the first sync and every few minutes after."""
+        return None
+
+    def close(self) -> None:
+        """Release what this target holds (default: nothing)."""
+
+
+class Provider(ABC):
+    """A cloud (or a simulated one), made from the run configuration's options.
+
+    Subclasses set :attr:`name` (the registered provider name), :attr:`semantics`
+    (the provider's own semantics: ``gce`` for ``gce``…), :attr:`capabilities`,
+    :attr:`pacing`, and :attr:`ref_keys` (the ``ref`` keys a target must give,
+    for error messages), and implement :meth:`target`. The factory registered
+    through ``scalebridge_register_providers`` is usually the class itself."""
+
+    name: ClassVar[str] = "provider"
+    semantics: ClassVar[str] = "scalebridge"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+    pacing: Pacing = Pacing()
+    #: ref keys a target must give (``{"auto_scaling_group"}``), for ``validate``
+    ref_keys: ClassVar[frozenset[str]] = frozenset()
+
+    @abstractmethod
+    def target(self, ref: Mapping[str, Any]) -> Target:
+        """A handle on the target ``ref`` names. Checks the ref's shape only
+        (raises :class:`RefError` naming the key); it does not call the cloud."""
+
+    def close(self) -> None:
+        """Release the SDK session (default: nothing)."""
+
+
+def provider_semantics(provider: Any) -> str:
+    """The provider's own semantics name (``scalebridge`` when it declares none)."""
+    return getattr(provider, "semantics", None) or "scalebridge"
+
+
+class MissingExtra(ScalebridgeError):
+    """A provider's SDK is not installed: the message names the extra to install."""
+
+
+def require(module: str, extra: str, provider: str) -> Any:
+    """Import an SDK module for ``provider``, or say which extra installs it::
+
+        boto3 = require("boto3", "aws", "aws")
+        # MissingExtra: the aws provider needs boto3: pip install 'scalebridge[aws]'
+    """
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise MissingExtra(f"the {provider} provider needs {module.split('.')[0]} ({e}): "
+                           f"pip install 'scalebridge[{extra}]'") from None

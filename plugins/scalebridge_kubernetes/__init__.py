@@ -1,0 +1,6 @@
+"""The ``kubernetes`` provider plugin (extra ``[kubernetes]``).
+
+Registered through the ``scalebridge`` entry-point group exactly like a
+third-party plugin. (Being built: until it registers a provider, this plugin
+registers nothing.)
+"""

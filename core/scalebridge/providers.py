@@ -198,6 +198,13 @@ class Target(ABC):
 
     #: a short human name for logs and ``observe`` (``shop/Deployment/web``)
     name: str = "target"
+    #: how far before ``now`` the provider's metric windows end (CloudWatch and
+    #: Cloud Monitoring publish with a delay): the decision's
+    #: ``settings.metric_delay_seconds`` unless the run configuration sets it
+    metric_delay_seconds: float = 0.0
+    #: where a target on a virtual clock starts (the ``sim`` provider's trace start),
+    #: or None: under ``--clock virtual`` the controller starts at the earliest one
+    start_time: Optional[float] = None
 
     @abstractmethod
     def observe(self, now: float) -> Observation:

@@ -22,6 +22,10 @@ then :meth:`Provider.target` once per target, and from then on only the small
 4. now and then, :meth:`Target.managed_by` — the name of another autoscaler
    that already manages the target (the controller then refuses it).
 
+Before the first sync, and whenever a target's policy or settings change, the
+controller calls :meth:`Target.use_policy` (a cloud's target ignores it; the
+``sim`` provider builds its simulated world from the policy).
+
 Everything a provider raises to the controller is a :class:`ProviderError` of
 one of a few kinds (:class:`ErrorKind`); an SDK's own exception never crosses
 this boundary. The controller backs off on ``THROTTLED`` and ``TRANSIENT``
@@ -38,9 +42,13 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional
 
 from .errors import ScalebridgeError
+
+if TYPE_CHECKING:   # annotations only: the contract imports no model at run time
+    from .policy import Policy
+    from .protocol import Settings
 
 __all__ = [
     "Capability", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
@@ -230,6 +238,15 @@ class Target(ABC):
         """The name of another autoscaler managing this target, or None. The
         controller asks on the first sync and every few minutes after."""
         return None
+
+    def use_policy(self, policy: "Policy", settings: "Settings") -> None:
+        """The policy (validated) and the protocol settings this target is decided
+        with, as its :class:`~scalebridge.engine.Decider` holds them. The controller
+        calls it once before the target's first :meth:`observe`, and again when the
+        policy or the settings change. Default: nothing — a cloud's target does not
+        depend on the policy. A simulated target (``sim``) builds its world from
+        them, as ``scalebridge simulate`` does: the size the policy holds for the
+        first load, the metrics the policy names, its predictive planner."""
 
     def close(self) -> None:
         """Release what this target holds (default: nothing)."""

@@ -1,0 +1,526 @@
+"""A local Compute Engine REST server for the ``gce`` provider: zonal and regional
+managed instance groups, their managed instances, resize operations, autoscalers,
+instances and machine types, with fault injection. stdlib only, on 127.0.0.1.
+
+    from scalebridge.testing.compute_server import ComputeServer
+    with ComputeServer(project="p") as compute:
+        compute.add_mig("web", zone="europe-west1-b", size=2)
+        # google-cloud-compute clients with transport="rest",
+        # client_options={"api_endpoint": compute.endpoint}, AnonymousCredentials()
+
+It speaks the JSON of the Compute REST reference
+(https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers,
+``regionInstanceGroupManagers``, ``zoneOperations``, ``regionOperations``,
+``autoscalers``, ``regionAutoscalers``, ``instances``, ``machineTypes``) and is
+strict where the API is: an unknown group is 404 with the API's error body,
+``resize`` needs a non-negative integer ``size``, an unknown operation is 404, an
+unparseable ``filter`` is 400.
+
+Behaviour, as the documentation describes it: ``resize`` sets ``targetSize`` at once
+and returns an operation that is ``DONE`` after :attr:`ComputeServer.op_polls`
+reads of it ("DONE" means the resize was *scheduled*); new instances are
+``CREATING`` (then ``VERIFYING``) and removed ones ``DELETING`` until
+:meth:`ComputeServer.settle` (or :attr:`ComputeServer.settle_after` reads of the
+group), and the group reports ``status.isStable`` false meanwhile
+(https://cloud.google.com/compute/docs/instance-groups/working-with-managed-instances,
+"Checking whether a MIG is stable"). Faults: :meth:`ComputeServer.fail` queues HTTP
+errors for matching requests; :meth:`ComputeServer.fail_next_operation` makes the
+next resize operation finish ``DONE`` with an ``error`` (403 ``QUOTA_EXCEEDED``).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = ["ComputeServer", "Mig", "Vm"]
+
+BASE = "https://www.googleapis.com/compute/v1"
+
+#: guestCpus of the predefined machine types the fake knows (machineTypes reference)
+MACHINE_TYPES = {"e2-micro": 2, "e2-small": 2, "e2-medium": 2, "e2-standard-2": 2, "e2-standard-4": 4,
+                 "n1-standard-1": 1, "n1-standard-2": 2, "n1-standard-4": 4, "n1-standard-8": 8,
+                 "n2-standard-2": 2, "n2-standard-4": 4, "n2-standard-8": 8, "c3-standard-4": 4}
+_CUSTOM = re.compile(r"^(?:[a-z0-9]+-)?custom-(\d+)-(\d+)(?:-ext)?$")
+
+
+def rfc3339(t: float) -> str:
+    return _dt.datetime.fromtimestamp(t, _dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def guest_cpus(machine_type: str) -> Optional[int]:
+    if machine_type in MACHINE_TYPES:
+        return MACHINE_TYPES[machine_type]
+    m = _CUSTOM.match(machine_type)
+    return int(m.group(1)) if m else None
+
+
+@dataclass
+class Vm:
+    """One managed instance: ``status`` is the instance's (RUNNING, PROVISIONING…),
+    ``action`` the group's current action on it (NONE, CREATING, VERIFYING, DELETING…)."""
+    name: str
+    zone: str
+    id: int
+    created: float
+    started: Optional[float] = None
+    status: str = "RUNNING"
+    action: str = "NONE"
+    machine_type: str = "n1-standard-2"
+
+
+@dataclass
+class Mig:
+    name: str
+    project: str
+    zone: Optional[str]
+    region: Optional[str]
+    zones: list[str]
+    target_size: int
+    vms: list[Vm] = field(default_factory=list)
+    machine_type: str = "n1-standard-2"
+    autoscaler_mode: Optional[str] = None   # None: no autoscaler; else ON, OFF, ONLY_SCALE_OUT
+    id: int = 0
+    reads: int = 0
+    settle_at: Optional[int] = None
+
+    @property
+    def scope(self) -> str:
+        return f"zones/{self.zone}" if self.zone else f"regions/{self.region}"
+
+    @property
+    def link(self) -> str:
+        return f"{BASE}/projects/{self.project}/{self.scope}/instanceGroupManagers/{self.name}"
+
+    @property
+    def stable(self) -> bool:
+        return all(v.action == "NONE" for v in self.vms)
+
+
+class _Fault:
+    __slots__ = ("method", "path", "status", "reason", "message", "times", "retry_after")
+
+    def __init__(self, method, path, status, reason, message, times, retry_after):
+        self.method, self.path, self.status, self.reason = method, path, status, reason
+        self.message, self.times, self.retry_after = message, times, retry_after
+
+
+_PENDING = ("CREATING", "VERIFYING", "RECREATING", "CREATING_WITHOUT_RETRIES", "DELETING")
+
+
+class ComputeServer:
+    """The fake. ``op_polls``: reads of an operation before it is DONE (0: DONE at
+    once); ``settle_after``: reads of a group after a resize before its instances
+    settle (None: only :meth:`settle` settles them)."""
+
+    def __init__(self, project: str = "test-project", *, host: str = "127.0.0.1", port: int = 0,
+                 op_polls: int = 0, settle_after: Optional[int] = None, clock=None):
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError("the Compute fake serves on loopback only")
+        self.project = project
+        self.op_polls = op_polls
+        self.settle_after = settle_after
+        self.clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc).timestamp())
+        self.migs: dict[tuple[str, str, str], Mig] = {}
+        self.operations: dict[tuple[str, str, str], dict] = {}
+        self.calls: list[tuple[str, str]] = []
+        self._faults: list[_Fault] = []
+        self._op_errors: list[tuple[int, str, str]] = []
+        self._ids = itertools.count(1000)
+        self._lock = threading.RLock()
+        self._httpd = ThreadingHTTPServer((host, port), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread: Optional[threading.Thread] = None
+
+    # -- lifecycle -----------------------------------------------------------------------
+    @property
+    def endpoint(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "ComputeServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="compute-fake", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(5)
+
+    def __enter__(self) -> "ComputeServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.migs.clear()
+            self.operations.clear()
+            self.calls.clear()
+            self._faults.clear()
+            self._op_errors.clear()
+
+    # -- world ---------------------------------------------------------------------------
+    def add_mig(self, name: str, *, zone: Optional[str] = None, region: Optional[str] = None,
+                size: int = 2, zones: Optional[list[str]] = None, machine_type: str = "n1-standard-2",
+                autoscaler_mode: Optional[str] = None, project: Optional[str] = None,
+                started: Optional[list[float]] = None, actions: Optional[list[str]] = None,
+                names: Optional[list[str]] = None) -> Mig:
+        """A group of ``size`` RUNNING instances (``started``: each one's start time,
+        default an hour ago; ``actions``: each one's current action, default NONE).
+        A regional group spreads its instances over ``zones`` (default ``{region}-a,b,c``)."""
+        if (zone is None) == (region is None):
+            raise ValueError("give zone or region")
+        project = project or self.project
+        zs = [zone] if zone else (zones or [f"{region}-{s}" for s in "abc"])
+        mig = Mig(name, project, zone, region, zs, size, machine_type=machine_type,
+                  autoscaler_mode=autoscaler_mode, id=next(self._ids))
+        now = self.clock()
+        for i in range(size):
+            t = started[i] if started else now - 3600
+            vm = self._new_vm(mig, i, t, names[i] if names else None)
+            vm.action = actions[i] if actions else "NONE"
+            if vm.action in ("CREATING", "CREATING_WITHOUT_RETRIES"):
+                vm.status = "PROVISIONING"
+            mig.vms.append(vm)
+        with self._lock:
+            self.migs[(project, mig.scope, name)] = mig
+        return mig
+
+    def mig(self, name: str, *, zone: Optional[str] = None, region: Optional[str] = None,
+            project: Optional[str] = None) -> Mig:
+        scope = f"zones/{zone}" if zone else f"regions/{region}"
+        return self.migs[(project or self.project, scope, name)]
+
+    def _new_vm(self, mig: Mig, i: int, started: float, name: Optional[str] = None) -> Vm:
+        n = next(self._ids)
+        return Vm(name or f"{mig.name}-{n:04x}", mig.zones[i % len(mig.zones)], n, started - 30, started,
+                  machine_type=mig.machine_type)
+
+    def settle(self, mig: Optional[Mig] = None) -> None:
+        """Finish every pending instance action (created ones RUNNING, deleted ones gone)."""
+        with self._lock:
+            for m in ([mig] if mig else list(self.migs.values())):
+                now = self.clock()
+                kept = []
+                for v in m.vms:
+                    if v.action == "DELETING":
+                        continue
+                    if v.action != "NONE":
+                        v.action, v.status, v.started = "NONE", "RUNNING", now
+                    kept.append(v)
+                m.vms = kept
+                m.settle_at = None
+
+    def fail(self, status: int, *, method: str = "", path: str = "", reason: str = "",
+             message: str = "", times: int = 1, retry_after: Optional[float] = None) -> None:
+        """Answer the next ``times`` requests whose method and path contain ``method``
+        and ``path`` with HTTP ``status`` (``reason``: the error's ``errors[].reason``,
+        e.g. ``rateLimitExceeded``, ``notFound``)."""
+        with self._lock:
+            self._faults.append(_Fault(method.upper(), path, status, reason, message or f"injected {status}",
+                                       times, retry_after))
+
+    def fail_next_operation(self, code: str = "QUOTA_EXCEEDED", message: str = "", status: int = 403) -> None:
+        """The next resize operation finishes DONE with this error (and changes nothing)."""
+        with self._lock:
+            self._op_errors.append((status, code, message or f"Quota 'CPUS' exceeded. Limit: 8.0 in region."))
+
+    def count(self, what: str = "") -> int:
+        """Requests received whose ``METHOD path`` contains ``what``."""
+        return sum(1 for m, p in self.calls if what in f"{m} {p}")
+
+    # -- JSON ----------------------------------------------------------------------------
+    def _mig_json(self, m: Mig) -> dict:
+        counts = {k: 0 for k in ("abandoning", "creating", "creatingWithoutRetries", "deleting", "none",
+                                 "recreating", "refreshing", "restarting", "resuming", "starting",
+                                 "stopping", "suspending", "verifying")}
+        for v in m.vms:
+            key = re.sub(r"_(\w)", lambda g: g.group(1).upper(), v.action.lower())
+            counts[key] = counts.get(key, 0) + 1
+        status: dict[str, Any] = {"isStable": m.stable}
+        if m.autoscaler_mode is not None:
+            status["autoscaler"] = f"{BASE}/projects/{m.project}/{m.scope}/autoscalers/{m.name}-as"
+        out = {"kind": "compute#instanceGroupManager", "id": str(m.id), "name": m.name,
+               "creationTimestamp": rfc3339(self.clock() - 86400), "baseInstanceName": m.name,
+               "instanceGroup": f"{BASE}/projects/{m.project}/{m.scope}/instanceGroups/{m.name}",
+               "instanceTemplate": f"{BASE}/projects/{m.project}/global/instanceTemplates/{m.name}-tpl",
+               "targetSize": m.target_size, "currentActions": counts, "status": status,
+               "selfLink": m.link, "fingerprint": "fp"}
+        if m.zone:
+            out["zone"] = f"{BASE}/projects/{m.project}/zones/{m.zone}"
+        else:
+            out["region"] = f"{BASE}/projects/{m.project}/regions/{m.region}"
+            out["distributionPolicy"] = {"zones": [{"zone": f"{BASE}/projects/{m.project}/zones/{z}"}
+                                                   for z in m.zones]}
+        return out
+
+    def _managed_json(self, m: Mig, v: Vm) -> dict:
+        out = {"instance": f"{BASE}/projects/{m.project}/zones/{v.zone}/instances/{v.name}",
+               "name": v.name, "currentAction": v.action,
+               "version": {"instanceTemplate": f"{BASE}/projects/{m.project}/global/instanceTemplates/{m.name}-tpl"}}
+        if v.action not in ("CREATING", "CREATING_WITHOUT_RETRIES") or v.status != "PROVISIONING":
+            out["id"] = str(v.id)
+            out["instanceStatus"] = v.status
+        return out
+
+    def _instance_json(self, project: str, v: Vm) -> dict:
+        out = {"kind": "compute#instance", "id": str(v.id), "name": v.name, "status": v.status,
+               "creationTimestamp": rfc3339(v.created),
+               "machineType": f"{BASE}/projects/{project}/zones/{v.zone}/machineTypes/{v.machine_type}",
+               "zone": f"{BASE}/projects/{project}/zones/{v.zone}",
+               "selfLink": f"{BASE}/projects/{project}/zones/{v.zone}/instances/{v.name}"}
+        if v.started is not None and v.status == "RUNNING":
+            out["lastStartTimestamp"] = rfc3339(v.started)
+        return out
+
+    def _autoscaler_json(self, m: Mig) -> dict:
+        name = f"{m.name}-as"
+        return {"kind": "compute#autoscaler", "id": str(m.id + 1), "name": name, "target": m.link,
+                "autoscalingPolicy": {"mode": m.autoscaler_mode, "minNumReplicas": 1, "maxNumReplicas": 10,
+                                      "coolDownPeriodSec": 60, "cpuUtilization": {"utilizationTarget": 0.6}},
+                "status": "ACTIVE", "recommendedSize": m.target_size,
+                "selfLink": f"{BASE}/projects/{m.project}/{m.scope}/autoscalers/{name}",
+                **({"zone": f"{BASE}/projects/{m.project}/zones/{m.zone}"} if m.zone else
+                   {"region": f"{BASE}/projects/{m.project}/regions/{m.region}"})}
+
+    # -- operations ----------------------------------------------------------------------
+    def _resize(self, m: Mig, size: int) -> dict:
+        now = self.clock()
+        n = next(self._ids)
+        name = f"operation-{n}-resize"
+        op = {"kind": "compute#operation", "id": str(n), "name": name,
+              "operationType": "compute.instanceGroupManagers.resize", "targetLink": m.link,
+              "targetId": str(m.id), "status": "RUNNING", "progress": 0, "user": "scalebridge@test",
+              "insertTime": rfc3339(now), "startTime": rfc3339(now),
+              "selfLink": f"{BASE}/projects/{m.project}/{m.scope}/operations/{name}"}
+        if m.zone:
+            op["zone"] = f"{BASE}/projects/{m.project}/zones/{m.zone}"
+        else:
+            op["region"] = f"{BASE}/projects/{m.project}/regions/{m.region}"
+        if self._op_errors:
+            status, code, message = self._op_errors.pop(0)
+            op["_error"] = {"errors": [{"code": code, "message": message}]}
+            op["_http"] = status
+        else:
+            self._apply_resize(m, size)
+        op["_polls"] = self.op_polls
+        if self.op_polls <= 0:
+            self._finish(op)
+        self.operations[(m.project, m.scope, name)] = op
+        return op
+
+    def _apply_resize(self, m: Mig, size: int) -> None:
+        live = [v for v in m.vms if v.action != "DELETING"]
+        if size > len(live):
+            for i in range(size - len(live)):
+                v = self._new_vm(m, len(m.vms) + i, self.clock())
+                v.action, v.status, v.started = "CREATING", "PROVISIONING", None
+                m.vms.append(v)
+        elif size < len(live):
+            # newest first, as a MIG deletes on resize down
+            for v in sorted(live, key=lambda v: v.created, reverse=True)[:len(live) - size]:
+                v.action = "DELETING"
+        m.target_size = size
+        if self.settle_after is not None:
+            m.settle_at = m.reads + self.settle_after
+
+    def _finish(self, op: dict) -> None:
+        op["status"], op["progress"], op["endTime"] = "DONE", 100, rfc3339(self.clock())
+        if "_error" in op:
+            op["error"] = op.pop("_error")
+            op["httpErrorStatusCode"] = op.pop("_http")
+            op["httpErrorMessage"] = "FORBIDDEN" if op["httpErrorStatusCode"] == 403 else "ERROR"
+
+    def _poll(self, op: dict) -> dict:
+        if op["status"] != "DONE":
+            op["_polls"] -= 1
+            if op["_polls"] <= 0:
+                self._finish(op)
+        return {k: v for k, v in op.items() if not k.startswith("_")}
+
+    # -- HTTP ----------------------------------------------------------------------------
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, body: dict, headers: Optional[dict] = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _error(self, status: int, message: str, reason: str = "", headers: Optional[dict] = None):
+                reason = reason or {400: "invalid", 403: "forbidden", 404: "notFound", 409: "conflict",
+                                    429: "rateLimitExceeded", 503: "backendError"}.get(status, "error")
+                self._send(status, {"error": {"code": status, "message": message,
+                                              "errors": [{"message": message, "domain": "global",
+                                                          "reason": reason}]}}, headers)
+
+            def _dispatch(self, method: str) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(n) if n else b""
+                url = urlsplit(self.path)
+                query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+                with server._lock:
+                    server.calls.append((method, url.path))
+                    for f in server._faults:
+                        if f.times > 0 and f.method in method and f.path in url.path:
+                            f.times -= 1
+                            headers = {"Retry-After": str(f.retry_after)} if f.retry_after is not None else None
+                            return self._error(f.status, f.message, f.reason, headers)
+                    try:
+                        status, out = server._route(method, url.path, query, body)
+                    except _HttpError as e:
+                        return self._error(e.status, e.message)
+                self._send(status, out)
+
+            def do_GET(self):
+                self._dispatch("GET")
+
+            def do_POST(self):
+                self._dispatch("POST")
+
+            def do_PATCH(self):
+                self._dispatch("PATCH")
+
+        return Handler
+
+    _PATH = re.compile(r"^/compute/v1/projects/(?P<project>[^/]+)/(?P<scope>(?:zones|regions)/[^/]+)/"
+                       r"(?P<collection>[A-Za-z]+)(?:/(?P<name>[^/]+))?(?:/(?P<verb>[A-Za-z]+))?$")
+
+    def _route(self, method: str, path: str, query: dict, body: bytes) -> tuple[int, dict]:
+        m = self._PATH.match(path)
+        if not m:
+            raise _HttpError(404, f"The requested URL {path} was not found on this server.")
+        project, scope, coll, name, verb = m.group("project", "scope", "collection", "name", "verb")
+        where = f"projects/{project}/{scope}"
+        if coll == "instanceGroupManagers" and name:
+            mig = self.migs.get((project, scope, name))
+            if mig is None:
+                raise _HttpError(404, f"The resource '{where}/instanceGroupManagers/{name}' was not found")
+            if method == "GET" and verb is None:
+                mig.reads += 1
+                if mig.settle_at is not None and mig.reads >= mig.settle_at:
+                    self.settle(mig)
+                return 200, self._mig_json(mig)
+            if method == "POST" and verb == "listManagedInstances":
+                return 200, self._page(query, [self._managed_json(mig, v) for v in mig.vms], "managedInstances")
+            if method == "POST" and verb == "resize":
+                raw = query.get("size")
+                if raw is None or not re.fullmatch(r"\d+", raw):
+                    raise _HttpError(400, f"Invalid value for field 'size': '{raw}'. "
+                                          "Must be greater than or equal to 0")
+                op = self._resize(mig, int(raw))
+                return 200, {k: v for k, v in op.items() if not k.startswith("_")}
+        elif coll == "operations" and name:
+            op = self.operations.get((project, scope, name))
+            if op is None:
+                raise _HttpError(404, f"The resource '{where}/operations/{name}' was not found")
+            if (method == "GET" and verb is None) or (method == "POST" and verb == "wait"):
+                return 200, self._poll(op)
+        elif coll == "operations" and method == "GET":
+            flt = _Filter(query.get("filter", ""))
+            items = [self._poll_view(op) for (p, s, _), op in self.operations.items()
+                     if p == project and s == scope]
+            return 200, self._page(query, [o for o in items if flt(o)], "items")
+        elif coll == "autoscalers" and name and method == "GET":
+            for mig in self.migs.values():
+                if mig.project == project and mig.scope == scope and mig.autoscaler_mode is not None \
+                        and f"{mig.name}-as" == name:
+                    return 200, self._autoscaler_json(mig)
+            raise _HttpError(404, f"The resource '{where}/autoscalers/{name}' was not found")
+        elif coll == "instances" and not name and method == "GET" and scope.startswith("zones/"):
+            zone = scope.split("/", 1)[1]
+            flt = _Filter(query.get("filter", ""))
+            items = [self._instance_json(project, v) for mig in self.migs.values() if mig.project == project
+                     for v in mig.vms if v.zone == zone]
+            return 200, self._page(query, [i for i in items if flt(i)], "items")
+        elif coll == "machineTypes" and name and method == "GET" and scope.startswith("zones/"):
+            cpus = guest_cpus(name)
+            if cpus is None:
+                raise _HttpError(404, f"The resource '{where}/machineTypes/{name}' was not found")
+            return 200, {"kind": "compute#machineType", "name": name, "guestCpus": cpus,
+                         "selfLink": f"{BASE}/{where}/machineTypes/{name}"}
+        raise _HttpError(404, f"The requested URL {path} was not found on this server.")
+
+    @staticmethod
+    def _poll_view(op: dict) -> dict:
+        return {k: v for k, v in op.items() if not k.startswith("_")}
+
+    @staticmethod
+    def _page(query: dict, items: list, key: str) -> dict:
+        raw = query.get("maxResults")
+        size = int(raw) if raw and raw.isdigit() and int(raw) > 0 else 500
+        if size > 500:
+            raise _HttpError(400, "Invalid value for field 'maxResults': must be less than or equal to 500")
+        start = int(query.get("pageToken") or 0)
+        out: dict[str, Any] = {key: items[start:start + size]}
+        if start + size < len(items):
+            out["nextPageToken"] = str(start + size)
+        return out
+
+
+class _HttpError(Exception):
+    def __init__(self, status: int, message: str):
+        self.status, self.message = status, message
+        super().__init__(message)
+
+
+class _Filter:
+    """The list ``filter`` expressions the provider sends, as the Compute reference
+    describes them: ``field = value``, ``field != value`` and the regular-expression
+    forms ``field eq "re"`` / ``field ne "re"`` (RE2, whole field), each optionally
+    parenthesized, joined by whitespace or ``AND``. Anything else is a 400."""
+
+    _TERM = re.compile(r'\(?\s*([A-Za-z][\w.]*)\s+(=|!=|eq|ne)\s+("(?:[^"\\]|\\.)*"|[^\s()]+)\s*\)?')
+
+    def __init__(self, text: str):
+        self.terms: list[tuple[str, str, str]] = []
+        rest = text.strip()
+        while rest:
+            m = self._TERM.match(rest)
+            if not m:
+                raise _HttpError(400, f"Invalid list filter expression '{text}'.")
+            key, op, value = m.groups()
+            if value.startswith('"'):
+                value = value[1:-1]
+            if op in ("eq", "ne"):
+                try:
+                    re.compile(value)
+                except re.error:
+                    raise _HttpError(400, f"Invalid regular expression in filter '{text}'.") from None
+            self.terms.append((key, op, value))
+            rest = rest[m.end():].lstrip()
+            if rest.startswith("AND "):
+                rest = rest[4:].lstrip()
+
+    def __call__(self, item: dict) -> bool:
+        for key, op, value in self.terms:
+            v: Any = item
+            for part in key.split("."):
+                v = v.get(part) if isinstance(v, dict) else None
+            s = "" if v is None else str(v)
+            if op == "=" and s != value or op == "!=" and s == value:
+                return False
+            if op == "eq" and not re.fullmatch(value, s) or op == "ne" and re.fullmatch(value, s):
+                return False
+        return True

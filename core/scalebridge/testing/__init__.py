@@ -1,4 +1,6 @@
-"""What plugin authors test a semantics with: the contract every semantics honours.
+"""What plugin authors test with: the contract every semantics honours, and a fake
+provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for driving a
+controller without a cloud.
 
     from scalebridge.testing import check_semantics
     def test_my_semantics_keeps_the_contract():
@@ -21,8 +23,9 @@ import json
 from typing import Iterable, Optional
 
 from ..engine import Decider, decide, parse_request
+from .fake import FakeProvider, FakeTarget, Load
 
-__all__ = ["check_semantics", "contract_requests"]
+__all__ = ["FakeProvider", "FakeTarget", "Load", "check_semantics", "contract_requests"]
 
 NOW = 1767225600.0
 PROTOCOL_FIELDS = ("semantics", "current_replicas", "recommended_replicas", "desired_replicas", "metrics",

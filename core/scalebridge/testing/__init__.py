@@ -1,6 +1,7 @@
-"""What plugin authors test with: the contract every semantics honours, and a fake
-provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for driving a
-controller without a cloud.
+"""What plugin authors test with: the contract every semantics honours, the
+provider contract (:func:`check_provider`, :mod:`scalebridge.testing.conformance`),
+and a fake provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for
+driving a controller without a cloud.
 
     from scalebridge.testing import check_semantics
     def test_my_semantics_keeps_the_contract():
@@ -23,9 +24,11 @@ import json
 from typing import Iterable, Optional
 
 from ..engine import Decider, decide, parse_request
+from .conformance import ConformanceReport, check_provider
 from .fake import FakeProvider, FakeTarget, Load
 
-__all__ = ["FakeProvider", "FakeTarget", "Load", "check_semantics", "contract_requests"]
+__all__ = ["ConformanceReport", "FakeProvider", "FakeTarget", "Load", "check_provider", "check_semantics",
+           "contract_requests"]
 
 NOW = 1767225600.0
 PROTOCOL_FIELDS = ("semantics", "current_replicas", "recommended_replicas", "desired_replicas", "metrics",

@@ -72,7 +72,7 @@ world is saved), ``kill_at_call: [n, …]`` right before the n-th call takes eff
 a crash-safe controller must survive deterministically.
 
 Capabilities: ``METRICS`` and ``VIRTUAL_CLOCK`` (``capabilities: [...]`` narrows
-them). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
+them; without ``METRICS``, ``read_metrics`` reads nothing). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
 reads_per_second, read_burst}`` says otherwise.
 """
 from __future__ import annotations
@@ -403,6 +403,9 @@ class FakeTarget(Target):
         p = self.provider
         with p.lock:
             p._call(self.name, "read_metrics", now)
+            if Capability.METRICS not in p.capabilities:
+                p._done(self.name, "read_metrics", "ok")
+                return {}
             ready = [m.name for m in self.state.members if m.ready_time is not None and not m.deleting]
             out = {q.name: self._metric(now, q, ready) for q in queries}
             p._done(self.name, "read_metrics", "ok")

@@ -1,0 +1,257 @@
+"""The ``azure`` provider: a virtual machine scale set's capacity.
+
+- observe: the scale set (``sku.capacity``, ``provisioningState``,
+  ``orchestrationMode``) and its instances with their instance views
+  (https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-set-vms/list,
+  ``$expand=instanceView``) as members: ``ProvisioningState/succeeded`` with
+  ``PowerState/running`` is a ready member, its status ``time`` the ready transition;
+  ``Creating`` is pending; ``Deleting`` is deleting; ``Failed`` failed. A scale set
+  whose ``provisioningState`` is not ``Succeeded`` has an operation in flight.
+- act: ``virtualMachineScaleSets.update`` (PATCH) with the new ``sku.capacity``
+  (https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/update),
+  sent without polling (``polling=False``): the SDK's poller would block the loop
+  for 30 s per round when ARM sends no ``Retry-After``. Later observations see the
+  scale set ``Updating`` until it is done.
+- pacing: ARM's subscription limits (token bucket per region: writes 200, refilled
+  10 a second; reads 250, refilled 25 a second —
+  https://learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling)
+  for the provider instance; per scale set, Compute's per-resource token bucket
+  (https://learn.microsoft.com/azure/virtual-machines/compute-throttling-limits: a
+  bucket of 12 update requests refilled by 4 a minute) — about four capacity updates
+  a minute once a burst is spent. A write the bucket has no room for is not sent: it
+  is reported as throttled with the seconds until a token is back. ARM's
+  ``x-ms-ratelimit-remaining-resource`` / ``-subscription-writes`` headers at 0 hold
+  writes for a minute in the same way.
+- refuse: a scale set that an enabled autoscale setting targets
+  (``autoscaleSettings`` of the subscription whose ``targetResourceUri`` is the scale
+  set; https://learn.microsoft.com/rest/api/monitor/autoscale-settings/list-by-subscription).
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time as _time
+from typing import Any, Mapping, Optional
+
+from scalebridge.providers import (
+    Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider, ProviderError, RefError, SizeChange,
+    Target, require,
+)
+
+from . import metrics as _metrics
+from .client import ArmSession
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._()-]{0,89}$")
+
+#: Compute's per-resource bucket for scale set updates (compute-throttling-limits)
+UPDATE_BUCKET = 12
+UPDATE_REFILL_PER_SECOND = 4 / 60.0
+#: how long writes wait when ARM says no writes remain
+RATE_LIMIT_HOLD_SECONDS = 60.0
+
+
+class AzureProvider(Provider):
+    """Options (run configuration ``providers:``): ``subscription_id``,
+    ``arm_endpoint``, ``ca_bundle``, ``credential``."""
+
+    name = "azure"
+    semantics = "azure"
+    capabilities = frozenset({Capability.METRICS})
+    pacing = Pacing(writes_per_second=10.0, write_burst=200, reads_per_second=25.0, read_burst=250)
+    ref_keys = frozenset({"resource_group", "scale_set"})
+
+    OPTIONS = frozenset({"subscription_id", "arm_endpoint", "ca_bundle", "credential"})
+
+    def __init__(self, **options: Any):
+        for module in ("azure.mgmt.compute", "azure.mgmt.monitor", "azure.identity"):
+            require(module, "azure", "azure")
+        unknown = sorted(set(options) - self.OPTIONS)
+        if unknown:
+            raise RefError(unknown[0], f"unknown option of the azure provider; it takes "
+                                       f"{', '.join(sorted(self.OPTIONS))}")
+        self.subscription_id = options.get("subscription_id")
+        self.session = ArmSession(subscription_id=self.subscription_id, arm_endpoint=options.get("arm_endpoint"),
+                                  ca_bundle=options.get("ca_bundle"), credential=options.get("credential", "default"))
+
+    def target(self, ref: Mapping[str, Any]) -> "ScaleSetTarget":
+        ref = dict(ref or {})
+        allowed = {"subscription_id", "resource_group", "scale_set"}
+        unknown = sorted(set(ref) - allowed)
+        if unknown:
+            raise RefError(f"ref.{unknown[0]}", f"unknown key; an azure target takes {', '.join(sorted(allowed))}")
+        for key in ("resource_group", "scale_set"):
+            v = ref.get(key)
+            if not isinstance(v, str) or not v:
+                raise RefError(f"ref.{key}", "is required: the scale set's resource group and name "
+                                             "(ref: {resource_group: shop, scale_set: web})")
+            if not _NAME.match(v):
+                raise RefError(f"ref.{key}", f"{v!r} is not a valid Azure resource name")
+        sub = ref.get("subscription_id") or self.subscription_id
+        if not sub:
+            raise RefError("ref.subscription_id", "is required when the provider has no subscription_id option")
+        return ScaleSetTarget(self, str(sub), ref["resource_group"], ref["scale_set"])
+
+    def close(self) -> None:
+        self.session.close()
+
+
+class _Bucket:
+    def __init__(self, size: float, refill: float, now: float):
+        self.size, self.refill, self.tokens, self.at = size, refill, size, now
+
+    def take(self, now: float) -> Optional[float]:
+        """None when a token was taken, else the seconds until one is back."""
+        self.tokens = min(self.size, self.tokens + (now - self.at) * self.refill)
+        self.at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return None
+        return (1 - self.tokens) / self.refill
+
+
+class ScaleSetTarget(Target):
+    def __init__(self, provider: AzureProvider, subscription_id: str, resource_group: str, scale_set: str):
+        self.provider = provider
+        self.session = provider.session
+        self.subscription_id = subscription_id
+        self.resource_group = resource_group
+        self.scale_set = scale_set
+        self.name = f"{resource_group}/{scale_set}"
+        self.id = (f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+                   f"Microsoft.Compute/virtualMachineScaleSets/{scale_set}")
+        self._sku: Optional[tuple[str, Optional[str]]] = None
+        self._lock = threading.Lock()
+        self._bucket: Optional[_Bucket] = None
+        self._hold_until = 0.0
+        self._operation: Optional[str] = None
+
+    # -- observe -------------------------------------------------------------------------------
+
+    def observe(self, now: float) -> Observation:
+        compute = self.session.compute(self.subscription_id)
+        call = self.session.call
+        vmss = call("virtualMachineScaleSets.get", compute.virtual_machine_scale_sets.get,
+                    self.resource_group, self.scale_set)
+        sku = vmss.sku
+        if sku is None or sku.capacity is None:
+            raise ProviderError(ErrorKind.INVALID, f"scale set {self.name} has no sku.capacity",
+                                operation="virtualMachineScaleSets.get")
+        with self._lock:
+            self._sku = (sku.name, sku.tier)
+        mode = str(getattr(vmss.orchestration_mode, "value", vmss.orchestration_mode) or "Uniform")
+        members = self._members(compute, mode)
+        state = vmss.provisioning_state or "Succeeded"
+        in_flight = None if state == "Succeeded" else f"scale set provisioningState is {state}"
+        live = [m for m in members if not m["deleting"]] if members is not None else None
+        return Observation(
+            current_replicas=int(sku.capacity),
+            status_replicas=len(live) if live is not None else None,
+            members=members, in_flight=in_flight,
+            details={"provisioning_state": state, "orchestration_mode": mode, "sku": sku.name,
+                     "location": vmss.location})
+
+    def _members(self, compute: Any, mode: str) -> Optional[list[dict]]:
+        call = self.session.call
+        if mode == "Flexible":
+            # Flexible orchestration: the scale set's VMs are plain virtual machines
+            # (https://learn.microsoft.com/rest/api/compute/virtual-machines/list, $filter on the scale set)
+            vms = call("virtualMachines.list", lambda: list(compute.virtual_machines.list(
+                self.resource_group, filter=f"'virtualMachineScaleSet/id' eq '{self.id}'", expand="instanceView")))
+        else:
+            vms = call("virtualMachineScaleSetVMs.list", lambda: list(compute.virtual_machine_scale_set_vms.list(
+                self.resource_group, self.scale_set, expand="instanceView")))
+        return [member(vm) for vm in vms]
+
+    # -- metrics -------------------------------------------------------------------------------
+
+    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+        monitor = self.session.monitor(self.subscription_id)
+        out: dict[str, dict] = {}
+        for q in queries:
+            _metrics.check_source(q.name, q.source)
+            plan = _metrics.MetricPlan(q, self.id)
+            obs = _metrics.read(monitor, self.session.call, plan, now, self.metric_delay_seconds)
+            if obs is not None:
+                out[q.name] = obs
+        return out
+
+    # -- act -----------------------------------------------------------------------------------
+
+    def set_size(self, size: int) -> SizeChange:
+        if size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"a scale set's capacity is >= 0, not {size}")
+        now = _time.monotonic()
+        with self._lock:
+            if now < self._hold_until:
+                raise ProviderError(ErrorKind.THROTTLED, f"ARM reports no writes left; holding writes to "
+                                                         f"{self.name}", retry_after=self._hold_until - now)
+            if self._bucket is None:
+                self._bucket = _Bucket(UPDATE_BUCKET, UPDATE_REFILL_PER_SECOND, now)
+            wait = self._bucket.take(now)
+            if wait is not None:
+                raise ProviderError(ErrorKind.THROTTLED, f"Compute's update limit for {self.name} is spent "
+                                                         "(12 updates, 4 more a minute)", retry_after=wait)
+            sku = self._sku
+        compute = self.session.compute(self.subscription_id)
+        if sku is None:
+            vmss = self.session.call("virtualMachineScaleSets.get", compute.virtual_machine_scale_sets.get,
+                                     self.resource_group, self.scale_set)
+            sku = (vmss.sku.name, vmss.sku.tier)
+        models = require("azure.mgmt.compute.models", "azure", "azure")
+        update = models.VirtualMachineScaleSetUpdate(sku=models.Sku(name=sku[0], tier=sku[1], capacity=int(size)))
+        headers: dict[str, str] = {}
+        self.session.call("virtualMachineScaleSets.update", compute.virtual_machine_scale_sets.begin_update,
+                          self.resource_group, self.scale_set, update, polling=False,
+                          on_headers=lambda h: headers.update(h))
+        self._note_limits(headers, now)
+        op = headers.get("Azure-AsyncOperation") or headers.get("azure-asyncoperation")
+        return SizeChange(size=int(size), in_flight=True, operation=op)
+
+    def _note_limits(self, headers: Mapping[str, str], now: float) -> None:
+        """ARM's call-rate headers: a policy at 0 holds writes for a minute."""
+        lowered = {k.lower(): v for k, v in headers.items()}
+        spent = lowered.get("x-ms-ratelimit-remaining-subscription-writes") == "0"
+        for part in (lowered.get("x-ms-ratelimit-remaining-resource") or "").split(","):
+            name, _, count = part.strip().partition(";")
+            if count.strip() == "0":
+                spent = True
+        if spent:
+            with self._lock:
+                self._hold_until = now + RATE_LIMIT_HOLD_SECONDS
+
+    # -- refusal -------------------------------------------------------------------------------
+
+    def managed_by(self) -> Optional[str]:
+        monitor = self.session.monitor(self.subscription_id)
+        settings = self.session.call("autoscaleSettings.listBySubscription",
+                                     lambda: list(monitor.autoscale_settings.list_by_subscription()))
+        mine = self.id.lower()
+        for s in settings:
+            if (s.target_resource_uri or "").lower() == mine and s.enabled:
+                group = _group_of(s.id) or "?"
+                return f"Azure autoscale setting {s.name!r} (resource group {group}), enabled"
+        return None
+
+
+def _group_of(resource_id: Optional[str]) -> Optional[str]:
+    m = re.search(r"/resourceGroups/([^/]+)/", resource_id or "", re.IGNORECASE)
+    return m.group(1) if m else None
+
+
+def member(vm: Any) -> dict:
+    """A scale set instance as a protocol member."""
+    state = vm.provisioning_state or "Succeeded"
+    statuses = list(getattr(getattr(vm, "instance_view", None), "statuses", None) or [])
+    codes = {s.code for s in statuses if s.code}
+    running = "PowerState/running" in codes
+    ready_at = next((s.time for s in statuses if (s.code or "").lower() == "provisioningstate/succeeded"
+                     and s.time is not None), None)
+    created = getattr(vm, "time_created", None)
+    phase = {"Creating": "Pending", "Failed": "Failed"}.get(state, "Running")
+    m: dict[str, Any] = {"name": vm.name, "phase": phase, "ready": state == "Succeeded" and running,
+                         "deleting": state == "Deleting"}
+    if created is not None:
+        m["start_time"] = created.timestamp()
+    if ready_at is not None:
+        m["ready_transition_time"] = ready_at.timestamp()
+    return m

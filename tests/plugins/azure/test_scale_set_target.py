@@ -1,0 +1,135 @@
+"""Observing and resizing a virtual machine scale set through azure-mgmt-compute
+against the local ARM server.
+
+REST references: https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/update
+(PATCH ``sku.capacity``) and .../virtual-machine-scale-set-vms/list (``$expand=instanceView``).
+"""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from scalebridge.providers import ErrorKind, ProviderError, RefError
+
+from .conftest import SUB
+
+
+def _target(arm, provider, capacity=2, **kw):
+    arm.add_scale_set(SUB, "shop", "web", capacity=capacity, **kw)
+    return provider.target({"resource_group": "shop", "scale_set": "web"})
+
+
+def test_observe_reads_capacity_and_ready_members(arm, provider):
+    t = _target(arm, provider, capacity=2)
+    obs = t.observe(time.time())
+    assert obs.current_replicas == 2 and obs.status_replicas == 2 and obs.in_flight is None
+    assert [m["name"] for m in obs.members] == ["web_0", "web_1"]
+    assert all(m["ready"] and m["phase"] == "Running" and not m["deleting"] for m in obs.members)
+    # start and ready times come from timeCreated and the ProvisioningState/succeeded status
+    assert all(m["start_time"] <= m["ready_transition_time"] for m in obs.members)
+
+
+def test_a_booting_instance_is_pending_and_not_ready(arm, provider):
+    t = _target(arm, provider, capacity=1, boot_seconds=3600, created=time.time())
+    obs = t.observe(time.time())
+    (m,) = obs.members
+    assert m["phase"] == "Pending" and m["ready"] is False and "ready_transition_time" not in m
+
+
+def test_set_size_patches_the_capacity_and_is_in_flight_until_the_scale_set_succeeds(arm, provider):
+    t = _target(arm, provider, capacity=2)
+    t.observe(time.time())
+    change = t.set_size(3)
+    assert change.size == 3 and change.in_flight and "operations/" in (change.operation or "")
+    patch = [c for c in arm.calls if c[0] == "PATCH"]
+    assert len(patch) == 1 and patch[0][1].endswith("/virtualMachineScaleSets/web")
+    first = t.observe(time.time())          # the fake stays Updating for one read
+    assert first.current_replicas == 3 and first.in_flight == "scale set provisioningState is Updating"
+    settled = t.observe(time.time())
+    assert settled.in_flight is None and settled.current_replicas == 3 and len(settled.members) == 3
+
+
+def test_setting_the_same_size_again_is_harmless(arm, provider):
+    t = _target(arm, provider, capacity=2)
+    t.observe(time.time())
+    t.set_size(2)
+    t.observe(time.time()), t.observe(time.time())
+    t.set_size(2)
+    assert t.observe(time.time()).current_replicas == 2
+    assert arm.scale_set(SUB, "shop", "web").capacity == 2
+
+
+def test_a_write_while_an_update_runs_is_a_conflict(arm, provider):
+    # ARM refuses a second update while one is in progress (409 OperationNotAllowed);
+    # the controller never sends one, this checks the error kind if something else does
+    t = _target(arm, provider, capacity=2)
+    t.observe(time.time())
+    t.set_size(3)
+    with pytest.raises(ProviderError) as e:
+        t.set_size(4)
+    assert e.value.kind is ErrorKind.CONFLICT and "OperationNotAllowed" in e.value.message
+
+
+def test_capacity_beyond_a_single_placement_group_is_invalid(arm, provider):
+    # a scale set with singlePlacementGroup holds at most 100 VMs
+    # (https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-placement-groups)
+    t = _target(arm, provider, capacity=2)
+    t.observe(time.time())
+    with pytest.raises(ProviderError) as e:
+        t.set_size(101)
+    assert e.value.kind is ErrorKind.INVALID and "sku.capacity" in e.value.message
+    assert arm.scale_set(SUB, "shop", "web").capacity == 2
+
+
+def test_an_unknown_scale_set_is_not_found(arm, provider):
+    t = provider.target({"resource_group": "shop", "scale_set": "nosuch"})
+    with pytest.raises(ProviderError) as e:
+        t.observe(time.time())
+    assert e.value.kind is ErrorKind.NOT_FOUND
+
+
+def test_updates_are_paced_per_scale_set(arm, provider):
+    # Compute's per-resource bucket: 12 updates, then about 4 a minute
+    # (https://learn.microsoft.com/azure/virtual-machines/compute-throttling-limits)
+    arm.update_polls = 0
+    t = _target(arm, provider, capacity=1)
+    t.observe(time.time())
+    for size in range(2, 14):
+        t.set_size(size)
+        t.observe(time.time())
+    writes = sum(1 for c in arm.calls if c[0] == "PATCH")
+    with pytest.raises(ProviderError) as e:
+        t.set_size(20)
+    assert e.value.kind is ErrorKind.THROTTLED and 0 < e.value.retry_after <= 15
+    assert sum(1 for c in arm.calls if c[0] == "PATCH") == writes == 12   # the 13th was not sent
+
+
+def test_arm_saying_no_writes_remain_holds_writes(arm, provider):
+    arm.update_polls = 0
+    t = _target(arm, provider, capacity=1)
+    t.observe(time.time())
+    arm.remaining_writes = 1    # this write takes the last one: the header says 0
+    t.set_size(2)
+    with pytest.raises(ProviderError) as e:
+        t.set_size(3)
+    assert e.value.kind is ErrorKind.THROTTLED and e.value.retry_after > 50
+
+
+@pytest.mark.parametrize("ref, key", [
+    ({"scale_set": "web"}, "ref.resource_group"),
+    ({"resource_group": "shop"}, "ref.scale_set"),
+    ({"resource_group": "shop", "scale_set": "web", "zone": "1"}, "ref.zone"),
+    ({"resource_group": "shop", "scale_set": "bad name!"}, "ref.scale_set"),
+])
+def test_a_bad_ref_names_its_key(provider, ref, key):
+    with pytest.raises(RefError) as e:
+        provider.target(ref)
+    assert e.value.key == key
+
+
+def test_a_plain_http_endpoint_is_refused(options):
+    from scalebridge_azure import AzureProvider
+    with pytest.raises(RefError) as e:
+        AzureProvider(**{**options, "arm_endpoint": "http://127.0.0.1:1"})
+    assert e.value.key == "arm_endpoint"

@@ -89,9 +89,14 @@ class MetricPlan:
         self.aggregation = src.get("aggregation") or (STATISTIC_AGGREGATION.get(statistic, "Average")
                                                       if statistic and not percentile else "Average")
         on_scale_set = self.resource_uri.lower() == scale_set_id.lower()
-        wants_members = bool({"members", "member_series"} & set(query.shapes)) or percentile
+        if query.type == "rule":
+            # a rule reads the resource's own series, combined across instances by
+            # Azure Monitor; only a percentile needs every instance's
+            wants_members = percentile
+        else:
+            wants_members = bool({"members", "member_series"} & set(query.shapes)) and on_scale_set
         per_member = src.get("per_member")
-        self.split = (per_member if per_member is not None else (wants_members and on_scale_set))
+        self.split = bool(per_member) if per_member is not None else wants_members
         self.grain = float(src.get("interval_seconds") or query.grain_seconds or 60.0)
         self.window = max(float(query.window_seconds or self.grain), self.grain)
 

@@ -35,7 +35,7 @@ def _rule_query(statistic="Average", window=300, grain=60):
             "time_window_seconds": window, "time_aggregation": "Average", "operator": "GreaterThan",
             "threshold": 70}
     return MetricQuery(name="Percentage CPU", type="rule", spec=spec, window_seconds=window, grain_seconds=grain,
-                       shapes=frozenset({"series"}))
+                       shapes=frozenset({"series", "member_series"}))
 
 
 def _cpu_query():

@@ -132,6 +132,7 @@ class ComputeServer:
         self.calls: list[tuple[str, str]] = []
         self._faults: list[_Fault] = []
         self._op_errors: list[tuple[int, str, str]] = []
+        self._requests: dict[str, dict] = {}
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
@@ -168,6 +169,7 @@ class ComputeServer:
             self.calls.clear()
             self._faults.clear()
             self._op_errors.clear()
+            self._requests.clear()
 
     # -- world ---------------------------------------------------------------------------
     def add_mig(self, name: str, *, zone: Optional[str] = None, region: Optional[str] = None,
@@ -429,7 +431,12 @@ class ComputeServer:
                 if raw is None or not re.fullmatch(r"\d+", raw):
                     raise _HttpError(400, f"Invalid value for field 'size': '{raw}'. "
                                           "Must be greater than or equal to 0")
-                op = self._resize(mig, int(raw))
+                rid = query.get("requestId")
+                op = self._requests.get(rid) if rid else None
+                if op is None:   # requestId: a retried request is answered with its first operation
+                    op = self._resize(mig, int(raw))
+                    if rid:
+                        self._requests[rid] = op
                 return 200, {k: v for k, v in op.items() if not k.startswith("_")}
         elif coll == "operations" and name:
             op = self.operations.get((project, scope, name))

@@ -48,6 +48,8 @@ UPDATE_BUCKET = 12
 UPDATE_REFILL_PER_SECOND = 4 / 60.0
 #: how long writes wait when ARM says no writes remain
 RATE_LIMIT_HOLD_SECONDS = 60.0
+#: how long one listing of a subscription's autoscale settings answers ``managed_by``
+AUTOSCALE_LIST_TTL_SECONDS = 60.0
 
 
 class AzureProvider(Provider):
@@ -70,6 +72,8 @@ class AzureProvider(Provider):
             raise RefError(unknown[0], f"unknown option of the azure provider; it takes "
                                        f"{', '.join(sorted(self.OPTIONS))}")
         self.subscription_id = options.get("subscription_id")
+        self._settings: dict[str, tuple[float, list]] = {}
+        self._settings_lock = threading.Lock()
         self.session = ArmSession(subscription_id=self.subscription_id, arm_endpoint=options.get("arm_endpoint"),
                                   ca_bundle=options.get("ca_bundle"), credential=options.get("credential", "default"))
 
@@ -90,6 +94,21 @@ class AzureProvider(Provider):
         if not sub:
             raise RefError("ref.subscription_id", "is required when the provider has no subscription_id option")
         return ScaleSetTarget(self, str(sub), ref["resource_group"], ref["scale_set"])
+
+    def autoscale_settings(self, subscription_id: str) -> list:
+        """The subscription's autoscale settings, listed once per
+        :data:`AUTOSCALE_LIST_TTL_SECONDS` for all of its targets (one call, not one per
+        scale set)."""
+        now = _time.monotonic()
+        with self._settings_lock:
+            hit = self._settings.get(subscription_id)
+            if hit is not None and now - hit[0] < AUTOSCALE_LIST_TTL_SECONDS:
+                return hit[1]
+            monitor = self.session.monitor(subscription_id)
+            items = self.session.call("autoscaleSettings.listBySubscription",
+                                      lambda: list(monitor.autoscale_settings.list_by_subscription()))
+            self._settings[subscription_id] = (now, items)
+            return items
 
     def close(self) -> None:
         self.session.close()
@@ -222,9 +241,7 @@ class ScaleSetTarget(Target):
     # -- refusal -------------------------------------------------------------------------------
 
     def managed_by(self) -> Optional[str]:
-        monitor = self.session.monitor(self.subscription_id)
-        settings = self.session.call("autoscaleSettings.listBySubscription",
-                                     lambda: list(monitor.autoscale_settings.list_by_subscription()))
+        settings = self.provider.autoscale_settings(self.subscription_id)
         mine = self.id.lower()
         for s in settings:
             if (s.target_resource_uri or "").lower() == mine and s.enabled:

@@ -66,9 +66,17 @@ def test_the_real_client_secret_credential_gets_its_token_from_the_authority(arm
 
 
 def test_a_scale_set_with_an_enabled_autoscale_setting_is_refused(arm, target):
-    assert target.managed_by() is None
     arm.add_autoscale_setting(SUB, "ops", "web-autoscale", arm.scale_set_id(SUB, "shop", "web"))
     assert target.managed_by() == "Azure autoscale setting 'web-autoscale' (resource group ops), enabled"
+
+
+def test_one_listing_of_autoscale_settings_answers_for_every_scale_set(arm, provider):
+    for name in ("a", "b", "c"):
+        arm.add_scale_set(SUB, "shop", name, capacity=1)
+    arm.add_autoscale_setting(SUB, "shop", "b-autoscale", arm.scale_set_id(SUB, "shop", "b"))
+    answers = [provider.target({"resource_group": "shop", "scale_set": n}).managed_by() for n in ("a", "b", "c")]
+    assert answers == [None, "Azure autoscale setting 'b-autoscale' (resource group shop), enabled", None]
+    assert sum(1 for c in arm.calls if c[1].endswith("/autoscalesettings")) == 1
 
 
 def test_a_disabled_autoscale_setting_or_another_targets_setting_is_no_refusal(arm, target):

@@ -380,6 +380,8 @@ _VMSS = re.compile(r"^/subscriptions/([^/]+)/resourcegroups/([^/]+)/providers/mi
                    r"virtualmachinescalesets/([^/]+)$", re.IGNORECASE)
 _VMSS_VMS = re.compile(r"^(/subscriptions/[^/]+/resourcegroups/[^/]+/providers/microsoft\.compute/"
                        r"virtualmachinescalesets/[^/]+)/virtualmachines$", re.IGNORECASE)
+_VMS = re.compile(r"^/subscriptions/([^/]+)/resourcegroups/([^/]+)/providers/microsoft\.compute/virtualmachines$",
+                  re.IGNORECASE)
 _OPERATION = re.compile(r"^/subscriptions/[^/]+/providers/microsoft\.compute/locations/[^/]+/operations/([^/]+)$",
                         re.IGNORECASE)
 _METRICS = re.compile(r"^(/.+)/providers/microsoft\.insights/metrics$", re.IGNORECASE)
@@ -542,6 +544,10 @@ class _Handler(BaseHTTPRequestHandler):
             if ss is None:
                 self._send(404, _error("ParentResourceNotFound", "The parent scale set was not found."))
                 return True
+            if ss.orchestration == "Flexible":
+                self._send(400, _error("OperationNotAllowed", "The scale set uses Flexible orchestration: list "
+                                                              "its virtual machines with virtualMachines.list."))
+                return True
             expand = query.get("$expand")
             items = []
             for iid in sorted(ss.vms, key=int):
@@ -549,6 +555,32 @@ class _Handler(BaseHTTPRequestHandler):
                 if expand != "instanceView":
                     vm["properties"].pop("instanceView")
                 items.append(vm)
+            self._send(200, {"value": items})
+            return True
+        m = _VMS.match(path)
+        if m and method == "GET":
+            # Flexible orchestration: the scale set's VMs are virtual machines, listed with
+            # $filter='virtualMachineScaleSet/id' eq '<id>'; $expand=instanceView needs the filter
+            flt = re.search(r"'virtualMachineScaleSet/id'\s+eq\s+'([^']+)'", query.get("$filter", ""), re.IGNORECASE)
+            if query.get("$expand") == "instanceView" and not flt:
+                self._send(400, _error("InvalidParameter", "$expand=instanceView requires a valid $filter."))
+                return True
+            items = []
+            for ss in arm.scale_sets.values():
+                if ss.orchestration != "Flexible" or ss.group.lower() != m.group(2).lower():
+                    continue
+                if flt and flt.group(1).lower() != ss.id.lower():
+                    continue
+                for iid in sorted(ss.vms, key=int):
+                    vm = arm.vm_json(ss, iid, now)
+                    vm["type"] = "Microsoft.Compute/virtualMachines"
+                    vm["id"] = (f"/subscriptions/{ss.subscription}/resourceGroups/{ss.group}/providers/"
+                                f"Microsoft.Compute/virtualMachines/{vm['name']}")
+                    vm.pop("instanceId")
+                    vm["properties"]["virtualMachineScaleSet"] = {"id": ss.id}
+                    if query.get("$expand") != "instanceView":
+                        vm["properties"].pop("instanceView")
+                    items.append(vm)
             self._send(200, {"value": items})
             return True
         m = _OPERATION.match(path)

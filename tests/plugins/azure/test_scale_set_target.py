@@ -133,3 +133,13 @@ def test_a_plain_http_endpoint_is_refused(options):
     with pytest.raises(RefError) as e:
         AzureProvider(**{**options, "arm_endpoint": "http://127.0.0.1:1"})
     assert e.value.key == "arm_endpoint"
+
+
+def test_a_flexible_scale_sets_members_are_its_virtual_machines(arm, provider):
+    # https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-orchestration-modes
+    t = _target(arm, provider, capacity=2, orchestration="Flexible")
+    obs = t.observe(time.time())
+    assert obs.details["orchestration_mode"] == "Flexible"
+    assert [m["name"] for m in obs.members] == ["web_0", "web_1"] and all(m["ready"] for m in obs.members)
+    listed = [c for c in arm.calls if c[1].endswith("/providers/Microsoft.Compute/virtualMachines")]
+    assert listed and "virtualMachineScaleSet/id" in listed[0][2]["$filter"]

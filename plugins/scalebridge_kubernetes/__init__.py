@@ -1,6 +1,18 @@
 """The ``kubernetes`` provider plugin (extra ``[kubernetes]``).
 
 Registered through the ``scalebridge`` entry-point group exactly like a
-third-party plugin. (Being built: until it registers a provider, this plugin
-registers nothing.)
+third-party plugin. Importing it does not import the ``kubernetes`` SDK: the
+provider imports it when it first talks to the API server.
 """
+from __future__ import annotations
+
+from scalebridge.hookspecs import hookimpl
+
+from .provider import KubernetesProvider
+
+__all__ = ["KubernetesProvider"]
+
+
+@hookimpl
+def scalebridge_register_providers(register):
+    register("kubernetes", KubernetesProvider)

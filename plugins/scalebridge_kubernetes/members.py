@@ -1,0 +1,88 @@
+"""Pods as the decision protocol's members: exactly the pod fields the HPA
+controller reads.
+
+- ``groupPods`` (pkg/controller/podautoscaler/replica_calculator.go): the pod's
+  ``deletionTimestamp``, ``status.phase``, its ``Ready`` condition (status and
+  ``lastTransitionTime``) and ``status.startTime``. A Ready condition of status
+  ``Unknown`` is neither ``False`` nor absent there, so it counts as ready; a pod
+  without ``startTime`` is treated upstream like one without a Ready condition
+  (``condition == nil || pod.Status.StartTime == nil``), so it is reported with
+  ``ready: null``.
+- ``calculateRequests`` (same file): pod-level ``spec.resources.requests`` when
+  set (KEP-2837), else the sum over the containers and the restartable
+  (``restartPolicy: Always``) init containers; a resource some container does not
+  request is ``null`` for the pod ("missing request for cpu in container …").
+  For a ``container_resource`` metric the request is that one container's.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from scalebridge.units import milli_value
+
+
+def _ts(value: Any) -> Optional[float]:
+    return value.timestamp() if value is not None else None
+
+
+def quantity_of_milli(milli: int) -> Any:
+    """A milli-value as a protocol quantity: a whole number when it is one, else ``"Nm"``."""
+    return milli // 1000 if milli % 1000 == 0 else f"{milli}m"
+
+
+def _requests_of(containers: Iterable[Any]) -> dict:
+    out: dict[str, Any] = {}
+    missing: set[str] = set()
+    containers = list(containers)
+    names = set()
+    for c in containers:
+        req = (c.resources.requests if c.resources is not None else None) or {}
+        names.update(req)
+    for resource in names:
+        total = 0
+        for c in containers:
+            req = (c.resources.requests if c.resources is not None else None) or {}
+            if resource not in req:
+                missing.add(resource)
+                break
+            total += milli_value(req[resource])
+        out[resource] = None if resource in missing else quantity_of_milli(total)
+    return out
+
+
+def pod_requests(pod: Any, container: Optional[str] = None) -> Optional[dict]:
+    """Requests per resource of one pod (``calculateRequests``), or of ``container``;
+    None when the container is not in the pod."""
+    spec = pod.spec
+    if container is None and spec.resources is not None and spec.resources.requests:
+        return {r: quantity_of_milli(milli_value(q)) for r, q in spec.resources.requests.items()}
+    containers = list(spec.containers or [])
+    containers += [c for c in (spec.init_containers or []) if c.restart_policy == "Always"]
+    if container is not None:
+        chosen = [c for c in containers if c.name == container]
+        return _requests_of(chosen) if chosen else None
+    return _requests_of(containers)
+
+
+def pod_member(pod: Any, container: Optional[str] = None) -> dict:
+    """One pod as a protocol member (see the module docstring)."""
+    status = pod.status
+    ready: Optional[bool] = None
+    transition: Optional[float] = None
+    for cond in (status.conditions or []) if status is not None else []:
+        if cond.type == "Ready":
+            ready = cond.status != "False"
+            transition = _ts(cond.last_transition_time)
+            break
+    start = _ts(status.start_time) if status is not None else None
+    if start is None:
+        ready = None
+    member = {"name": pod.metadata.name, "phase": (status.phase if status is not None else None) or "Pending",
+              "ready": ready, "start_time": start, "ready_transition_time": transition,
+              "deleting": pod.metadata.deletion_timestamp is not None,
+              "requests": pod_requests(pod, container) or None}
+    if member["phase"] not in ("Running", "Pending", "Failed", "Succeeded"):
+        # "Unknown" (the node is unreachable): groupPods ignores only Failed and Pending
+        # pods, so it is read like a running one
+        member["phase"] = "Running"
+    return member

@@ -1,0 +1,299 @@
+"""The ``kubernetes`` provider: scale a Deployment, StatefulSet, ReplicaSet or any
+custom resource with a ``scale`` subresource through the API server.
+
+What one sync reads and writes, as the HPA controller does
+(pkg/controller/podautoscaler/horizontal.go, ``reconcileAutoscaler``):
+
+- the size through the autoscaling/v1 ``Scale`` subresource only (``GET …/scale``),
+  written back with ``PUT …/scale`` carrying the scale's ``resourceVersion``
+  (optimistic concurrency,
+  https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions).
+  A 409 re-reads the scale: if ``spec.replicas`` moved underneath, the newer size
+  is kept and the write reported as a ``conflict``; otherwise the write is retried
+  once with the new resourceVersion. Never a blind overwrite;
+- the members: the pods matching the scale's ``status.selector`` (see
+  :mod:`.members`);
+- in flight: the workload's ``status.observedGeneration`` behind
+  ``metadata.generation``, or ``status.replicas`` not yet ``spec.replicas``
+  (a rollout in progress,
+  https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status);
+- refused: an autoscaling/v2 HorizontalPodAutoscaler whose ``scaleTargetRef``
+  is the same workload (the HPA would fight every write).
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping, Optional
+
+from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
+                                   ProviderError, RefError, SizeChange, Target)
+
+from .members import pod_member, pod_requests
+from .metrics import MetricsReader
+
+#: built-in scalable kinds: kind -> (apiVersion, plural, typed read/replace scale, typed read)
+BUILTIN_KINDS = {
+    "Deployment": ("apps/v1", "deployments", "namespaced_deployment"),
+    "StatefulSet": ("apps/v1", "statefulsets", "namespaced_stateful_set"),
+    "ReplicaSet": ("apps/v1", "replicasets", "namespaced_replica_set"),
+}
+REF_KEYS = frozenset({"kind", "api_version", "resource", "namespace", "name"})
+OPTION_KEYS = ("kubeconfig", "context", "in_cluster", "qps", "burst", "request_timeout_seconds")
+
+
+def _ref_str(ref: Mapping[str, Any], key: str, default: Optional[str] = None) -> Optional[str]:
+    value = ref.get(key, default)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise RefError(f"ref.{key}", f"a non-empty string, not {value!r}")
+    return value
+
+
+class KubernetesProvider(Provider):
+    """``providers: {kubernetes: {kubeconfig, context, in_cluster, qps, burst}}``.
+
+    ``qps``/``burst`` are the client's rate limit (client-go's ``--kube-api-qps``
+    5 and ``--kube-api-burst`` 10 by default); ``request_timeout_seconds`` bounds
+    every call (default 15 s to read, 5 s to connect)."""
+
+    name: ClassVar[str] = "kubernetes"
+    semantics: ClassVar[str] = "kubernetes"
+    capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS})
+    #: client-go's DefaultQPS and DefaultBurst (k8s.io/client-go/rest/config.go)
+    pacing = Pacing(writes_per_second=5.0, write_burst=10, reads_per_second=5.0, read_burst=10)
+    ref_keys: ClassVar[frozenset[str]] = frozenset({"kind", "name"})
+
+    def __init__(self, kubeconfig: Optional[str] = None, context: Optional[str] = None,
+                 in_cluster: Optional[bool] = None, qps: Optional[float] = None, burst: Optional[int] = None,
+                 request_timeout_seconds: Optional[float] = None, **unknown: Any):
+        if unknown:
+            key = sorted(unknown)[0]
+            raise RefError(key, f"not an option of the kubernetes provider ({', '.join(OPTION_KEYS)})")
+        for key, value in (("kubeconfig", kubeconfig), ("context", context)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise RefError(key, f"a non-empty string, not {value!r}")
+        if in_cluster is not None and not isinstance(in_cluster, bool):
+            raise RefError("in_cluster", f"true or false, not {in_cluster!r}")
+        for key, value in (("qps", qps), ("burst", burst), ("request_timeout_seconds", request_timeout_seconds)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise RefError(key, f"a positive number, not {value!r}")
+        self.options = {"kubeconfig": kubeconfig, "context": context, "in_cluster": in_cluster}
+        from .client import DEFAULT_BURST, DEFAULT_QPS, DEFAULT_TIMEOUT
+        self.qps = float(qps) if qps is not None else DEFAULT_QPS
+        self.burst = int(burst) if burst is not None else DEFAULT_BURST
+        self.timeout = (DEFAULT_TIMEOUT[0], float(request_timeout_seconds)) if request_timeout_seconds \
+            else DEFAULT_TIMEOUT
+        if qps is not None or burst is not None:
+            self.pacing = Pacing(writes_per_second=self.qps, write_burst=self.burst,
+                                 reads_per_second=self.qps, read_burst=self.burst)
+        self._client = None
+
+    @property
+    def client(self):
+        """The API session, made on first use (the SDK is imported then)."""
+        if self._client is None:
+            from .client import KubeClient
+            self._client = KubeClient(qps=self.qps, burst=self.burst, timeout=self.timeout, **self.options)
+        return self._client
+
+    def target(self, ref: Mapping[str, Any]) -> "KubernetesTarget":
+        if not isinstance(ref, Mapping):
+            raise RefError("ref", "a mapping {kind, name, namespace, api_version, resource}")
+        unknown = set(ref) - REF_KEYS
+        if unknown:
+            key = sorted(unknown)[0]
+            raise RefError(f"ref.{key}", f"not a kubernetes ref key ({', '.join(sorted(REF_KEYS))})")
+        kind = _ref_str(ref, "kind")
+        name = _ref_str(ref, "name")
+        if kind is None:
+            raise RefError("ref.kind", "required: Deployment, StatefulSet, ReplicaSet, or a kind with a scale "
+                                       "subresource (with api_version and resource)")
+        if name is None:
+            raise RefError("ref.name", "required: the workload's name")
+        namespace = _ref_str(ref, "namespace", "default")
+        api_version = _ref_str(ref, "api_version")
+        resource = _ref_str(ref, "resource")
+        if kind in BUILTIN_KINDS:
+            want, plural, _ = BUILTIN_KINDS[kind]
+            if api_version is not None and api_version != want:
+                raise RefError("ref.api_version", f"{kind} is served as {want}, not {api_version}")
+            if resource is not None and resource != plural:
+                raise RefError("ref.resource", f"{kind}'s resource is {plural}, not {resource}")
+            api_version, resource = want, plural
+        else:
+            if api_version is None or "/" not in api_version:
+                raise RefError("ref.api_version", f"a custom kind {kind} needs its group/version "
+                                                  "(e.g. example.com/v1)")
+            if resource is None:
+                raise RefError("ref.resource", f"a custom kind {kind} needs its plural resource name")
+        return KubernetesTarget(self, kind, api_version, resource, namespace, name)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+class KubernetesTarget(Target):
+    """One scalable workload."""
+
+    def __init__(self, provider: KubernetesProvider, kind: str, api_version: str, resource: str,
+                 namespace: str, name: str):
+        self.provider = provider
+        self.kind, self.api_version, self.resource = kind, api_version, resource
+        self.group, _, self.version = api_version.rpartition("/")
+        self.namespace, self.workload = namespace, name
+        self.name = f"{namespace}/{kind}/{name}"
+        self._scale: Optional[dict] = None      # {"replicas", "resource_version", "selector", "status_replicas"}
+        self._pods: list = []
+        self._containers: dict[str, str] = {}   # resource -> container, for container_resource metrics
+
+    @property
+    def client(self):
+        return self.provider.client
+
+    # -- the scale subresource ---------------------------------------------------------
+    def _read_scale(self) -> dict:
+        c = self.client
+        op = f"get {self.resource}/scale"
+        if self.kind in BUILTIN_KINDS:
+            fn = getattr(c.apps, f"read_{BUILTIN_KINDS[self.kind][2]}_scale")
+            s = c.call(op, fn, self.workload, self.namespace)
+            scale = {"replicas": s.spec.replicas if s.spec and s.spec.replicas is not None else 0,
+                     "resource_version": s.metadata.resource_version,
+                     "selector": (s.status.selector if s.status else None) or "",
+                     "status_replicas": s.status.replicas if s.status else 0}
+        else:
+            s = c.call(op, c.custom.get_namespaced_custom_object_scale, self.group, self.version,
+                       self.namespace, self.resource, self.workload)
+            status = s.get("status") or {}
+            scale = {"replicas": int((s.get("spec") or {}).get("replicas") or 0),
+                     "resource_version": s["metadata"].get("resourceVersion"),
+                     "selector": status.get("selector") or "", "status_replicas": int(status.get("replicas") or 0)}
+        self._scale = scale
+        return scale
+
+    def _write_scale(self, replicas: int, resource_version: Optional[str]) -> dict:
+        c = self.client
+        op = f"update {self.resource}/scale"
+        body = {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                "metadata": {"name": self.workload, "namespace": self.namespace, "resourceVersion": resource_version},
+                "spec": {"replicas": int(replicas)}}
+        if self.kind in BUILTIN_KINDS:
+            fn = getattr(c.apps, f"replace_{BUILTIN_KINDS[self.kind][2]}_scale")
+            s = c.call(op, fn, self.workload, self.namespace, c.k8s.V1Scale.from_dict(body))
+            return {"replicas": s.spec.replicas, "resource_version": s.metadata.resource_version,
+                    "selector": (s.status.selector if s.status else None) or "",
+                    "status_replicas": s.status.replicas if s.status else 0}
+        s = c.call(op, c.custom.replace_namespaced_custom_object_scale, self.group, self.version, self.namespace,
+                   self.resource, self.workload, body)
+        status = s.get("status") or {}
+        return {"replicas": int((s.get("spec") or {}).get("replicas") or 0),
+                "resource_version": s["metadata"].get("resourceVersion"),
+                "selector": status.get("selector") or "", "status_replicas": int(status.get("replicas") or 0)}
+
+    def _rollout(self) -> Optional[str]:
+        """A rollout in progress, described, or None when settled."""
+        c = self.client
+        op = f"get {self.resource}"
+        if self.kind in BUILTIN_KINDS:
+            fn = getattr(c.apps, f"read_{BUILTIN_KINDS[self.kind][2]}")
+            w = c.call(op, fn, self.workload, self.namespace)
+            generation = w.metadata.generation
+            observed = w.status.observed_generation if w.status else None
+            spec_replicas = w.spec.replicas if w.spec.replicas is not None else 1
+            status_replicas = (w.status.replicas if w.status else None) or 0
+        else:
+            w = c.call(op, c.custom.get_namespaced_custom_object, self.group, self.version, self.namespace,
+                       self.resource, self.workload)
+            generation = (w.get("metadata") or {}).get("generation")
+            status = w.get("status") or {}
+            observed = status.get("observedGeneration")
+            spec_replicas = self._scale["replicas"] if self._scale else None
+            status_replicas = self._scale["status_replicas"] if self._scale else None
+        if generation is not None and observed is not None and observed < generation:
+            return f"rollout in progress: observedGeneration {observed} < generation {generation}"
+        if spec_replicas is not None and status_replicas is not None and status_replicas != spec_replicas:
+            return f"rollout in progress: status.replicas {status_replicas} != spec.replicas {spec_replicas}"
+        return None
+
+    # -- the contract ------------------------------------------------------------------
+    def use_policy(self, policy: Any, settings: Any) -> None:
+        """Remember which container a ``container_resource`` metric measures: its
+        members' requests are that container's (``calculateRequests``)."""
+        self._containers = {m.name: m.container for m in (policy.metrics or [])
+                            if m.type == "container_resource" and m.enabled and m.container}
+
+    def observe(self, now: float) -> Observation:
+        scale = self._read_scale()
+        in_flight = self._rollout()
+        if not scale["selector"]:
+            raise ProviderError(ErrorKind.INVALID, f"{self.name}: the scale subresource has no status.selector "
+                                                   "(the HPA controller refuses it too: \"selector is required\")",
+                                operation=f"get {self.resource}/scale")
+        c = self.client
+        pods = c.call("list pods", c.core.list_namespaced_pod, self.namespace, label_selector=scale["selector"])
+        self._pods = list(pods.items or [])
+        members = [self._member(p) for p in self._pods]
+        return Observation(current_replicas=int(scale["replicas"]), status_replicas=scale["status_replicas"],
+                           members=members, in_flight=in_flight,
+                           details={"selector": scale["selector"], "resource_version": scale["resource_version"],
+                                    "pods": len(members)})
+
+    def _member(self, pod: Any) -> dict:
+        m = pod_member(pod)
+        if self._containers:
+            requests = dict(m["requests"] or {})
+            for resource, container in self._containers.items():
+                own = pod_requests(pod, container)
+                requests[resource] = None if own is None else own.get(resource)
+            m["requests"] = requests
+        return m
+
+    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+        selector = (self._scale or {}).get("selector") or observation.details.get("selector") or ""
+        for q in queries:       # a container_resource metric the policy hook did not announce
+            if q.type == "container_resource" and q.spec.get("container") and \
+                    self._containers.get(q.name) != q.spec["container"]:
+                self._containers[q.name] = q.spec["container"]
+                observation.members = [self._member(p) for p in self._pods]
+        reader = MetricsReader(self.client, self.namespace, self.name)
+        out: dict[str, dict] = {}
+        for q in queries:
+            got = reader.read(q, selector)
+            if got is not None:
+                out[q.name] = got
+        return out
+
+    def set_size(self, size: int) -> SizeChange:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"{self.name}: a size is a whole number >= 0, not {size!r}")
+        seen = self._scale or self._read_scale()
+        try:
+            written = self._write_scale(size, seen["resource_version"])
+        except ProviderError as e:
+            if e.kind is not ErrorKind.CONFLICT:
+                raise
+            fresh = self._read_scale()
+            if fresh["replicas"] == size:
+                return SizeChange(size=size, note="the size was already set by someone else")
+            if fresh["replicas"] != seen["replicas"]:
+                raise ProviderError(ErrorKind.CONFLICT,
+                                    f"{self.name}: spec.replicas changed underneath from {seen['replicas']} to "
+                                    f"{fresh['replicas']}; the newer size is kept (not overwritten with {size})",
+                                    operation=f"update {self.resource}/scale") from None
+            written = self._write_scale(size, fresh["resource_version"])     # a second 409 propagates
+        self._scale = written
+        return SizeChange(size=int(written["replicas"]), in_flight=written["status_replicas"] != written["replicas"],
+                          operation=f"{self.resource}/scale resourceVersion {written['resource_version']}")
+
+    def managed_by(self) -> Optional[str]:
+        c = self.client
+        hpas = c.call("list horizontalpodautoscalers", c.autoscaling.list_namespaced_horizontal_pod_autoscaler,
+                      self.namespace)
+        for h in hpas.items or []:
+            ref = h.spec.scale_target_ref
+            group = (ref.api_version or "").rpartition("/")[0]
+            if ref.kind == self.kind and ref.name == self.workload and (not ref.api_version or group == self.group):
+                return f"HorizontalPodAutoscaler {self.namespace}/{h.metadata.name}"
+        return None

@@ -292,7 +292,7 @@ class GceTarget(Target):
         while enum_name(op.status) != _DONE and time.monotonic() < deadline:
             op = self.clients.call(kind, ops.wait, project=self.project, operation=op.name, **self._scope())
             if enum_name(op.status) != _DONE:
-                time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
         return op
 
     # -- refuse --------------------------------------------------------------------------

@@ -130,6 +130,8 @@ class ComputeServer:
         self.migs: dict[tuple[str, str, str], Mig] = {}
         self.operations: dict[tuple[str, str, str], dict] = {}
         self.calls: list[tuple[str, str]] = []
+        #: the Authorization header of each request (None when absent), in order
+        self.authorizations: list[Optional[str]] = []
         self._faults: list[_Fault] = []
         self._op_errors: list[tuple[int, str, str]] = []
         self._requests: dict[str, dict] = {}
@@ -167,6 +169,7 @@ class ComputeServer:
             self.migs.clear()
             self.operations.clear()
             self.calls.clear()
+            self.authorizations.clear()
             self._faults.clear()
             self._op_errors.clear()
             self._requests.clear()
@@ -384,6 +387,7 @@ class ComputeServer:
                 query = {k: v[-1] for k, v in parse_qs(url.query).items()}
                 with server._lock:
                     server.calls.append((method, url.path))
+                    server.authorizations.append(self.headers.get("Authorization"))
                     for f in server._faults:
                         if f.times > 0 and f.method in method and f.path in url.path:
                             f.times -= 1

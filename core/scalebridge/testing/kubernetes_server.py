@@ -35,6 +35,7 @@ import copy
 import datetime as _dt
 import json
 import re
+import socket
 import threading
 import time
 import uuid
@@ -670,6 +671,12 @@ class KubernetesServer:
 
             def log_message(self, *args):  # quiet
                 pass
+
+            def setup(self):
+                super().setup()
+                # headers and body go out in two writes: without TCP_NODELAY, Nagle's
+                # algorithm and the client's delayed ACK hold every response ~40 ms
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def _serve(self):
                 length = int(self.headers.get("Content-Length") or 0)

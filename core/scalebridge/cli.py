@@ -352,6 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_simulate_commands(sub)
+    from .controller.cli import add_controller_commands
+    add_controller_commands(sub)
     return p
 
 

@@ -51,7 +51,7 @@ if TYPE_CHECKING:   # annotations only: the contract imports no model at run tim
     from .protocol import Settings
 
 __all__ = [
-    "Capability", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
+    "Capability", "Elector", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
     "RefError", "SizeChange", "Target", "TargetRefused",
 ]
 
@@ -273,8 +273,38 @@ class Provider(ABC):
         """A handle on the target ``ref`` names. Checks the ref's shape only
         (raises :class:`RefError` naming the key); it does not call the cloud."""
 
+    def state_store(self, **options: Any) -> Any:
+        """Optional: a store of decision state this provider keeps (a
+        :class:`scalebridge.controller.store.StateStore`), for a run configuration's
+        ``state: {provider: NAME, ...options}``; None (the default) when it has none.
+        Raise :class:`RefError` naming an option that is not valid."""
+        return None
+
+    def elector(self, namespace: str, name: str, identity: str, clock: Any) -> Optional["Elector"]:
+        """Optional: a leader election on this provider (``--leader-elect``), on the
+        lease ``namespace``/``name``, holding as ``identity``; ``clock`` has ``now()``
+        (seconds) and ``sleep(seconds)``. None (the default) when it has none."""
+        return None
+
     def close(self) -> None:
         """Release the SDK session (default: nothing)."""
+
+
+class Elector:
+    """A leader election (``--leader-elect``): only the holder writes targets; the
+    other replicas observe and decide. Kubernetes implements it on a
+    ``coordination.k8s.io/v1`` Lease, as kube-controller-manager does
+    (client-go ``tools/leaderelection``)."""
+
+    def start(self) -> None:
+        """Begin campaigning (default: nothing)."""
+
+    def is_leader(self) -> bool:
+        """Whether this replica holds the lease now (checked before every write)."""
+        return True
+
+    def stop(self) -> None:
+        """Stop campaigning and release the lease if held (default: nothing)."""
 
 
 def provider_semantics(provider: Any) -> str:

@@ -1,0 +1,437 @@
+"""The run configuration of ``scalebridge run`` (YAML), and what it builds.
+
+:func:`load_config` reads the file with the policy files' positioned YAML loader
+and validates it (pydantic); :func:`build` then makes every provider instance
+(``factory(**options)``) and every target handle (:meth:`Provider.target`)
+without calling any cloud. Every problem — of the file's shape, an unknown
+provider, a missing SDK, duplicate target names, a policy path that does not
+exist, a ``ref`` missing a key, ``--clock virtual`` on a provider that cannot
+run on it — is a :class:`ConfigError` line ``file:line:column: key: message``
+that says what would be valid.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Optional, Union
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import to_json
+
+from ..errors import PolicyError, RequestError, ScalebridgeError, json_path, normalize_errors
+from ..policy import Bool, Duration, Int, Policy
+from ..protocol import Settings
+from ..providers import Capability, MetricQuery, MissingExtra, Provider, RefError, Target, provider_semantics
+
+__all__ = ["ConfigError", "RunConfig", "LoadedConfig", "TargetSpec", "Runtime", "load_config", "build",
+           "DEFAULT_SYNC_PERIOD_SECONDS", "DEFAULT_STATE_PATH", "is_run_config"]
+
+#: the HPA's default ``--horizontal-pod-autoscaler-sync-period`` (15 s),
+#: https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/
+DEFAULT_SYNC_PERIOD_SECONDS = 15.0
+#: the embedded default state file, in the working directory
+DEFAULT_STATE_PATH = "scalebridge-state.db"
+
+
+class ConfigError(ScalebridgeError):
+    """One or more problems in a run configuration, each ``file:line:column: key: message``."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def _positive(v: float) -> float:
+    if not v > 0:
+        raise ValueError("must be more than 0 seconds")
+    return v
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MetricSource(_Model):
+    """Where one policy metric's samples come from, in the provider's own terms."""
+    source: dict[str, Any] = Field(description="the provider's metric source (documented by each plugin)")
+
+
+class TargetConfig(_Model):
+    name: str = Field(min_length=1, description="unique; the key of the target's persisted state")
+    provider: str = Field(min_length=1, description="a key of `providers:`, or a registered provider name")
+    policy: Union[str, dict[str, Any]] = Field(description="a key of `policies:`, a policy file path, or a policy")
+    semantics: Optional[str] = Field(None, description="default: the policy's `semantics`, else the provider's own")
+    ref: dict[str, Any] = Field(default_factory=dict, description="what the provider needs to find the target")
+    metrics: dict[str, MetricSource] = Field(default_factory=dict,
+                                             description="per policy metric name: its `source`")
+    settings: Optional[dict[str, Any]] = Field(None, description="extension: the decision protocol's `settings`")
+    dry_run: Bool = Field(False, description="decide and report, never write this target")
+
+
+class LeaderElection(_Model):
+    namespace: str = "scalebridge"
+    name: str = "scalebridge-controller"
+    provider: Optional[str] = Field(None, description="extension: the provider instance that holds the lease "
+                                                      "(default: the one of type kubernetes)")
+    identity: Optional[str] = Field(None, description="extension: this replica's identity (default: host name "
+                                                      "and process id)")
+
+
+class RunConfig(_Model):
+    """The whole run configuration (keys fixed by the run-config contract)."""
+    sync_period_seconds: Annotated[Duration, AfterValidator(_positive)] = DEFAULT_SYNC_PERIOD_SECONDS
+    state: Union[str, dict[str, Any], None] = Field(
+        None, description="the SQLite file, or {provider: NAME, ...} for a provider's own store")
+    leader_election: Optional[LeaderElection] = None
+    providers: dict[str, Optional[dict[str, Any]]] = Field(default_factory=dict)
+    policies: dict[str, Union[str, dict[str, Any]]] = Field(default_factory=dict)
+    targets: list[TargetConfig] = Field(min_length=1)
+    workers: Optional[Annotated[Int, Field(ge=1, le=256)]] = Field(
+        None, description="extension: targets synced at once (default: min(16, targets))")
+
+
+@dataclass
+class LoadedConfig:
+    """A validated run configuration and where each of its keys is in the file."""
+    path: Path
+    config: RunConfig
+    positions: dict
+
+    def where(self, *loc: object) -> str:
+        """``file:line:column: key`` of the deepest key of ``loc`` the file has."""
+        for n in range(len(loc), -1, -1):
+            p = self.positions.get(tuple(loc[:n]))
+            if p is not None:
+                break
+        else:
+            p = (1, 1)
+        return f"{self.path}:{p[0]}:{p[1]}: {_key(loc)}"
+
+
+def _key(loc: tuple) -> str:
+    return json_path(loc, root="").lstrip(".") or "(top level)"
+
+
+@dataclass
+class TargetSpec:
+    """One target as built: its handle, policy, semantics and settings."""
+    name: str
+    provider_key: str
+    provider: Provider
+    target: Target
+    policy: Policy
+    policy_hash: str
+    semantics: str
+    settings: Settings
+    dry_run: bool
+    queries: list[MetricQuery]
+
+
+@dataclass
+class Runtime:
+    """Everything ``scalebridge run`` works with, built from a configuration."""
+    loaded: LoadedConfig
+    providers: dict[str, Provider]
+    targets: list[TargetSpec]
+    sync_period_seconds: float
+    state: Union[str, dict[str, Any], None]
+    notes: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        for spec in self.targets:
+            try:
+                spec.target.close()
+            except Exception:  # noqa: BLE001 — closing never fails a run
+                pass
+        for p in self.providers.values():
+            try:
+                p.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def is_run_config(data: Any) -> bool:
+    """A YAML document that is a run configuration (it has ``targets:``), not a policy."""
+    return isinstance(data, dict) and "targets" in data
+
+
+def read_yaml(path: str | Path) -> tuple[Any, dict]:
+    from ..policyfile import load_yaml
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError([f"{path}: cannot read: {e.strerror or e}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError([f"{path}: not a UTF-8 text file"]) from None
+    if not text.strip():
+        raise ConfigError([f"{path}:1:1: the file is empty; a run configuration is a mapping "
+                           "(sync_period_seconds, providers, policies, targets)"])
+    try:
+        return load_yaml(text, str(path))
+    except PolicyError as e:
+        raise ConfigError(e.problems) from None
+
+
+def load_config(path: str | Path) -> LoadedConfig:
+    """The run configuration at ``path``, validated (raises :class:`ConfigError`)."""
+    data, pos = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError([f"{path}:1:1: a run configuration is a mapping (sync_period_seconds, providers, "
+                           "policies, targets), not a list or a value"])
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as e:
+        raise ConfigError(_problems(e, str(path), pos)) from None
+    return LoadedConfig(Path(path), config, pos)
+
+
+def _problems(err: ValidationError, file: str, pos: dict) -> list[str]:
+    import difflib
+    out = []
+    for loc, kind, msg, inp in normalize_errors(err.errors(include_url=False)):
+        if kind == "extra_forbidden":
+            names = list(_model_at(loc[:-1]).model_fields)
+            close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+            msg = f"unknown key {loc[-1]!r}" + (f"; did you mean {close[0]!r}?" if close else "") + \
+                f" valid keys here: {', '.join(names)}"
+            p = pos.get(("__key__",) + loc)
+        elif kind == "missing":
+            msg = "required key is missing"
+            p = None
+        else:
+            if "got " not in msg and not isinstance(inp, (dict, list)):
+                msg += f" (got {inp!r})"
+            p = None
+        if p is None:
+            for n in range(len(loc), -1, -1):
+                p = pos.get(tuple(loc[:n]))
+                if p is not None:
+                    break
+            else:
+                p = (1, 1)
+        out.append((p, f"{file}:{p[0]}:{p[1]}: {_key(loc)}: {msg}"))
+    out.sort(key=lambda x: x[0])
+    return list(dict.fromkeys(m for _, m in out))
+
+
+def _model_at(loc: tuple) -> type[BaseModel]:
+    model: Any = RunConfig
+    fields = {"targets": TargetConfig, "leader_election": LeaderElection, "metrics": MetricSource}
+    for part in loc:
+        if isinstance(part, str) and part in fields:
+            model = fields[part]
+    if loc and loc[-1] == "metrics":
+        return TargetConfig
+    return model
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _import_factory(spec: str):
+    module, _, attr = spec.partition(":")
+    try:
+        obj = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise ScalebridgeError(f"cannot import the provider factory {spec!r}: {e}") from None
+    if not callable(obj):
+        raise ScalebridgeError(f"{spec!r} is not callable; a provider factory is called with the options")
+    return obj
+
+
+def _factory(type_name: str):
+    from .. import plugins
+    if ":" in type_name:   # an extension for plugin authors and tests: a `module:attr` factory
+        return _import_factory(type_name)
+    return plugins.provider_factory(type_name)
+
+
+def _registered(name: str) -> bool:
+    from .. import plugins
+    return name in plugins.registry().providers
+
+
+def policy_hash(policy: Policy, semantics: str) -> str:
+    """The content hash of a policy (with the semantics that runs it): a changed one
+    starts from empty state, as the decision protocol says of ``state``."""
+    body = to_json({"policy": policy.model_dump(mode="json", exclude_unset=True), "semantics": semantics})
+    return hashlib.sha256(body).hexdigest()[:16]
+
+
+def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
+    """Every provider instance and target handle of the configuration; every problem
+    at once (:class:`ConfigError`). Calls no cloud."""
+    from ..engine import resolve_semantics
+    from .queries import queries_for
+    cfg = loaded.config
+    problems: list[str] = []
+    providers: dict[str, Provider] = {}
+
+    def make_provider(key: str, options: dict, loc: tuple) -> Optional[Provider]:
+        options = dict(options)
+        type_name = options.pop("type", None)
+        explicit = type_name is not None
+        if type_name is None:
+            if not _registered(key) and ":" not in key:
+                from .. import plugins
+                installed = ", ".join(sorted(plugins.registry().providers)) or "none"
+                problems.append(f"{loaded.where(*loc)}: {key!r} is not a registered provider name, so it needs "
+                                f"`type:` (installed providers are: {installed})")
+                return None
+            type_name = key
+        if not isinstance(type_name, str):
+            problems.append(f"{loaded.where(*loc, 'type')}: expected a provider name, got {type_name!r}")
+            return None
+        try:
+            factory = _factory(type_name)
+            return factory(**options)
+        except MissingExtra as e:
+            problems.append(f"{loaded.where(*loc)}: {e}")
+        except RefError as e:
+            problems.append(f"{loaded.where(*loc, *e.key.split('.'))}: {e.message}")
+        except ScalebridgeError as e:
+            problems.append(f"{loaded.where(*loc, 'type') if explicit else loaded.where(*loc)}: {e}")
+        except TypeError as e:   # an option the factory does not take
+            problems.append(f"{loaded.where(*loc)}: the {type_name} provider does not take these options: {e}")
+        return None
+
+    for key, options in cfg.providers.items():
+        p = make_provider(key, options or {}, ("providers", key))
+        if p is not None:
+            providers[key] = p
+
+    policies: dict[str, Policy] = {}
+    for key, body in cfg.policies.items():
+        pol = _policy(loaded, body, ("policies", key), problems)
+        if pol is not None:
+            policies[key] = pol
+
+    specs: list[TargetSpec] = []
+    seen: dict[str, int] = {}
+    for i, t in enumerate(cfg.targets):
+        loc = ("targets", i)
+        if t.name in seen:
+            problems.append(f"{loaded.where(*loc, 'name')}: duplicate target name {t.name!r} (also targets[{seen[t.name]}]); "
+                            "each target's name is the key of its persisted state")
+            continue
+        seen[t.name] = i
+        provider = providers.get(t.provider)
+        if provider is None:
+            if t.provider in cfg.providers:
+                continue   # its problem is already reported
+            if not _registered(t.provider):
+                from .. import plugins
+                configured = ", ".join(sorted(cfg.providers)) or "none"
+                installed = ", ".join(sorted(plugins.registry().providers)) or "none"
+                extra = ""
+                if t.provider in plugins.BUILTIN_PROVIDER_EXTRAS:
+                    extra = f" (install it with: pip install 'scalebridge[{plugins.BUILTIN_PROVIDER_EXTRAS[t.provider]}]')"
+                problems.append(f"{loaded.where(*loc, 'provider')}: unknown provider {t.provider!r}{extra}; "
+                                f"configured providers: {configured}; installed providers are: {installed}")
+                continue
+            provider = make_provider(t.provider, {}, loc + ("provider",))
+            if provider is None:
+                continue
+            providers[t.provider] = provider
+        if isinstance(t.policy, str) and t.policy in policies:
+            policy = policies[t.policy]
+        elif isinstance(t.policy, str) and t.policy in cfg.policies:
+            continue   # its problem is already reported
+        else:
+            policy = _policy(loaded, t.policy, loc + ("policy",), problems, named=set(cfg.policies))
+            if policy is None:
+                continue
+        sem_name = t.semantics or policy.semantics or provider_semantics(provider)
+        try:
+            sem = resolve_semantics(sem_name, path="semantics")
+            sem.check(policy)
+        except RequestError as e:
+            where = loaded.where(*loc, "semantics") if t.semantics else loaded.where(*loc, "policy")
+            problems.append(f"{where}: {e.message}")
+            continue
+        try:
+            settings = Settings.model_validate(t.settings or {})
+        except ValidationError as e:
+            from ..engine import describe_validation_error
+            path, msg = describe_validation_error(e)
+            problems.append(f"{loaded.where(*loc, 'settings', *path.lstrip('$.').split('.'))}: {msg}")
+            continue
+        if clock == "virtual" and Capability.VIRTUAL_CLOCK not in getattr(provider, "capabilities", ()):
+            problems.append(f"{loaded.where(*loc, 'provider')}: --clock virtual needs the sim provider; provider "
+                            f"{t.provider!r} ({getattr(provider, 'name', type(provider).__name__)}) does not run on "
+                            "a virtual clock")
+            continue
+        try:
+            handle = provider.target(t.ref)
+        except RefError as e:
+            key = tuple(e.key.split("."))
+            if key and key[0] == "ref":
+                key = key[1:]
+            problems.append(f"{loaded.where(*loc, 'ref', *key)}: {e.message}")
+            continue
+        except ScalebridgeError as e:
+            problems.append(f"{loaded.where(*loc, 'ref')}: {e}")
+            continue
+        if "metric_delay_seconds" not in settings.model_fields_set:
+            settings = settings.model_copy(update={"metric_delay_seconds": float(handle.metric_delay_seconds or 0.0)})
+        sources = {name: m.source for name, m in t.metrics.items()}
+        queries = queries_for(policy, sem.name, sources)
+        unknown = sorted(set(sources) - {q.name for q in queries})
+        if unknown:
+            problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
+                            f"{unknown[0]!r}; its metrics are: {', '.join(q.name for q in queries) or 'none'}")
+            continue
+        specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, policy_hash(policy, sem.name),
+                                sem.name, settings, bool(t.dry_run), queries))
+    if cfg.leader_election is not None and cfg.leader_election.provider is not None \
+            and cfg.leader_election.provider not in providers:
+        problems.append(f"{loaded.where('leader_election', 'provider')}: no provider instance "
+                        f"{cfg.leader_election.provider!r}; configured: {', '.join(sorted(providers)) or 'none'}")
+    if isinstance(cfg.state, dict):
+        name = cfg.state.get("provider")
+        if not isinstance(name, str) or name not in providers:
+            problems.append(f"{loaded.where('state', 'provider')}: a `state:` mapping names a provider instance "
+                            f"(`provider: NAME`); configured: {', '.join(sorted(providers)) or 'none'}")
+    if problems:
+        for p in providers.values():
+            try:
+                p.close()
+            except Exception:  # noqa: BLE001
+                pass
+        raise ConfigError(problems)
+    return Runtime(loaded, providers, specs, float(cfg.sync_period_seconds), cfg.state)
+
+
+def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
+            named: Optional[set] = None) -> Optional[Policy]:
+    """A policy given as a path (relative to the configuration file) or inline."""
+    from ..policyfile import load_policy_file, validation_problems
+    if isinstance(body, str):
+        path = Path(body).expanduser()
+        if not path.is_absolute():
+            path = loaded.path.parent / path
+        if not path.is_file():
+            known = f"; named policies: {', '.join(sorted(named))}" if named else ""
+            problems.append(f"{loaded.where(*loc)}: the policy file {str(path)!r} does not exist (a policy is a key "
+                            f"of `policies:`, a policy file's path relative to {loaded.path.name}, or the policy "
+                            f"inline{known})")
+            return None
+        try:
+            return load_policy_file(path)
+        except PolicyError as e:
+            problems.extend(f"{p} (policy of {loaded.where(*loc)})" for p in e.problems)
+            return None
+    try:
+        return Policy.model_validate(body)
+    except ValidationError as e:
+        for p in validation_problems(e, str(loaded.path), loaded.positions, prefix=loc):
+            problems.append(p.replace(": policy.", ": ", 1))
+        return None

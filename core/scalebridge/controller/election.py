@@ -1,0 +1,47 @@
+"""Leader election for ``--leader-elect``: the elector comes from the provider
+instance ``leader_election.provider`` names (default: the one of type
+``kubernetes``), through :meth:`scalebridge.providers.Provider.elector`.
+:class:`AlwaysLeader` is the trivial elector (one replica; tests)."""
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any, Optional
+
+from ..errors import ScalebridgeError
+from ..providers import Elector
+
+__all__ = ["AlwaysLeader", "NeverLeader", "make_elector"]
+
+
+class AlwaysLeader(Elector):
+    """Holds the lease from the start: every write is allowed."""
+
+
+class NeverLeader(Elector):
+    """Never holds it: observes and decides, never writes (tests)."""
+
+    def is_leader(self) -> bool:
+        return False
+
+
+def default_identity() -> str:
+    return f"{socket.gethostname()}_{os.getpid()}"
+
+
+def make_elector(providers: dict, leader_election: Any, clock: Any) -> Elector:
+    """The elector of the configured provider instance (ScalebridgeError when none
+    can elect)."""
+    namespace = getattr(leader_election, "namespace", None) or "scalebridge"
+    name = getattr(leader_election, "name", None) or "scalebridge-controller"
+    identity = getattr(leader_election, "identity", None) or default_identity()
+    key: Optional[str] = getattr(leader_election, "provider", None)
+    if key is None:
+        key = next((k for k, p in providers.items() if getattr(p, "name", None) == "kubernetes"), None)
+    if key is None or key not in providers:
+        raise ScalebridgeError("--leader-elect needs a provider that holds a lease: configure a kubernetes "
+                               "provider, or name one in leader_election.provider")
+    elector = providers[key].elector(namespace, name, identity, clock)
+    if elector is None:
+        raise ScalebridgeError(f"--leader-elect: provider {key!r} has no leader election")
+    return elector

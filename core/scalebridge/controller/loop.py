@@ -1,0 +1,331 @@
+"""The sync loop: every ``sync_period_seconds`` on the controller's clock, one sync
+of every target (:func:`~scalebridge.controller.reconcile.sync_target`), on a
+bounded pool of threads, then one transaction persisting every target's row.
+
+- The clock is injectable: real time by default; ``--clock virtual`` starts at the
+  earliest :attr:`Target.start_time` (or resumes from the position the store
+  recorded) and sleeps instantly, until ``--until`` of simulated time.
+- Pacing per provider instance (token buckets from :attr:`Provider.pacing`); a
+  target that failed with a retryable error waits out its backoff; targets synced
+  least recently go first, so a paced target is not starved.
+- A failing target never stops the others.
+- :meth:`Controller.request_stop` (SIGTERM, SIGINT): no new target sync starts;
+  the ones in flight (a write) get :attr:`Controller.grace_seconds`; what finished
+  is persisted.
+
+As the HPA controller's resync loop (kubernetes/kubernetes
+``pkg/controller/podautoscaler/horizontal.go``, ``Run`` and ``worker``) and the
+cluster-autoscaler's ``RunOnce`` every ``--scan-interval``.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Union
+
+from pydantic import ValidationError
+
+from ..engine import Decider
+from ..providers import Elector
+from .audit import AuditLog
+from .backoff import Backoff
+from .clock import Clock, RealClock, VirtualClock
+from .config import Runtime, build, load_config
+from .election import AlwaysLeader, make_elector
+from .logs import log
+from .pacing import ProviderPacing
+from .reconcile import SyncContext, TargetRun, state_from_protocol, sync_target
+from .store import StateStore, StoreError, open_store
+
+__all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META"]
+
+VIRTUAL_CLOCK_META = "virtual_clock"
+#: how long a stop waits for target syncs (writes) already running
+GRACE_SECONDS = 10.0
+#: backoff of a failing target: from one sync period, doubling, up to 20 periods
+BACKOFF_CAP_PERIODS = 20
+
+
+@dataclass
+class SyncReport:
+    """One sync of every target: the audit records and the failed targets."""
+    now: float
+    records: list[dict] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)   # backing off, or stopped before their turn
+    seconds: float = 0.0
+
+    def actions(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.records:
+            out[r["action"]] = out.get(r["action"], 0) + 1
+        return out
+
+
+class _Pool:
+    """Daemon worker threads (a write hung past the grace period never keeps the
+    process from exiting)."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self._q: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._threads = [threading.Thread(target=self._work, name=f"scalebridge-sync-{i}", daemon=True)
+                         for i in range(workers)]
+        for t in self._threads:
+            t.start()
+
+    def _work(self) -> None:
+        while True:
+            task = self._q.get()
+            if task is None:
+                return
+            task()
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        self._q.put(fn)
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._q.put(None)
+
+
+class Controller:
+    """Runs the syncs of one run configuration's targets."""
+
+    grace_seconds = GRACE_SECONDS
+
+    def __init__(self, runtime: Runtime, store: StateStore, *, clock: Optional[Clock] = None,
+                 dry_run: bool = False, audit: Optional[AuditLog] = None, metrics: Any = None,
+                 elector: Optional[Elector] = None, workers: Optional[int] = None, seed: Optional[int] = None,
+                 until: Optional[float] = None):
+        self.runtime = runtime
+        self.store = store
+        self.clock = clock or RealClock()
+        self.audit = audit
+        self.metrics = metrics
+        self.elector = elector or AlwaysLeader()
+        self.period = runtime.sync_period_seconds
+        self.stop_event = threading.Event()
+        self.until = until
+        self.start_time: Optional[float] = None
+        now = self.clock.now()
+        pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
+                  for key, p in runtime.providers.items()}
+        self.ctx = SyncContext(pacing, Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=seed),
+                               store, self.elector, dry_run=dry_run, metrics=metrics)
+        self.runs: list[TargetRun] = []
+        for spec in runtime.targets:
+            decider = Decider(spec.policy, spec.semantics, spec.settings)
+            spec.target.use_policy(decider.policy, decider.settings)
+            self.runs.append(TargetRun(spec, decider))
+        self._load()
+        n = workers or runtime.loaded.config.workers or min(16, max(1, len(self.runs)))
+        self._pool = _Pool(n) if n > 1 and len(self.runs) > 1 else None
+        self.syncs = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ state
+
+    def _load(self) -> None:
+        rows = self.store.load_all()
+        for run in self.runs:
+            row = rows.get(run.spec.name)
+            if row is None:
+                continue
+            if row.policy_hash != run.spec.policy_hash:
+                log(logging.INFO, "policy changed: starting from empty state", target=run.spec.name)
+                run.dirty = True
+                continue
+            try:
+                run.decider.state = state_from_protocol(row.state)
+            except ValidationError as e:
+                log(logging.WARNING, "persisted state unreadable: starting from empty state", target=run.spec.name,
+                    error=str(e).splitlines()[0])
+                run.dirty = True
+                continue
+            run.intent_size, run.intent_state = row.intent_size, row.intent_state
+
+    def persist(self, meta: Optional[dict] = None) -> int:
+        rows = []
+        for run in self.runs:
+            if run.dirty:
+                rows.append(run.row())
+                run.dirty = False
+        if rows or meta:
+            self.store.save(rows, meta)
+        return len(rows)
+
+    # ------------------------------------------------------------------ syncing
+
+    def sync(self, now: Optional[float] = None) -> SyncReport:
+        """One sync of every target not backing off, then one transaction of state."""
+        now = self.clock.now() if now is None else now
+        t0 = time.perf_counter()
+        report = SyncReport(now)
+        due = [r for r in self.runs if r.retry_at <= now]
+        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now)
+        due.sort(key=lambda r: r.last_synced)
+        results: list[tuple[dict, bool]] = []
+        ctx = self.ctx
+        stop = self.stop_event
+        if self.metrics is not None:
+            self.metrics.leader.set(1 if self.elector.is_leader() else 0)
+
+        if self._pool is None:
+            for run in due:
+                if stop.is_set():
+                    report.skipped.append(run.spec.name)
+                    continue
+                results.append(sync_target(run, now, ctx))
+        else:
+            chunk = max(1, math.ceil(len(due) / (self._pool.workers * 4)))
+            chunks = [due[i:i + chunk] for i in range(0, len(due), chunk)]
+            left = [len(chunks)]
+            lock = threading.Lock()
+            done = threading.Event()
+            if not chunks:
+                done.set()
+
+            def work(part: list[TargetRun]) -> None:
+                try:
+                    for run in part:
+                        if stop.is_set():
+                            report.skipped.append(run.spec.name)
+                            continue
+                        results.append(sync_target(run, now, ctx))
+                finally:
+                    with lock:
+                        left[0] -= 1
+                        if left[0] == 0:
+                            done.set()
+
+            for part in chunks:
+                self._pool.submit(lambda part=part: work(part))
+            while not done.wait(0.05):
+                if stop.is_set():
+                    if not done.wait(self.grace_seconds):
+                        log(logging.WARNING, "stopping with target syncs still running",
+                            grace_seconds=self.grace_seconds)
+                    break
+        records = []
+        for rec, failed in list(results):
+            records.append(rec)
+            if failed:
+                report.failed.append((rec["target"], rec["error"] or rec["action"]))
+        report.records = records
+        meta = None
+        if self.clock.virtual and self.start_time is not None:
+            meta = {VIRTUAL_CLOCK_META: {"start": self.start_time, "next": now + self.period}}
+        self.persist(meta)
+        if self.audit is not None:
+            self.audit.write(records)
+        self.syncs += 1
+        report.seconds = time.perf_counter() - t0
+        for name, why in report.failed:
+            log(logging.WARNING, "target failed", target=name, error=why)
+        for rec in records:
+            if rec["action"] == "applied":
+                log(logging.INFO, "scaled", target=rec["target"], current=rec["current_replicas"],
+                    desired=rec["desired_replicas"], reason=rec["reason"])
+        return report
+
+    def request_stop(self) -> None:
+        """Start no new target sync; the loop persists and returns."""
+        self.stop_event.set()
+
+    def run(self, *, once: bool = False) -> int:
+        """Sync every period until stopped (or ``until`` of virtual time); ``once``:
+        one sync. 0 when stopped or done; with ``once``, 1 when a target failed."""
+        if once:
+            report = self.sync()
+            self.last_report = report
+            return 1 if report.failed else 0
+        clock = self.clock
+        end = self.start_time + self.until if self.until is not None and self.start_time is not None else None
+        while not self.stop_event.is_set():
+            now = clock.now()
+            if end is not None and now >= end - 1e-9:
+                break
+            self.last_report = self.sync(now)
+            if self.stop_event.is_set():
+                break
+            next_t = now + self.period
+            if clock.virtual:
+                clock.sleep(next_t - clock.now(), self.stop_event)
+            else:
+                while clock.now() < next_t and clock.sleep(next_t - clock.now(), self.stop_event):
+                    pass
+        return 0
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._pool is not None:
+            self._pool.close()
+        try:
+            self.elector.stop()
+        except Exception:  # noqa: BLE001
+            pass
+        for thing in (self.audit, self.metrics):
+            if thing is not None:
+                thing.close()
+        self.runtime.close()
+        self.store.close()
+
+
+def _default_pacing():
+    from ..providers import Pacing
+    return Pacing()
+
+
+def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] = "real", state: Optional[str] = None,
+                     dry_run: bool = False, audit: Union[str, AuditLog, None] = None, metrics: Any = None,
+                     leader_elect: bool = False, elector: Optional[Elector] = None, until: Optional[float] = None,
+                     seed: Optional[int] = None, workers: Optional[int] = None) -> Controller:
+    """A controller for the run configuration at ``config`` (a path, or a loaded
+    configuration). ``clock``: ``"real"``, ``"virtual"`` or a clock object; ``state``:
+    ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog`."""
+    loaded = load_config(config) if isinstance(config, str) or hasattr(config, "__fspath__") else config
+    virtual = clock == "virtual"
+    runtime = build(loaded, clock="virtual" if virtual else "real")
+    try:
+        store = open_store(runtime.state, runtime.providers, override=state, base=loaded.path.parent)
+    except BaseException:
+        runtime.close()
+        raise
+    try:
+        clk: Clock
+        start_time = None
+        if virtual:
+            recorded = store.get_meta(VIRTUAL_CLOCK_META)
+            starts = [s.target.start_time for s in runtime.targets if s.target.start_time is not None]
+            start_time = float(min(starts)) if starts else 0.0
+            if isinstance(recorded, dict) and "next" in recorded:
+                start_time = float(recorded.get("start", start_time))
+                clk = VirtualClock(float(recorded["next"]))
+            else:
+                clk = VirtualClock(start_time)
+        elif isinstance(clock, Clock) or (clock is not None and not isinstance(clock, str)):
+            clk = clock  # type: ignore[assignment]
+            if getattr(clk, "virtual", False):
+                start_time = clk.now()
+        else:
+            clk = RealClock()
+        if elector is None and leader_elect:
+            elector = make_elector(runtime.providers, loaded.config.leader_election, clk)
+        if elector is not None:
+            elector.start()
+        log_ = AuditLog(audit) if isinstance(audit, str) else audit
+        c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
+                       workers=workers, seed=seed, until=until)
+        c.start_time = start_time
+        return c
+    except BaseException:
+        store.close()
+        runtime.close()
+        raise

@@ -1,0 +1,66 @@
+"""Prometheus metrics of the controller (prometheus-client), served on
+``/metrics`` with ``--metrics-port N``. Names are fixed by the run-config contract:
+
+- ``scalebridge_desired_replicas{target}``, ``scalebridge_current_replicas{target}``
+- ``scalebridge_decisions_total{target,reason}``
+- ``scalebridge_scale_actions_total{target,direction,result}``
+- ``scalebridge_provider_errors_total{provider,kind}``
+- ``scalebridge_sync_duration_seconds`` (histogram, one observation per target sync)
+- ``scalebridge_leader`` (1 when this replica may write)
+
+Each controller has its own registry, so several in one process (tests) do not
+share counters.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.desired = Gauge("scalebridge_desired_replicas", "The size the last decision asked for", ["target"],
+                             registry=r)
+        self.current = Gauge("scalebridge_current_replicas", "The size the provider held at the last sync",
+                             ["target"], registry=r)
+        self.decisions = Counter("scalebridge_decisions_total", "Decisions made, by the decision's reason",
+                                 ["target", "reason"], registry=r)
+        self.scale_actions = Counter("scalebridge_scale_actions_total",
+                                     "Writes of a target's size, by direction (up, down) and result "
+                                     "(applied, failed)", ["target", "direction", "result"], registry=r)
+        self.provider_errors = Counter("scalebridge_provider_errors_total", "Errors providers reported, by kind",
+                                       ["provider", "kind"], registry=r)
+        self.sync_duration = Histogram("scalebridge_sync_duration_seconds", "Seconds one sync of one target took",
+                                       registry=r, buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+                                                            5, 10, 30))
+        self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
+                            registry=r)
+        self._server = None
+
+    def serve(self, port: int, addr: str = "0.0.0.0") -> int:
+        """Serve ``/metrics`` on ``port`` (0: any free port); the port it listens on."""
+        from prometheus_client import start_http_server
+        started = start_http_server(port, addr=addr, registry=self.registry)
+        if isinstance(started, tuple):   # prometheus-client >= 0.17: (server, thread)
+            self._server = started[0]
+            return int(self._server.server_address[1])
+        return port
+
+    def text(self) -> str:
+        from prometheus_client import generate_latest
+        return generate_latest(self.registry).decode()
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def value(metrics: Metrics, name: str, labels: Optional[dict] = None) -> Optional[float]:
+    """One sample's value (tests and ``observe``)."""
+    return metrics.registry.get_sample_value(name, labels or {})

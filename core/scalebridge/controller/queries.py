@@ -1,0 +1,109 @@
+"""What one sync reads: the :class:`~scalebridge.providers.MetricQuery` list of a
+policy under a semantics.
+
+Each enabled policy metric, each enabled threshold rule (top level and in
+profiles) and the predictive metric becomes one query under the name the
+semantics looks it up by (``observations.metrics[name]``), with the window, grain
+and statistic it needs and the observation shapes that semantics reads:
+
+- ``kubernetes`` (and the neutral semantics' target metrics): per-pod samples for
+  ``resource``/``container_resource``/``pods`` metrics, one ``value`` for
+  ``object``, ``values`` for ``external`` — what ``replica_calculator.go``
+  (``GetResourceReplicas``, ``GetObjectMetricReplicas``,
+  ``GetExternalMetricReplicas``) takes from the metrics APIs;
+- ``gce``: per-instance samples (``members``, or ``member_series``), and the
+  group ``value`` of a load-balancing metric
+  (https://cloud.google.com/compute/docs/autoscaler/scaling-cpu-load-balancing);
+- ``azure``: a rule's metric as ``series`` (or ``member_series`` per instance)
+  over its time window at its time grain
+  (https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-understanding-settings);
+- ``aws``: CloudWatch datapoints (``series``, or ``member_series``) per period —
+  target tracking's alarms look at 3 one-minute datapoints to scale out and 15 to
+  scale in (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterator, Mapping, Optional
+
+from ..policy import Policy, Rule
+from ..providers import MetricQuery
+
+__all__ = ["queries_for", "TARGET_TRACKING_WINDOW_SECONDS", "METRIC_WINDOW_SECONDS"]
+
+#: AWS target tracking's scale-in alarm: 15 datapoints of one minute (see the module docstring)
+TARGET_TRACKING_WINDOW_SECONDS = 900.0
+#: a snapshot metric's window: metrics-server's default resolution is 60 s
+#: (https://github.com/kubernetes-sigs/metrics-server, ``--metric-resolution``), and
+#: Cloud Monitoring samples compute.googleapis.com/instance/cpu/utilization every 60 s
+METRIC_WINDOW_SECONDS = 60.0
+#: the history a forecast metric asks for when the policy says none: two days
+FORECAST_HISTORY_SECONDS = 2 * 86400.0
+
+_SNAPSHOT_SHAPES = {
+    "resource": frozenset({"members"}),
+    "container_resource": frozenset({"members"}),
+    "pods": frozenset({"members"}),
+    "object": frozenset({"value"}),
+    "external": frozenset({"values"}),
+    "load_balancing": frozenset({"members", "value"}),
+}
+_SERIES = frozenset({"series", "member_series"})
+
+
+def _rules(policy: Policy) -> Iterator[Rule]:
+    for r in policy.rules or []:
+        yield r
+    for p in getattr(policy, "profiles", None) or []:
+        for r in p.rules or []:
+            yield r
+
+
+def _shapes(semantics: str, metric_type: str) -> frozenset[str]:
+    if semantics == "aws":
+        return _SERIES
+    if semantics == "gce" and metric_type in ("resource", "container_resource", "pods"):
+        return frozenset({"members", "member_series"})
+    return _SNAPSHOT_SHAPES.get(metric_type, frozenset({"members", "value"}))
+
+
+def queries_for(policy: Policy, semantics: str,
+                sources: Optional[Mapping[str, Mapping[str, Any]]] = None) -> list[MetricQuery]:
+    """The queries one sync of a target with ``policy`` under ``semantics`` makes,
+    one per observation name (the first use of a name decides its type); ``sources``
+    are the target's ``metrics.<name>.source``."""
+    sources = sources or {}
+    out: dict[str, MetricQuery] = {}
+
+    def add(name: str, type_: str, spec: dict, window: float, grain: float, shapes: frozenset[str]) -> None:
+        q = out.get(name)
+        if q is None:
+            out[name] = MetricQuery(name, type_, spec, window, grain, shapes, sources.get(name))
+        else:   # one observation serves both uses: the longer window, every shape
+            out[name] = MetricQuery(name, q.type, q.spec, max(q.window_seconds, window),
+                                    min(q.grain_seconds, grain), q.shapes | shapes, q.source)
+
+    for m in policy.metrics or []:
+        if not m.enabled:
+            continue
+        spec = m.model_dump(mode="json", exclude_none=True)
+        window = TARGET_TRACKING_WINDOW_SECONDS if semantics == "aws" else METRIC_WINDOW_SECONDS
+        add(m.name, m.type, spec, window, 60.0, _shapes(semantics, m.type))
+    for r in _rules(policy):
+        if not r.enabled:
+            continue
+        spec = r.model_dump(mode="json", exclude_none=True)
+        periods = max(r.evaluation_periods, r.datapoints_to_alarm or 1)
+        window = max(float(r.time_window_seconds), float(r.time_grain_seconds) * periods)
+        add(r.metric, "rule", spec, window, float(r.time_grain_seconds), _SERIES)
+    pred = policy.predictive
+    if pred is not None and pred.metric and (pred.mode or "Disabled") != "Disabled":
+        history = float(pred.history_seconds or FORECAST_HISTORY_SECONDS)
+        add(pred.metric, "forecast", pred.model_dump(mode="json", exclude_none=True), history, 3600.0
+            if semantics == "aws" else 60.0, frozenset({"series"}))
+    if not policy.metrics and (semantics in ("kubernetes", "gce") or (
+            semantics == "scalebridge" and not any(True for _ in _rules(policy)) and not policy.schedules)):
+        # no metric in the policy: these semantics default to CPU utilization (the HPA's
+        # 80 %, GCE's 0.6 CPU)
+        add("cpu", "resource", {"type": "resource", "name": "cpu"}, METRIC_WINDOW_SECONDS, 60.0,
+            _shapes(semantics, "resource"))
+    return list(out.values())

@@ -1,0 +1,268 @@
+"""One sync of one target: observe → decide → act → persist.
+
+The same steps as the HPA controller's ``reconcileAutoscaler``
+(kubernetes/kubernetes ``pkg/controller/podautoscaler/horizontal.go``): read the
+scale, compute the replicas, write the scale only when it changed, record the
+status — here on any provider, through :mod:`scalebridge.providers`:
+
+1. observe (one read token of the provider instance; none left: ``paced``); a
+   pending intent is resolved against the observed size (``store``);
+2. refusal: :meth:`~scalebridge.providers.Target.managed_by` on the first sync and
+   every :data:`REFUSAL_RECHECK_SECONDS` after; refused → action ``refused``;
+3. read the metrics the policy needs (``queries``) and build the protocol's
+   observations (``Observation.forecast`` passes through);
+4. decide with the target's :class:`~scalebridge.engine.Decider` (kept between
+   syncs, so its windows are incremental);
+5. act unless dry-run, unchanged, in flight, not the leader, or paced: an intent
+   is persisted, then :meth:`~scalebridge.providers.Target.set_size`;
+6. keep the response's state when the decision was carried out (or there was
+   nothing to carry out), else only its ``recommendations`` and ``sizes`` — the
+   decision protocol's rule for a decision not carried out.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from pydantic import ValidationError
+from pydantic_core import from_json, to_json
+
+from ..engine import Decider, describe_validation_error
+from ..errors import RequestError, ScalebridgeError
+from ..protocol import Observations, StateModel
+from ..providers import ErrorKind, Elector, ProviderError, TargetRefused
+from ..state import DecisionState, TimeLog
+from .backoff import Backoff
+from .config import TargetSpec
+from .pacing import ProviderPacing
+from .store import StateStore, StoredTarget
+
+__all__ = ["TargetRun", "SyncContext", "sync_target", "REFUSAL_RECHECK_SECONDS", "state_from_protocol"]
+
+#: how often a target is asked again whether another autoscaler manages it
+REFUSAL_RECHECK_SECONDS = 300.0
+
+
+def state_from_protocol(state: Optional[dict]) -> DecisionState:
+    """A :class:`DecisionState` from the protocol's ``state`` JSON object."""
+    if not state:
+        return DecisionState()
+    return DecisionState.from_protocol(StateModel.model_validate(state))
+
+
+@dataclass(slots=True)
+class TargetRun:
+    """What the controller keeps of one target between syncs."""
+    spec: TargetSpec
+    decider: Decider
+    intent_size: Optional[int] = None
+    intent_state: Optional[dict] = None
+    refused_by: Optional[str] = None
+    next_refusal_check: float = -math.inf
+    failures: int = 0
+    retry_at: float = -math.inf
+    last_synced: float = -math.inf
+    dirty: bool = False
+    writes: int = 0
+
+    def row(self, state: Optional[dict] = None) -> StoredTarget:
+        return StoredTarget(self.spec.name, self.spec.policy_hash,
+                            self.decider.state.to_protocol() if state is None else state,
+                            self.intent_size, self.intent_state, time.time())
+
+
+@dataclass
+class SyncContext:
+    """What every target's sync shares."""
+    pacing: dict[str, ProviderPacing]
+    backoff: Backoff
+    store: StateStore
+    elector: Elector
+    dry_run: bool = False
+    metrics: Any = None
+    refusal_recheck_seconds: float = REFUSAL_RECHECK_SECONDS
+
+
+@dataclass(slots=True)
+class _Events:
+    """The parts of a state that only a carried-out decision changes."""
+    up: list
+    down: list
+    last_scale: Optional[dict]
+    extra: dict
+
+
+def _events(state: DecisionState) -> _Events:
+    extra = from_json(to_json(state.extra)) if state.extra else {}
+    return _Events(list(state.scale_up_events.entries), list(state.scale_down_events.entries),
+                   dict(state.last_scale) if state.last_scale is not None else None, extra)
+
+
+def _restore(state: DecisionState, ev: _Events) -> None:
+    state.scale_up_events = TimeLog(ev.up)
+    state.scale_down_events = TimeLog(ev.down)
+    state.last_scale = ev.last_scale
+    state.extra = ev.extra
+
+
+def _record(spec: TargetSpec, now: float) -> dict:
+    return {"time": now, "target": spec.name, "provider": spec.provider_key, "semantics": spec.semantics,
+            "current_replicas": None, "recommended_replicas": None, "desired_replicas": None, "reason": None,
+            "action": None, "error": None}
+
+
+def _resolve_intent(run: TargetRun, current: int) -> None:
+    """A write whose outcome was not persisted (a crash, a timeout): carried out when
+    the provider now holds the intent's size — then its state is committed once."""
+    if current == run.intent_size and run.intent_state is not None:
+        run.decider.state = state_from_protocol(run.intent_state)
+    run.intent_size = run.intent_state = None
+    run.dirty = True
+
+
+def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
+    rec["action"] = "refused" if e.kind is ErrorKind.REFUSED else "failed"
+    rec["error"] = str(e)
+    rec["error_kind"] = e.kind.value
+    if ctx.metrics is not None:
+        ctx.metrics.provider_errors.labels(run.spec.provider_key, e.kind.value).inc()
+    if e.retryable:
+        run.failures += 1
+        delay = ctx.backoff.delay(run.failures, e.retry_after)
+        run.retry_at = now + delay
+        if e.kind is ErrorKind.THROTTLED and e.retry_after:
+            ctx.pacing[run.spec.provider_key].hold(now + e.retry_after)
+
+
+def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, bool]:
+    """One sync of ``run``'s target at ``now``: its audit record, and whether it failed."""
+    spec = run.spec
+    rec = _record(spec, now)
+    pace = ctx.pacing[spec.provider_key]
+    if not pace.reads.take(now):
+        rec["action"] = "paced"
+        rec["note"] = f"provider {spec.provider_key!r} has no read left at its pacing"
+        return rec, False
+    target = spec.target
+    decider = run.decider
+    ev: Optional[_Events] = None
+    t0 = time.perf_counter()
+    try:
+        obs = target.observe(now)
+        current = obs.current_replicas
+        if type(current) is not int or current < 0:
+            raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {current!r}, not a count")
+        rec["current_replicas"] = current
+        if run.intent_size is not None:
+            _resolve_intent(run, current)
+        if now >= run.next_refusal_check:
+            run.refused_by = target.managed_by()
+            run.next_refusal_check = now + ctx.refusal_recheck_seconds
+        if run.refused_by:
+            raise TargetRefused(run.refused_by)
+        metrics = target.read_metrics(now, obs, spec.queries) if spec.queries else {}
+        try:
+            observations = Observations.model_validate({
+                "status_replicas": obs.status_replicas, "members": obs.members, "metrics": metrics,
+                "forecast": obs.forecast})
+        except ValidationError as e:
+            path, msg = describe_validation_error(e, ("observations",))
+            raise ProviderError(ErrorKind.INVALID, f"the provider's observation is not valid: {path}: {msg}") \
+                from None
+        ev = _events(decider.state)
+        d = decider.step(now, current, observations)
+        desired = d.desired
+        rec["recommended_replicas"] = d.recommended
+        rec["desired_replicas"] = desired
+        rec["reason"] = d.reason
+        if d.error:
+            rec["error"] = d.error
+        run.failures = 0
+        run.last_synced = now
+        m = ctx.metrics
+        if m is not None:
+            m.current.labels(spec.name).set(current)
+            m.desired.labels(spec.name).set(desired)
+            m.decisions.labels(spec.name, d.reason).inc()
+        run.dirty = True
+        if desired == current:
+            rec["action"] = "unchanged"
+            return rec, False
+        if spec.dry_run or ctx.dry_run:
+            rec["action"] = "dry_run"
+        elif obs.in_flight:
+            rec["action"] = "in_flight"
+            rec["note"] = obs.in_flight
+        elif not ctx.elector.is_leader():
+            rec["action"] = "standby"
+        elif not pace.writes.take(now):
+            rec["action"] = "paced"
+            rec["note"] = f"provider {spec.provider_key!r} has no write left at its pacing"
+        else:
+            _write(run, ctx, rec, ev, current, desired, now)
+            return rec, rec["action"] == "failed"
+        _restore(decider.state, ev)
+        return rec, False
+    except ProviderError as e:
+        if ev is not None and rec["desired_replicas"] is not None and rec["action"] is None:
+            _restore(decider.state, ev)
+        _fail(run, ctx, rec, e, now)
+        return rec, True
+    except (RequestError, ScalebridgeError, ArithmeticError) as e:
+        rec["action"] = "failed"
+        rec["error"] = f"cannot decide: {e}"
+        return rec, True
+    except Exception as e:  # noqa: BLE001 — a provider's or a semantics' bug must not stop the others
+        rec["action"] = "failed"
+        rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        return rec, True
+    finally:
+        if ctx.metrics is not None:
+            ctx.metrics.sync_duration.observe(time.perf_counter() - t0)
+
+
+def _write(run: TargetRun, ctx: SyncContext, rec: dict, ev: _Events, current: int, desired: int,
+           now: float) -> None:
+    """Persist the intent, set the size, and keep the carried-out state; on failure
+    the intent stays pending and the next sync resolves it by observing."""
+    state = run.decider.state
+    carried = state.to_protocol()
+    _restore(state, ev)
+    run.intent_size, run.intent_state = desired, carried
+    ctx.store.save([run.row()])
+    direction = "up" if desired > current else "down"
+    try:
+        change = run.spec.target.set_size(desired)
+    except ProviderError as e:
+        _fail(run, ctx, rec, e, now)
+        if ctx.metrics is not None:
+            ctx.metrics.scale_actions.labels(run.spec.name, direction, "failed").inc()
+        return
+    except Exception as e:  # noqa: BLE001
+        rec["action"] = "failed"
+        rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        return
+    _carried(state, carried)
+    run.intent_size = run.intent_state = None
+    run.writes += 1
+    rec["action"] = "applied"
+    if change is not None and getattr(change, "size", desired) != desired:
+        rec["size"] = change.size
+    if change is not None and getattr(change, "note", None):
+        rec["note"] = change.note
+    if ctx.metrics is not None:
+        ctx.metrics.scale_actions.labels(run.spec.name, direction, "applied").inc()
+
+
+def _carried(state: DecisionState, carried: dict) -> DecisionState:
+    """The carried-out state back from its protocol form: the reverted state's logs
+    (recommendations, sizes) are shared, its events rebuilt from ``carried``."""
+    state.scale_up_events = TimeLog((e["time"], e["change"], e.get("cause")) for e in carried["scale_up_events"])
+    state.scale_down_events = TimeLog((e["time"], e["change"], e.get("cause"))
+                                      for e in carried["scale_down_events"])
+    state.last_scale = dict(carried["last_scale"]) if carried.get("last_scale") is not None else None
+    known = {"recommendations", "sizes", "scale_up_events", "scale_down_events", "last_scale"}
+    state.extra = {k: v for k, v in carried.items() if k not in known}
+    return state

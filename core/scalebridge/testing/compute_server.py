@@ -235,6 +235,12 @@ class ComputeServer:
             self._faults.append(_Fault(method.upper(), path, status, reason, message or f"injected {status}",
                                        times, retry_after))
 
+    def clear_faults(self) -> None:
+        """Forget every queued fault."""
+        with self._lock:
+            self._faults.clear()
+            self._op_errors.clear()
+
     def fail_next_operation(self, code: str = "QUOTA_EXCEEDED", message: str = "", status: int = 403) -> None:
         """The next resize operation finishes DONE with this error (and changes nothing)."""
         with self._lock:

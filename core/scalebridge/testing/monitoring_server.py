@@ -109,6 +109,11 @@ class MonitoringServer:
         with self._lock:
             self._faults.append([code, times, message or f"injected {code}"])
 
+    def clear_faults(self) -> None:
+        """Forget every queued fault."""
+        with self._lock:
+            self._faults.clear()
+
     # -- the RPC ---------------------------------------------------------------------------
     def _list(self, request, context):
         import grpc

@@ -208,7 +208,7 @@ def run(semantics: Semantics, ctx: Context) -> Decision:
         d.desired, d.reason = current, "ScalingDisabled"
     f = ctx.obs.forecast
     if f is not None:
-        mode = predictive_mode(ctx, semantics.name)
+        mode = predictive_mode(ctx, semantics.default_predictive_mode)
         report = {"replicas": f.replicas, "source": f.source, "mode": mode,
                   "applied": mode == "ForecastAndScale" and d.cause == "forecast"}
         if f.reason:

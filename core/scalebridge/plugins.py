@@ -13,6 +13,7 @@ import pluggy
 
 from . import hookspecs
 from .errors import ScalebridgeError
+from .semantics.base import Semantics
 
 
 @dataclass
@@ -44,7 +45,6 @@ def _check_registered(table: str, name: object, obj: object, plugin_name: str) -
     if not isinstance(name, str) or not name:
         raise ScalebridgeError(f"plugin {plugin_name!r} registered an object without a name: {obj!r}")
     if table == "semantics":
-        from .semantics.base import Semantics
         if not isinstance(obj, Semantics):
             raise ScalebridgeError(f"plugin {plugin_name!r} registered {name!r} as {obj!r}, not an instance of "
                                    "scalebridge.semantics.base.Semantics")

@@ -242,6 +242,9 @@ class AwsSemantics(Semantics):
     name = "aws"
     summary = ("Amazon EC2 Auto Scaling: step, simple and target-tracking scaling policies with "
                "CloudWatch alarms, instance warm-up, cooldowns and predictive scaling")
+    # PredictiveScalingConfiguration.Mode: "Defaults to ForecastOnly if not specified."
+    # https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PredictiveScalingConfiguration.html
+    default_predictive_mode = "ForecastOnly"
 
     def check(self, policy: Policy) -> None:
         cache = policy.compiled()
@@ -637,7 +640,7 @@ class AwsSemantics(Semantics):
         capacity at 10:00 AM, and you choose to pre-launch instances by 5 minutes
         … launched at 9:55 AM"); a lower hour waits for its start (:func:`forecast_at`)."""
         f = ctx.obs.forecast
-        if f is None or predictive_mode(ctx, "aws") != "ForecastAndScale":
+        if f is None or predictive_mode(ctx, AwsSemantics.default_predictive_mode) != "ForecastAndScale":
             return None
         series = getattr(f, "series", None)
         if series:

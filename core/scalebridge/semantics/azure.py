@@ -133,7 +133,7 @@ class AzureSemantics(Semantics):
             ctx.note("metrics", None, None, "the azure semantics has no target metrics: policy.metrics are ignored")
 
         # 2. rules
-        mode = predictive_mode(ctx, "azure")
+        mode = predictive_mode(ctx, self.default_predictive_mode)
         look_ahead = policy.predictive.look_ahead_seconds if policy.predictive is not None else None
         rounding = settings.percent_rounding or "ceil"
         allowed = policy.allowed_replicas
@@ -244,7 +244,7 @@ class AzureSemantics(Semantics):
 
         # capacity forecast (observations.forecast): a floor, never a scale-in by itself
         cause = "rule" if ctx.obs.proposal is None else "metric"
-        floor = forecast_floor(ctx, "azure")
+        floor = forecast_floor(ctx, self.default_predictive_mode)
         if floor is not None and floor > proposal:
             if ctx.trace is not None:
                 ctx.note("forecast", proposal, floor, "capacity forecast above the rules' count")

@@ -278,7 +278,7 @@ class GceSemantics(Semantics):
             if tr:
                 ctx.note("schedules", raw, sched, f"schedule {sched_name!r} is active")
             raw, cause = sched, "schedule"
-        forecast = forecast_floor(ctx, "gce")
+        forecast = forecast_floor(ctx, self.default_predictive_mode)
         if forecast is not None and (raw is None or forecast > raw):
             if tr:
                 ctx.note("forecast", raw, forecast, "capacity forecast above the other signals")

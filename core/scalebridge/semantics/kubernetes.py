@@ -264,7 +264,7 @@ class KubernetesSemantics(Semantics):
 
         desired = metric_desired if metric_desired > 0 else 0
         cause = "metric"
-        forecast = forecast_floor(ctx, "kubernetes")
+        forecast = forecast_floor(ctx, self.default_predictive_mode)
         if forecast is not None and forecast > desired:   # a forecast joins the signals by max
             if tr:
                 ctx.note("forecast", desired, forecast, "capacity forecast above the metrics' proposal")

@@ -237,7 +237,7 @@ class NeutralSemantics(Semantics):
         sched, sched_name = schedule_floor(policy, now)
         if sched is not None:
             opinions.append((sched, "schedule"))
-        forecast = forecast_floor(ctx, "scalebridge")
+        forecast = forecast_floor(ctx, self.default_predictive_mode)
         if forecast is not None and (opinions or forecast > current):
             # spec: a forecast "joins the signals by max; it never causes a scale-in by itself"
             opinions.append((forecast, "forecast"))
@@ -333,7 +333,7 @@ class NeutralSemantics(Semantics):
             return None, None, None, 0, 0
         now, current, settings = ctx.now, ctx.current, ctx.settings
         horizon = None
-        if predictive_mode(ctx, "scalebridge") == "ForecastAndScale":
+        if predictive_mode(ctx, self.default_predictive_mode) == "ForecastAndScale":
             p = ctx.policy.predictive
             horizon = p.look_ahead_seconds if p is not None and p.look_ahead_seconds is not None else None
         evals = []

@@ -1,0 +1,96 @@
+"""An Auto Scaling group's instances as the decision protocol's members.
+
+Lifecycle states: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-lifecycle.html
+and the ``LifecycleState`` values of
+https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Instance.html. How the
+``aws`` semantics reads members (``scalebridge.stages.warmup``): a ``Pending``
+member is launching (a scale-out in progress, in no capacity); a ``Running``
+member not ``ready: false`` and not ``deleting`` is in service; a ``deleting``
+``Running`` member is terminating (counted in a scale-in's base).
+
+| LifecycleState | member |
+|---|---|
+| ``Pending``, ``Pending:Wait``, ``Pending:Proceed`` | ``phase: Pending``, ``ready: false`` |
+| ``InService`` (``HealthStatus: Healthy``) | ``phase: Running``, ``ready: true`` |
+| ``InService`` (``HealthStatus: Unhealthy``) | ``phase: Running``, ``ready: false`` (to be replaced) |
+| ``Terminating``, ``Terminating:Wait``, ``Terminating:Proceed`` | ``phase: Running``, ``deleting: true`` |
+| ``EnteringStandby``, ``Standby`` | not a member: "instances that are on standby are still part of the Auto Scaling group, but they do not actively handle load" and leave the desired capacity when put on standby with a decrement (UG as-enter-exit-standby.html) |
+| ``Detaching``, ``Detached``, ``Terminated``, ``Quarantined`` | not a member |
+| ``Warmed:*`` | not a member: warm pool instances are outside the group's capacity until they leave the pool ("When instances leave the warm pool, they count toward the desired capacity of the group", UG ec2-auto-scaling-warm-pools.html) |
+
+A member's ``start_time`` is its EC2 ``LaunchTime``; its
+``ready_transition_time`` is when the provider first saw it ``InService`` after
+seeing it in another state (an instance leaving the warm pool or finishing a
+lifecycle hook), else absent — the semantics then counts warm-up from the
+launch time. ``weight`` is the instance's ``WeightedCapacity`` (capacity units,
+UG ec2-auto-scaling-mixed-instances-groups-instance-weighting.html).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Optional
+
+__all__ = ["PENDING", "IN_SERVICE", "TERMINATING", "STANDBY", "member_of", "Members", "unsettled"]
+
+PENDING = frozenset({"Pending", "Pending:Wait", "Pending:Proceed"})
+IN_SERVICE = frozenset({"InService"})
+TERMINATING = frozenset({"Terminating", "Terminating:Wait", "Terminating:Proceed"})
+STANDBY = frozenset({"EnteringStandby", "Standby"})
+
+
+def _weight(instance: Mapping) -> int:
+    w = instance.get("WeightedCapacity")
+    if w in (None, ""):
+        return 1
+    try:
+        return max(1, int(w))
+    except (TypeError, ValueError):
+        return 1
+
+
+def member_of(instance: Mapping, launch_time: Optional[float],
+              ready_since: Optional[float] = None) -> Optional[dict]:
+    """The protocol member of one ``Instances[]`` entry, or None when the
+    instance is not part of the group's capacity (standby, detaching, warm pool)."""
+    state = instance.get("LifecycleState") or ""
+    m: dict = {"name": instance["InstanceId"], "start_time": launch_time}
+    w = _weight(instance)
+    if w != 1:
+        m["weight"] = w
+    if state in PENDING:
+        m.update(phase="Pending", ready=False)
+    elif state in IN_SERVICE:
+        healthy = (instance.get("HealthStatus") or "Healthy") == "Healthy"
+        m.update(phase="Running", ready=healthy)
+        if ready_since is not None:
+            m["ready_transition_time"] = ready_since
+    elif state in TERMINATING:
+        m.update(phase="Running", ready=False, deleting=True)
+    else:
+        return None
+    return m
+
+
+@dataclass
+class Members:
+    """What one ``DescribeAutoScalingGroups`` entry says of the group's instances."""
+    members: list = field(default_factory=list)
+    status_replicas: int = 0                 # capacity launching or in service (not terminating)
+    in_service: int = 0
+    states: dict = field(default_factory=dict)   # LifecycleState -> count
+    protected: list = field(default_factory=list)   # ProtectedFromScaleIn instance ids
+
+
+def unsettled(desired: int, instances: Iterable[Mapping]) -> bool:
+    """The group looks busy: an instance is not ``InService`` or the capacity in
+    service differs from the desired capacity (a scaling activity is likely in
+    progress: worth a ``DescribeScalingActivities``)."""
+    cap = 0
+    for i in instances:
+        state = i.get("LifecycleState")
+        if state in STANDBY:
+            continue
+        if state not in IN_SERVICE:
+            return True
+        cap += _weight(i)
+    return cap != desired

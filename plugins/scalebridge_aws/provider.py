@@ -1,0 +1,327 @@
+"""The ``aws`` provider: EC2 Auto Scaling groups sized with ``SetDesiredCapacity``.
+
+One sync of one group (API Reference, https://docs.aws.amazon.com/autoscaling/ec2/APIReference/):
+
+- observe: one ``DescribeAutoScalingGroups`` (DesiredCapacity, MinSize,
+  MaxSize, Instances with LifecycleState, HealthStatus, WeightedCapacity and
+  ProtectedFromScaleIn; WarmPoolConfiguration and WarmPoolSize); EC2
+  ``DescribeInstances`` only for instances whose launch time is not known yet
+  (cached per instance while it stays in the group); ``DescribeScalingActivities``
+  only when the group looks unsettled (an instance not ``InService``, or the
+  capacity in service differing from the desired capacity) — an activity not
+  ``Successful``, ``Failed`` or ``Cancelled`` is the operation in flight;
+- metrics: CloudWatch ``GetMetricData``, batched (:mod:`.metrics`);
+- act: ``SetDesiredCapacity`` with ``HonorCooldown=False`` (scalebridge keeps
+  its own cooldowns), clamped to the group's MinSize/MaxSize ("All requests to
+  change the Auto Scaling group's desired capacity … must fall within these
+  limits", UG asg-capacity-limits.html; the API answers ValidationError
+  otherwise), with a note on instances protected from scale-in ("Instance
+  scale-in protection … does not protect instances from … manual termination",
+  and Auto Scaling does not terminate protected instances on scale-in,
+  UG ec2-auto-scaling-instance-protection.html);
+- managed_by: ``DescribePolicies``: an enabled scaling policy (target tracking,
+  step, simple, or predictive in ``ForecastAndScale``) means the group's own
+  autoscaler acts on it; the target is refused, naming the policies, unless
+  its ``ref.allow_scaling_policies`` is true (an extension of the run
+  configuration's ``ref``).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping, Optional
+
+from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
+                                   ProviderError, RefError, SizeChange, Target)
+
+from . import lifecycle
+from .client import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_ATTEMPTS, DEFAULT_READ_TIMEOUT, DEFAULT_RETRY_MODE,
+                     AwsClients)
+from .metrics import read_metrics as _read_metrics
+
+__all__ = ["AwsProvider", "AutoScalingGroupTarget", "DEFAULT_METRIC_DELAY", "OPTIONS", "REF_KEYS"]
+
+#: how far behind ``now`` CloudWatch windows end by default: EC2 detailed monitoring
+#: publishes one-minute datapoints, available about a minute after their period
+#: (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/manage-detailed-monitoring.html)
+DEFAULT_METRIC_DELAY = 60.0
+#: activities still running (API_Activity StatusCode values other than these three)
+FINISHED_ACTIVITY = frozenset({"Successful", "Failed", "Cancelled"})
+ACTIVITY_PAGE = 10
+EC2_FILTER_VALUES = 200
+OPTIONS = ("region", "endpoint_url", "profile", "max_attempts", "retry_mode", "connect_timeout", "read_timeout",
+           "metric_delay_seconds")
+REF_KEYS = ("auto_scaling_group", "region", "allow_scaling_policies")
+RETRY_MODES = ("standard", "adaptive", "legacy")
+
+
+def _check_number(key: str, v: Any, *, minimum: float, integer: bool = False) -> None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and v != int(v)) or v < minimum:
+        kind = "an integer" if integer else "a number"
+        raise RefError(key, f"must be {kind} ≥ {minimum:g}, got {v!r}")
+
+
+class AwsProvider(Provider):
+    """``providers: {aws: {region, endpoint_url, profile}}`` — credentials from the
+    standard AWS chain (environment, shared files, ``profile``, instance role).
+    Extensions: ``max_attempts`` (botocore ``total_max_attempts``, default 3),
+    ``retry_mode`` (``standard``), ``connect_timeout``/``read_timeout`` (seconds,
+    5 and 15), ``metric_delay_seconds`` (60)."""
+
+    name = "aws"
+    semantics = "aws"
+    capabilities = frozenset({Capability.METRICS})
+    #: EC2's documented request-token buckets (mutating: 200 tokens, 5 a second;
+    #: non-mutating: 100 tokens, 20 a second),
+    #: https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html
+    pacing = Pacing(writes_per_second=5.0, write_burst=200, reads_per_second=20.0, read_burst=100)
+    ref_keys = frozenset({"auto_scaling_group"})
+
+    def __init__(self, region: Optional[str] = None, endpoint_url: Optional[str] = None,
+                 profile: Optional[str] = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+                 retry_mode: str = DEFAULT_RETRY_MODE, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 read_timeout: float = DEFAULT_READ_TIMEOUT, metric_delay_seconds: float = DEFAULT_METRIC_DELAY,
+                 **unknown: Any):
+        for k in unknown:
+            raise RefError(k, f"not an option of the aws provider; valid options: {', '.join(OPTIONS)}")
+        for key, v in (("region", region), ("endpoint_url", endpoint_url), ("profile", profile)):
+            if v is not None and (not isinstance(v, str) or not v):
+                raise RefError(key, f"must be a non-empty string, got {v!r}")
+        if endpoint_url is not None and not endpoint_url.startswith(("http://", "https://")):
+            raise RefError("endpoint_url", f"must be an http:// or https:// URL, got {endpoint_url!r}")
+        _check_number("max_attempts", max_attempts, minimum=1, integer=True)
+        if retry_mode not in RETRY_MODES:
+            raise RefError("retry_mode", f"one of {', '.join(RETRY_MODES)}, got {retry_mode!r}")
+        _check_number("connect_timeout", connect_timeout, minimum=0.001)
+        _check_number("read_timeout", read_timeout, minimum=0.001)
+        _check_number("metric_delay_seconds", metric_delay_seconds, minimum=0)
+        self.region = region
+        self.metric_delay_seconds = float(metric_delay_seconds)
+        self.clients = AwsClients(region, endpoint_url, profile, max_attempts=int(max_attempts),
+                                  retry_mode=retry_mode, connect_timeout=float(connect_timeout),
+                                  read_timeout=float(read_timeout))
+
+    def target(self, ref: Mapping[str, Any]) -> "AutoScalingGroupTarget":
+        if not isinstance(ref, Mapping):
+            raise RefError("ref", f"must be a mapping with auto_scaling_group, got {ref!r}")
+        for k in ref:
+            if k not in REF_KEYS:
+                raise RefError(f"ref.{k}", f"not a key of an aws target; valid keys: {', '.join(REF_KEYS)}")
+        group = ref.get("auto_scaling_group")
+        if not isinstance(group, str) or not group or len(group) > 255:
+            raise RefError("ref.auto_scaling_group",
+                           f"required: the Auto Scaling group's name (1 to 255 characters), got {group!r}")
+        region = ref.get("region", self.region)
+        if region is not None and (not isinstance(region, str) or not region):
+            raise RefError("ref.region", f"must be a region name such as us-east-1, got {region!r}")
+        allow = ref.get("allow_scaling_policies", False)
+        if not isinstance(allow, bool):
+            raise RefError("ref.allow_scaling_policies", f"true or false, got {allow!r}")
+        return AutoScalingGroupTarget(self.clients, group, region, allow_scaling_policies=allow,
+                                      metric_delay_seconds=self.metric_delay_seconds)
+
+    def close(self) -> None:
+        self.clients.close()
+
+
+class AutoScalingGroupTarget(Target):
+    """One Auto Scaling group."""
+
+    def __init__(self, clients: AwsClients, group: str, region: Optional[str] = None, *,
+                 allow_scaling_policies: bool = False, metric_delay_seconds: float = DEFAULT_METRIC_DELAY,
+                 clock=time.time):
+        self.clients = clients
+        self.group = group
+        self.region = region
+        self.allow_scaling_policies = allow_scaling_policies
+        self.metric_delay_seconds = metric_delay_seconds
+        self.name = f"{region or 'default'}/AutoScalingGroup/{group}"
+        self._clock = clock
+        self._launch: dict[str, Optional[float]] = {}     # instance id -> EC2 LaunchTime
+        self._states: dict[str, str] = {}                 # instance id -> last LifecycleState seen
+        self._ready_since: dict[str, float] = {}          # instance id -> first seen InService after another state
+        self._last: Optional[dict] = None                 # the last DescribeAutoScalingGroups entry
+
+    # ------------------------------------------------------------------------- reads
+    def _call(self, service: str, operation: str, **params: Any) -> dict:
+        return self.clients.call(service, operation, region=self.region, **params)
+
+    def describe(self) -> dict:
+        resp = self._call("autoscaling", "describe_auto_scaling_groups", AutoScalingGroupNames=[self.group])
+        groups = [g for g in resp.get("AutoScalingGroups", ()) if g.get("AutoScalingGroupName") == self.group]
+        if not groups:
+            raise ProviderError(ErrorKind.NOT_FOUND, f"Auto Scaling group {self.group!r} not found"
+                                f"{' in ' + self.region if self.region else ''}",
+                                operation="DescribeAutoScalingGroups")
+        self._last = groups[0]
+        return groups[0]
+
+    def _launch_times(self, ids: list[str]) -> None:
+        """EC2 LaunchTime of instances not seen before (DescribeInstances with an
+        ``instance-id`` filter: an instance already gone is left out, not an error)."""
+        missing = [i for i in ids if i not in self._launch]
+        for k in range(0, len(missing), EC2_FILTER_VALUES):
+            chunk = missing[k:k + EC2_FILTER_VALUES]
+            token = None
+            while True:
+                params: dict = {"Filters": [{"Name": "instance-id", "Values": chunk}], "MaxResults": 1000}
+                if token:
+                    params["NextToken"] = token
+                resp = self._call("ec2", "describe_instances", **params)
+                for r in resp.get("Reservations", ()):
+                    for inst in r.get("Instances", ()):
+                        lt = inst.get("LaunchTime")
+                        self._launch[inst["InstanceId"]] = lt.timestamp() if lt is not None else None
+                token = resp.get("NextToken")
+                if not token:
+                    break
+            for i in chunk:
+                self._launch.setdefault(i, None)
+
+    def activity_in_progress(self) -> Optional[str]:
+        resp = self._call("autoscaling", "describe_scaling_activities", AutoScalingGroupName=self.group,
+                          MaxRecords=ACTIVITY_PAGE)
+        for a in resp.get("Activities", ()):
+            if a.get("StatusCode") not in FINISHED_ACTIVITY:
+                what = a.get("Description") or a.get("Cause") or "a scaling activity"
+                progress = a.get("Progress")
+                return (f"scaling activity {a.get('ActivityId')} {a.get('StatusCode')}"
+                        f"{f' {progress}%' if progress is not None else ''}: {what}")
+        return None
+
+    def observe(self, now: float) -> Observation:
+        g = self.describe()
+        instances = list(g.get("Instances") or ())
+        present = {i["InstanceId"] for i in instances}
+        for cache in (self._launch, self._states, self._ready_since):
+            for gone in [k for k in cache if k not in present]:
+                del cache[gone]
+        self._launch_times([i["InstanceId"] for i in instances])
+        members: list = []
+        states: dict = {}
+        status = 0
+        in_service = 0
+        protected: list = []
+        for inst in instances:
+            iid = inst["InstanceId"]
+            state = inst.get("LifecycleState") or ""
+            states[state] = states.get(state, 0) + 1
+            prev = self._states.get(iid)
+            if state in lifecycle.IN_SERVICE and prev is not None and prev not in lifecycle.IN_SERVICE:
+                self._ready_since[iid] = now
+            self._states[iid] = state
+            m = lifecycle.member_of(inst, self._launch.get(iid), self._ready_since.get(iid))
+            if m is None:
+                continue
+            members.append(m)
+            w = m.get("weight", 1)
+            if not m.get("deleting"):
+                status += w
+            if m["phase"] == "Running" and m.get("ready") and not m.get("deleting"):
+                in_service += w
+                if inst.get("ProtectedFromScaleIn"):
+                    protected.append(iid)
+        desired = int(g["DesiredCapacity"])
+        in_flight = None
+        if g.get("Status"):    # "Delete in progress"
+            in_flight = f"group status: {g['Status']}"
+        elif lifecycle.unsettled(desired, instances):
+            in_flight = self.activity_in_progress()
+        details: dict = {"auto_scaling_group": self.group, "lifecycle_states": states,
+                         "in_service": in_service}
+        if protected:
+            details["protected_from_scale_in"] = protected
+        if g.get("WarmPoolConfiguration") is not None:
+            wp = g["WarmPoolConfiguration"]
+            details["warm_pool"] = {"size": g.get("WarmPoolSize"), "pool_state": wp.get("PoolState"),
+                                    "min_size": wp.get("MinSize"),
+                                    "max_group_prepared_capacity": wp.get("MaxGroupPreparedCapacity")}
+        suspended = [p.get("ProcessName") for p in g.get("SuspendedProcesses") or ()]
+        if suspended:
+            details["suspended_processes"] = suspended
+        return Observation(current_replicas=desired, status_replicas=status, members=members,
+                           in_flight=in_flight, min_size=int(g["MinSize"]), max_size=int(g["MaxSize"]),
+                           details=details)
+
+    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+        return _read_metrics(self.clients, self.group, now, self.metric_delay_seconds, observation, queries,
+                             region=self.region)
+
+    # ------------------------------------------------------------------------- writes
+    def set_size(self, size: int) -> SizeChange:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"SetDesiredCapacity: a size must be a non-negative "
+                                f"integer, got {size!r}", operation="SetDesiredCapacity")
+        g = self._last if self._last is not None else self.describe()
+        lo, hi, desired = int(g["MinSize"]), int(g["MaxSize"]), int(g["DesiredCapacity"])
+        notes = []
+        new = size
+        if new > hi:
+            new = hi
+            notes.append(f"asked {size}, set the group's MaxSize {hi}")
+        elif new < lo:
+            new = lo
+            notes.append(f"asked {size}, set the group's MinSize {lo}")
+        if new < desired:
+            note = self._scale_in_note(g, desired - new)
+            if note:
+                notes.append(note)
+        self._call("autoscaling", "set_desired_capacity", AutoScalingGroupName=self.group, DesiredCapacity=new,
+                   HonorCooldown=False)
+        g = dict(g)
+        g["DesiredCapacity"] = new
+        self._last = g
+        return SizeChange(size=new, in_flight=new != desired, note="; ".join(notes) or None)
+
+    @staticmethod
+    def _scale_in_note(g: Mapping, remove: int) -> Optional[str]:
+        """What instance scale-in protection does to a scale-in of ``remove`` units."""
+        unprotected = 0
+        protected = []
+        for i in g.get("Instances") or ():
+            if i.get("LifecycleState") not in lifecycle.IN_SERVICE:
+                continue
+            if i.get("ProtectedFromScaleIn"):
+                protected.append(i["InstanceId"])
+            else:
+                unprotected += lifecycle._weight(i)
+        if not protected:
+            return None
+        ids = ", ".join(protected[:5]) + (f" and {len(protected) - 5} more" if len(protected) > 5 else "")
+        if unprotected < remove:
+            return (f"scale-in of {remove}: only {unprotected} in service unprotected; {len(protected)} "
+                    f"protected from scale-in ({ids}) stay until their protection is removed")
+        return f"scale-in of {remove}: {len(protected)} instances protected from scale-in ({ids}) are kept"
+
+    # ------------------------------------------------------------------------- another autoscaler
+    def managed_by(self) -> Optional[str]:
+        if self.allow_scaling_policies:
+            return None
+        acting = []
+        token = None
+        while True:
+            params: dict = {"AutoScalingGroupName": self.group, "MaxRecords": 50}
+            if token:
+                params["NextToken"] = token
+            resp = self._call("autoscaling", "describe_policies", **params)
+            for p in resp.get("ScalingPolicies", ()):
+                if p.get("Enabled") is False:
+                    continue
+                ptype = p.get("PolicyType") or "SimpleScaling"
+                if ptype == "PredictiveScaling":
+                    mode = (p.get("PredictiveScalingConfiguration") or {}).get("Mode") or "ForecastOnly"
+                    if mode != "ForecastAndScale":
+                        continue
+                acting.append(f"{p.get('PolicyName')} ({ptype})")
+            token = resp.get("NextToken")
+            if not token:
+                break
+        if not acting:
+            return None
+        return (f"the group's own scaling policies: {', '.join(acting)} (delete them, or set "
+                f"ref.allow_scaling_policies: true to actuate beside them)")
+
+    def close(self) -> None:
+        self._launch.clear()
+        self._states.clear()
+        self._ready_since.clear()
+

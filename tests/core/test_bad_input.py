@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import cpu_request
+from scalebridge.testing.requests import cpu_request
 
 
 def _bad(cli, req, *expected_fragments):

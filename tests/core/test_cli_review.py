@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cpu_request
+from scalebridge.testing.requests import cpu_request
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_REQUESTS = sorted(glob.glob(str(ROOT / "examples" / "requests" / "*.json")))
@@ -393,7 +393,7 @@ def test_schema_accepts_predictive_enabled(policy_schema):
 def test_decide_and_explain_take_a_policy_file(cli, tmp_path):
     """``--policy FILE``: the same policy for every request, from YAML, in place of each
     request's own; a bad policy file is its file:line:column line and exit 2."""
-    from tests.conftest import cpu_request
+    from scalebridge.testing.requests import cpu_request
     req = cpu_request(4, "900m")
     req.pop("policy", None)
     pol = tmp_path / "p.yaml"

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scalebridge import decide
 from scalebridge.policy import Predictive
 from scalebridge.predictive import ErrorModel, PredictivePlanner, fit_error_model
-from tests.conftest import NOW, cpu_request
+from scalebridge.testing.requests import NOW, cpu_request
 
 
 def planner(**kw):

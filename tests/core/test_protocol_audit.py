@@ -7,7 +7,7 @@ import pytest
 
 from scalebridge import RequestError, decide, decide_all
 from scalebridge.policyfile import parse_policy_text
-from tests.conftest import NOW, cpu_request
+from scalebridge.testing.requests import NOW, cpu_request
 
 SEMANTICS = ["kubernetes", "gce", "azure", "aws", "scalebridge"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from scalebridge import decide
 from scalebridge.semantics.aws import forecast_at
-from tests.conftest import NOW
+from scalebridge.testing.requests import NOW
 from tests.semantics.test_aws_documented import STEP_IN, TT_CPU, request
 
 API_PRED = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PredictiveScalingConfiguration.html"

@@ -11,7 +11,7 @@ from scalebridge.engine import Decider
 from scalebridge.errors import RequestError
 from scalebridge.protocol import Observations
 from scalebridge.semantics.aws import forecast_at
-from tests.conftest import NOW, run_cli
+from scalebridge.testing.requests import NOW
 
 UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
 
@@ -54,12 +54,12 @@ def request(current, cpu, *, rules=(), metrics=None, members=None, status=None, 
 # ----------------------------------------------------------------------------- validation
 
 
-def test_min_replicas_is_required():
+def test_min_replicas_is_required(cli):
     """Protocol, defaults per semantics: ``min_replicas`` is required under aws (ASG MinSize)."""
     with pytest.raises(RequestError) as e:
         decide({"semantics": "aws", "now": NOW, "current_replicas": 2, "policy": {"max_replicas": 5}})
     assert e.value.path == "$.policy.min_replicas"
-    proc = run_cli("decide", stdin=json.dumps({"semantics": "aws", "now": NOW, "current_replicas": 2,
+    proc = cli("decide", stdin=json.dumps({"semantics": "aws", "now": NOW, "current_replicas": 2,
                                                "policy": {"max_replicas": 5}}))
     assert proc.returncode == 2 and "$.policy.min_replicas" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
@@ -87,12 +87,12 @@ def test_rules_aws_cannot_run_name_the_field(rule, path):
 @pytest.mark.parametrize("key,value", [("aws.max_capacity", "55"), ("aws.max_capacity", -1),
                                        ("aws.alarm_states", ["ALARM"]), ("aws.alarm_states", {"rules[0]": "ON"}),
                                        ("aws.alarm_invoked", {"rules[0]": "yesterday"})])
-def test_malformed_aws_state_names_the_key(key, value):
+def test_malformed_aws_state_names_the_key(cli, key, value):
     req = request(3, 60, rules=[STEP_OUT], state={key: value})
     with pytest.raises(RequestError) as e:
         decide(req)
     assert key in e.value.path
-    proc = run_cli("decide", stdin=json.dumps(req))
+    proc = cli("decide", stdin=json.dumps(req))
     assert proc.returncode == 2 and key in proc.stderr and "Traceback" not in proc.stderr
 
 

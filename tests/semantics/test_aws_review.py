@@ -6,7 +6,7 @@ protocol states; AWS applies the adjustment's sign — docs/semantics/aws.md, G1
 """
 
 from scalebridge import decide
-from tests.conftest import NOW
+from scalebridge.testing.requests import NOW
 from tests.semantics.test_aws_documented import instances, request
 
 

@@ -6,7 +6,7 @@ Each test quotes the page it checks.
 """
 
 from scalebridge import decide
-from tests.conftest import NOW
+from scalebridge.testing.requests import NOW
 from tests.semantics.test_aws_documented import TT_CPU, instances, request
 
 UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"

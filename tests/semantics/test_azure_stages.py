@@ -19,7 +19,7 @@ from scalebridge.stages.profiles import (ProfileTimeline, active_profile, recurr
 from scalebridge.stages.rules import (RuleValue, action_result, aggregate, aggregate_exact, combine_rules,
                                       compare, evaluate_rule, percent_change, rule_value, window_points)
 from scalebridge.state import DecisionState, TimeLog
-from tests.conftest import run_cli
+
 
 NOW = 1768384800.0   # Wednesday 2026-01-14 10:00 UTC
 
@@ -302,9 +302,9 @@ BAD = [
 
 
 @pytest.mark.parametrize(("policy", "path", "text"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_bad_input_exits_2_naming_the_path(policy, path, text):
+def test_bad_input_exits_2_naming_the_path(cli, policy, path, text):
     req = {"semantics": "azure", "now": NOW, "current_replicas": 2, "policy": policy}
-    p = run_cli("decide", stdin=json.dumps(req))
+    p = cli("decide", stdin=json.dumps(req))
     assert p.returncode == 2, p.stderr
     assert p.stdout == ""
     lines = p.stderr.strip().splitlines()

@@ -3,7 +3,7 @@
 import pytest
 
 from scalebridge import decide
-from tests.conftest import NOW, cpu_request, pods
+from scalebridge.testing.requests import NOW, cpu_request, pods
 
 
 def avg_value_request(current, usage, target, *, tolerance_up=None, metric="cpu", resource=True):

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scalebridge import decide
-from tests.conftest import NOW, pods
+from scalebridge.testing.requests import NOW, pods
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from scalebridge import Decider, decide
 from scalebridge.engine import parse_request
-from tests.conftest import NOW, cpu_request, pods
+from scalebridge.testing.requests import NOW, cpu_request, pods
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

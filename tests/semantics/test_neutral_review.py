@@ -6,7 +6,7 @@ assert the specified behaviour."""
 import pytest
 
 from scalebridge import RequestError, decide
-from tests.conftest import NOW, cpu_request, pods
+from scalebridge.testing.requests import NOW, cpu_request, pods
 
 NO_WINDOW = {"scale_down": {"stabilization_window_seconds": 0}}
 

@@ -9,7 +9,7 @@ listed as "unsure" in the review report)."""
 import pytest
 
 from scalebridge import decide
-from tests.conftest import NOW, cpu_request, pods
+from scalebridge.testing.requests import NOW, cpu_request, pods
 
 NO_WINDOW = {"scale_down": {"stabilization_window_seconds": 0}}
 

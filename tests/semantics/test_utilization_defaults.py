@@ -14,7 +14,7 @@ import pytest
 
 from scalebridge import decide
 from scalebridge.errors import RequestError
-from tests.conftest import cpu_request, run_cli
+from scalebridge.testing.requests import cpu_request
 
 UNSTATED_CPU = {"type": "resource", "name": "cpu", "target": {"type": "Utilization"}}
 
@@ -58,11 +58,11 @@ def test_a_stated_value_must_still_be_positive():
             semantics="gce"))
 
 
-def test_validate_names_the_semantics_that_refuse_it(tmp_path):
+def test_validate_names_the_semantics_that_refuse_it(cli, tmp_path):
     f = tmp_path / "p.yaml"
     f.write_text("min_replicas: 1\nmax_replicas: 10\nmetrics:\n"
                  "  - {type: resource, name: cpu, target: {type: Utilization}}\n")
-    out = run_cli("validate", str(f), "--semantics", "all")
+    out = cli("validate", str(f), "--semantics", "all")
     refusing = {line.split(": ")[1] for line in (out.stdout + out.stderr).splitlines() if line.strip()}
     assert out.returncode == 2
     assert refusing == {"kubernetes", "aws"}                               # gce, scalebridge, azure run it

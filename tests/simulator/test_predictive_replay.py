@@ -11,7 +11,7 @@ from scalebridge.plugins import registry
 from scalebridge.policyfile import load_policy_file
 from scalebridge.simulator import FleetModel, make_workload
 from scalebridge.simulator.run import simulate
-from tests.conftest import NOW, cpu_request
+from scalebridge.testing.requests import NOW, cpu_request
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "predictive" / "policy.yaml"
 MODEL = FleetModel(capacity=25000, startup=120, tick_seconds=15)

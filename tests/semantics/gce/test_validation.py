@@ -1,6 +1,9 @@
-"""Bad input to ``scalebridge decide`` under the gce semantics: exit status 2 and
-one line on stderr naming the JSON path (spec: "A malformed request is not a
-response: exit status 2 and one line on stderr naming the field")."""
+"""What the gce semantics refuses: a missing minimum or maximum, a maximum below the
+minimum, a negative minimum; and bad input to ``scalebridge decide`` under gce —
+exit status 2 and one line on stderr naming the JSON path.
+
+Source: https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers
+(minNumReplicas, maxNumReplicas)."""
 from __future__ import annotations
 
 import copy
@@ -8,9 +11,29 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
+from scalebridge import decide
+from scalebridge.errors import RequestError
+from scalebridge.testing.requests import cpu, GCE_NOW as NOW, gce_request as request, per_vm, vms
 
-NOW = 1768410000.0
+
+def test_min_replicas_is_required():
+    from scalebridge.errors import RequestError
+    req = request(4, [cpu(60)], {})
+    del req["policy"]["min_replicas"]
+    with pytest.raises(RequestError) as e:
+        decide(req)
+    assert e.value.path == "$.policy.min_replicas"
+
+
+def test_max_replicas_is_required():
+    """https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers: maxNumReplicas "is required when creating or updating an autoscaler"."""
+    from scalebridge.errors import RequestError
+    req = request(4, [cpu(60)], {})
+    del req["policy"]["max_replicas"]
+    with pytest.raises(RequestError) as e:
+        decide(req)
+    assert e.value.path == "$.policy.max_replicas"
+
 
 BASE = {
     "semantics": "gce", "now": NOW, "current_replicas": 4,
@@ -37,6 +60,7 @@ def _with(path: list, value) -> dict:
 
 
 _DELETE = object()
+
 
 BAD = [
     ("invalid_cron", ["policy", "schedules", 0, "schedule"], "0 9 * * FUNDAY",
@@ -69,8 +93,8 @@ BAD = [
 
 
 @pytest.mark.parametrize("path,value,where,message", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_bad_input_exits_2_with_one_line_naming_the_path(path, value, where, message):
-    proc = run_cli("decide", "-", stdin=json.dumps(_with(path, value)))
+def test_bad_input_exits_2_with_one_line_naming_the_path(cli, path, value, where, message):
+    proc = cli("decide", "-", stdin=json.dumps(_with(path, value)))
     assert proc.returncode == 2, proc.stdout
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
@@ -78,17 +102,40 @@ def test_bad_input_exits_2_with_one_line_naming_the_path(path, value, where, mes
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
-def test_good_request_through_the_cli():
-    proc = run_cli("decide", "-", stdin=json.dumps(BASE))
+def test_good_request_through_the_cli(cli):
+    proc = cli("decide", "-", stdin=json.dumps(BASE))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["semantics"] == "gce" and out["desired_replicas"] == 6
 
 
-def test_all_semantics_answer_for_a_policy_gce_cannot_run():
+def test_all_semantics_answer_for_a_policy_gce_cannot_run(cli):
     """``--semantics all``: a semantics that cannot run this policy answers with its
     error instead of failing the others."""
     req = _with(["policy", "min_replicas"], _DELETE)
-    proc = run_cli("decide", "--semantics", "all", "-", stdin=json.dumps(req))
+    proc = cli("decide", "--semantics", "all", "-", stdin=json.dumps(req))
     gce = [json.loads(line) for line in proc.stdout.splitlines() if json.loads(line)["semantics"] == "gce"]
     assert len(gce) == 1 and "$.policy.min_replicas" in gce[0]["error"]
+
+
+def test_max_lower_than_min_is_refused():
+    """REST maxNumReplicas: "The maximum number of replicas must not be lower than minimal
+    number of replicas." """
+    with pytest.raises(RequestError):
+        decide(request(4, [cpu(60)], {}, policy={"min_replicas": 5, "max_replicas": 3}))
+
+
+def test_negative_min_is_refused():
+    """REST minNumReplicas: "This cannot be less than 0." """
+    with pytest.raises(RequestError):
+        decide(request(4, [cpu(60)], {}, policy={"min_replicas": -1, "max_replicas": 3}))
+
+
+def test_min_equal_to_max_is_allowed_and_pins_the_size():
+    """REST AutoscalerStatusDetails MIN_EQUALS_MAX is a WARNING, not an error: "The
+    minNumReplicas is equal to maxNumReplicas. This means the autoscaler cannot add or
+    remove instances from the instance group." """
+    members = vms(4)
+    obs = {"members": members, "metrics": {"cpu": {"members": per_vm(members, 0.9)}}}
+    r = decide(request(4, [cpu(60)], obs, policy={"min_replicas": 3, "max_replicas": 3}))
+    assert r["recommended_replicas"] == 3 and r["error"] is None

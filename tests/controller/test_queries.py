@@ -1,0 +1,39 @@
+"""The metric queries a sync makes, from the policy and the semantics."""
+from __future__ import annotations
+
+from scalebridge.controller.queries import TARGET_TRACKING_WINDOW_SECONDS, queries_for
+from scalebridge.policy import Policy
+
+
+def test_policy_metrics_rules_and_sources():
+    policy = Policy.model_validate({
+        "min_replicas": 1, "max_replicas": 10,
+        "metrics": [{"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": 60}},
+                    {"type": "external", "name": "queue", "target": {"type": "AverageValue", "average_value": 30}},
+                    {"type": "pods", "name": "off", "enabled": False,
+                     "target": {"type": "AverageValue", "average_value": 1}}],
+        "rules": [{"metric": "connections", "operator": "GreaterThan", "threshold": 100, "time_grain_seconds": 60,
+                   "time_window_seconds": 600, "statistic": "Max",
+                   "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]})
+    source = {"namespace": "Shop", "metric_name": "Connections"}
+    qs = {q.name: q for q in queries_for(policy, "kubernetes", {"connections": source})}
+    assert set(qs) == {"cpu", "queue", "connections"}, "a disabled metric is not read"
+    assert qs["cpu"].shapes == {"members"} and qs["cpu"].source is None
+    assert qs["queue"].shapes == {"values"}     # external: GetExternalMetricReplicas sums values
+    rule = qs["connections"]
+    assert (rule.type, rule.window_seconds, rule.grain_seconds, rule.spec["statistic"]) == ("rule", 600, 60, "Max")
+    assert rule.source == source and "series" in rule.shapes
+
+
+def test_aws_reads_datapoints_over_target_trackings_window():
+    policy = Policy.model_validate({"min_replicas": 1, "max_replicas": 10, "metrics": [
+        {"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": 50}}]})
+    [q] = queries_for(policy, "aws")
+    assert q.window_seconds == TARGET_TRACKING_WINDOW_SECONDS and "series" in q.shapes
+
+
+def test_a_policy_without_metrics_reads_cpu_where_the_semantics_defaults_to_it():
+    policy = Policy.model_validate({"min_replicas": 1, "max_replicas": 10})
+    assert [q.name for q in queries_for(policy, "kubernetes")] == ["cpu"]
+    assert [q.name for q in queries_for(policy, "gce")] == ["cpu"]
+    assert queries_for(policy, "azure") == []

@@ -47,12 +47,15 @@ class MetricResult:
     value: Any = None
     error: Optional[str] = None
     triggered: Optional[bool] = None   # rules only
+    forecast_triggered: Optional[bool] = None   # rules only: would the forecast fire it (Azure predictive)
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "replicas": self.replicas, "utilization": self.utilization,
              "value": self.value, "error": self.error}
         if self.triggered is not None:
             d["triggered"] = self.triggered
+        if self.forecast_triggered is not None:
+            d["forecast_triggered"] = self.forecast_triggered
         return d
 
 

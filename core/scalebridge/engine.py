@@ -19,7 +19,8 @@ from . import plugins
 from .errors import RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors
 from .policy import Policy
 from .protocol import Observations, Request, Settings
-from .semantics.base import Context, Decision, Semantics
+from .decision import Context, Decision, MetricResult
+from .semantics.base import Semantics
 from .stages.signals import predictive_mode
 from .state import DecisionState
 
@@ -138,7 +139,7 @@ def resolve_semantics(name: Optional[str], path: str = "$.semantics") -> Semanti
 
 
 def _disabled_entry(name: str) -> dict:
-    return {"name": name, "replicas": None, "utilization": None, "value": None, "error": "disabled"}
+    return MetricResult(name, error="disabled").to_dict()
 
 
 def align_metrics(policy: Policy, metrics: list) -> list:

@@ -25,16 +25,9 @@ import math
 from collections import deque
 from typing import Optional
 
-TOLERANCE = 0.1
-"""The HPA's default tolerance (``--horizontal-pod-autoscaler-tolerance``,
-pkg/controller/podautoscaler/replica_calculator.go: no change while the usage
-ratio is within 10% of 1)."""
-DOWN_STABILIZATION_SECONDS = 300.0
-"""The HPA's default scale-down stabilization window (autoscaling/v2 defaults:
-``scaleDown.stabilizationWindowSeconds: 300``): the highest recommendation of the
-last 5 minutes."""
-UP_PERCENT, UP_PODS = 100.0, 4
-"""The HPA's default scale-up policies: the larger of +100% and +4 pods per 15 s."""
+from .constants import K8S_DOWNSCALE_STABILIZATION, K8S_SCALE_UP_PERCENT, K8S_SCALE_UP_PODS, K8S_TOLERANCE
+from .constants import K8S_DOWNSCALE_STABILIZATION as DOWN_STABILIZATION_SECONDS  # noqa: F401 (its old name)
+
 REACTION_SECONDS = 45.0
 """From a load to the members ordered for it serving, beyond their start-up: the
 metric's age (metrics-server's 15 s resolution), the controller's sync period
@@ -57,7 +50,9 @@ class ReactiveBaseline:
     scale-up with members not yet ready the ratio taken
     over every ordered member, the unready counted at 0% (``GetResourceReplicas``:
     "if scaling up, treat unready pods as 0% usage"); then horizontal.go's
-    stabilization and scale-up limit. Members ordered within the last
+    stabilization and scale-up limit, at the HPA's defaults (tolerance
+    ``K8S_TOLERANCE``, the ``K8S_DOWNSCALE_STABILIZATION`` window, the larger of
+    ``+K8S_SCALE_UP_PERCENT``% and ``+K8S_SCALE_UP_PODS`` pods). Members ordered within the last
     ``startup + REACTION_SECONDS`` do not serve yet; removals take effect at once."""
 
     __slots__ = ("utilization", "capacity", "delay", "ordered", "_recommendations", "_orders")
@@ -87,17 +82,17 @@ class ReactiveBaseline:
         current = self.ordered
         if ratio > 1.0 and current > serving:         # unready members at 0%
             ratio = (milli * 100 // (1000 * current)) / target
-            recommendation = current if ratio <= 1.0 + TOLERANCE else math.ceil(ratio * current - 1e-9)
-        elif abs(ratio - 1.0) <= TOLERANCE:
+            recommendation = current if ratio <= 1.0 + K8S_TOLERANCE else math.ceil(ratio * current - 1e-9)
+        elif abs(ratio - 1.0) <= K8S_TOLERANCE:
             recommendation = current
         else:
             recommendation = max(1, math.ceil(ratio * serving - 1e-9))
         recs = self._recommendations
         recs.append((t, recommendation))
-        while recs[0][0] < t - DOWN_STABILIZATION_SECONDS:
+        while recs[0][0] < t - K8S_DOWNSCALE_STABILIZATION:
             recs.popleft()
         wanted = max(r for _, r in recs)
-        self.ordered = min(wanted, max(math.ceil(current * (1 + UP_PERCENT / 100.0)), current + UP_PODS))
+        self.ordered = min(wanted, max(math.ceil(current * (1 + K8S_SCALE_UP_PERCENT / 100.0)), current + K8S_SCALE_UP_PODS))
         orders.append((t, self.ordered))
         return load > serving * self.capacity
 

@@ -27,18 +27,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
-from ..policy import Policy, Rule
-from ..stages.cooldown import cooldown_until, forget_expired_rule_action, note_scale_action, remember_rule_action
+from ..policy import Policy
+from ..stages.cooldown import (cooldown_horizon, cooldown_until, note_scale_action, remember_rule_action,
+                               rule_cooldown, start_of_cooldowns)
 from ..stages.flapping import Projection, prevent_flapping
 from ..stages.profiles import ProfileTimeline
 from ..stages.rules import RuleEvaluation, combine_rules, evaluate_rule, forecast_fires
 from ..stages.signals import forecast_floor, predictive_mode
 from ..state import TimeLog
 from ..units import format_number
-from .base import Context, Decision, Semantics, carried_out
+from .base import Context, Decision, MetricResult, Semantics, carried_out
 
 
 @dataclass(slots=True)
@@ -58,11 +58,6 @@ class _Compiled:
     top: Optional[_Scope]   # the policy's own fields (no profile in force)
     event_horizon: float    # seconds of scale events the cooldown may need
     retention: dict         # settings.default_cooldown_seconds -> retention() answer
-
-
-def _cooldown_of(rule: Rule, fallback: float) -> float:
-    c = rule.action.cooldown_seconds if rule.action is not None else None
-    return fallback if c is None else c
 
 
 class AzureSemantics(Semantics):
@@ -105,8 +100,7 @@ class AzureSemantics(Semantics):
                      "required by the azure semantics for a policy without profiles (Azure capacity "
                      "minimum/maximum); or give `profiles` with `capacity`")
             raise RequestError(f"$.policy.{missing}", where)
-        all_rules = list(policy.rules) + [r for p in policy.profiles for r in p.rules]
-        horizon = max([C.AZURE_DEFAULT_COOLDOWN] + [_cooldown_of(r, 0.0) for r in all_rules])
+        horizon = cooldown_horizon(policy)
         timeline = ProfileTimeline(policy.profiles) if policy.profiles else None
         return _Compiled(timeline, scopes, top, horizon, {})
 
@@ -114,10 +108,7 @@ class AzureSemantics(Semantics):
     def decide(self, ctx: Context) -> Decision:
         policy, state, now, current, settings = ctx.policy, ctx.state, ctx.now, ctx.current, ctx.settings
         comp = self._compiled(policy)
-        fallback_cd = settings.default_cooldown_seconds
-        if fallback_cd is None:
-            fallback_cd = C.AZURE_DEFAULT_COOLDOWN
-        forget_expired_rule_action(state, now, fallback_cd)
+        fallback_cd = start_of_cooldowns(state, now, settings)
 
         # 1. profile
         scope = comp.top
@@ -144,8 +135,7 @@ class AzureSemantics(Semantics):
         points: dict = {}
         for index, rule in scope.rules:
             if not rule.enabled:
-                out.append({"name": rule.name or rule.metric, "replicas": None, "utilization": None,
-                            "value": None, "error": None, "triggered": False})
+                out.append(MetricResult(rule.name or rule.metric, triggered=False).to_dict())
                 continue
             obs = metrics_obs.get(rule.metric)
             horizon = None
@@ -159,14 +149,13 @@ class AzureSemantics(Semantics):
                 v = v.approx
                 if type(v) is not int:
                     v = format_number(v)
-            d = {"name": rule.name or rule.metric, "replicas": e.result, "utilization": None, "value": v,
-                 "error": e.error, "triggered": e.fired}
+            r = MetricResult(rule.name or rule.metric, e.result, value=v, error=e.error, triggered=e.fired)
             if e.forecast is not None:
-                d["forecast_triggered"] = True
+                r.forecast_triggered = True
             elif mode == "ForecastOnly" and rule.direction == "Increase" and obs is not None and obs.forecast:
                 h = look_ahead if look_ahead is not None else rule.time_grain_seconds
-                d["forecast_triggered"] = forecast_fires(rule, obs, now, h, current) is not None
-            out.append(d)
+                r.forecast_triggered = forecast_fires(rule, obs, now, h, current) is not None
+            out.append(r.to_dict())
         if state.recommendations is None:
             state.recommendations = TimeLog()
 
@@ -269,7 +258,7 @@ class AzureSemantics(Semantics):
             if not moved or (direction == "Increase") != (final > current) or final == current:
                 cause = "boundary"
             else:
-                cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in winners)
+                cooldown = max(rule_cooldown(w.rule, fallback_cd) for w in winners)
         if final != current and carried_out(ctx.policy.mode, current, final):
             note_scale_action(state, now, cause, fallback_cd)
         return Decision(final, final, reason, out, profile=scope.name, error=error, cause=cause,

@@ -41,7 +41,7 @@ from ..stages.signals import forecast_floor
 from ..stages.stabilization import stabilize_down
 from ..state import TimeLog
 from ..units import exact
-from .base import Context, Decision, Semantics
+from .base import Context, Decision, MetricResult, Semantics
 
 # "If none of these are specified, the default will be to autoscale based on
 # cpuUtilization to 0.6 or 60%." (autoscalingPolicy, REST reference)
@@ -251,8 +251,7 @@ class GceSemantics(Semantics):
                         p = signal_proposal(ctx, spec, initializing, "scale_out")
                 except ProposalError as e:
                     text = str(e)
-                    results.append({"name": spec.name, "replicas": None, "utilization": None,
-                                    "value": None, "error": text})
+                    results.append(MetricResult(spec.name, error=text).to_dict())
                     failed += 1
                     if first_error is None:
                         first_error = text
@@ -267,8 +266,7 @@ class GceSemantics(Semantics):
                     if tr:
                         ctx.note("signals", current, p.replicas,
                                  f"{spec.name} at {p.utilization}% CPU: at most 50% more VMs")
-                results.append({"name": spec.name, "replicas": p.replicas, "utilization": p.utilization,
-                                "value": p.value, "error": None})
+                results.append(MetricResult(spec.name, p.replicas, p.utilization, p.value).to_dict())
                 if raw is None or p.replicas > raw:
                     raw = p.replicas
             if tr:

@@ -59,8 +59,8 @@ from typing import Optional
 from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
-from ..policy import Metric, MetricTarget, Policy, Rule, ScalingRules
-from ..stages.cooldown import cooldown_until, forget_expired_rule_action, note_scale_action
+from ..policy import Metric, MetricTarget, Policy, ScalingRules
+from ..stages.cooldown import cooldown_horizon, cooldown_until, note_scale_action, rule_cooldown, start_of_cooldowns
 from ..stages.flapping import Projection, prevent_flapping
 from ..stages.profiles import ProfileTimeline
 from ..stages.proposals import ProposalError, Signal, check_utilization_targets, signal_proposal
@@ -72,7 +72,7 @@ from ..stages.signals import forecast_floor, predictive_mode
 from ..stages.stabilization import stabilize_both_ways
 from ..state import TimeLog
 from ..units import format_number
-from .base import Context, Decision, Semantics, carried_out
+from .base import Context, Decision, MetricResult, Semantics, carried_out
 
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
@@ -92,11 +92,6 @@ def _rates(rules: Optional[ScalingRules], default: tuple) -> tuple:
     if rules is None or rules.policies is None:
         return default
     return tuple(RatePolicy(p.type, p.value, p.period_seconds) for p in rules.policies)
-
-
-def _cooldown_of(rule: Rule, fallback: float) -> float:
-    c = rule.action.cooldown_seconds if rule.action is not None else None
-    return fallback if c is None else c
 
 
 class _Compiled:
@@ -149,8 +144,7 @@ class _Compiled:
         elif not any(p.fixed_date is None for p in policy.profiles):
             raise RequestError("$.policy.max_replicas", "required by the scalebridge semantics "
                                "(or profiles with a capacity, one of them without a fixed date)")
-        all_rules = list(policy.rules) + [r for p in policy.profiles for r in p.rules]
-        self.cooldown_horizon = max([C.AZURE_DEFAULT_COOLDOWN] + [_cooldown_of(r, 0.0) for r in all_rules])
+        self.cooldown_horizon = cooldown_horizon(policy)
         longest_rate = max([p.period_seconds for p in self.up_policies + self.down_policies] or [0.0])
         control = policy.scale_in_control
         self.retention = {"recommendations": max(self.up_window, self.down_window),
@@ -174,10 +168,7 @@ class NeutralSemantics(Semantics):
         c = self._compiled(ctx.policy)
         policy, state, now, current, settings = ctx.policy, ctx.state, ctx.now, ctx.current, ctx.settings
         tr = ctx.trace is not None
-        fallback_cd = settings.default_cooldown_seconds
-        if fallback_cd is None:
-            fallback_cd = C.AZURE_DEFAULT_COOLDOWN
-        forget_expired_rule_action(state, now, fallback_cd)
+        fallback_cd = start_of_cooldowns(state, now, settings)
         if state.recommendations is None:        # first sight: the current count was recommended
             state.recommendations = TimeLog([(now, current, None)])
 
@@ -216,8 +207,7 @@ class NeutralSemantics(Semantics):
                 except ProposalError as e:
                     failed += 1
                     first_error = first_error or str(e)
-                    results.append({"name": sig.name, "replicas": None, "utilization": None, "value": None,
-                                    "error": str(e)})
+                    results.append(MetricResult(sig.name, error=str(e)).to_dict())
                     continue
                 replicas = p.replicas
                 if p.members is not None and p.members != current:
@@ -227,8 +217,7 @@ class NeutralSemantics(Semantics):
                     replicas = max(0, -((-p.members * p.num) // p.den))
                 if replicas != current and p.within(tol_down, tol_up):
                     replicas, within_tolerance = current, True
-                results.append({"name": sig.name, "replicas": replicas, "utilization": p.utilization,
-                                "value": p.value, "error": None})
+                results.append(MetricResult(sig.name, replicas, p.utilization, p.value).to_dict())
                 opinions.append((replicas, "metric"))
             rule_count, rule_cooldown, reason_hint, rules_read, rules_unread = \
                 self._rules(ctx, c, scope, results, fallback_cd)
@@ -340,8 +329,7 @@ class NeutralSemantics(Semantics):
         cache: dict = {}
         for index, rule in scope.rules:
             if not rule.enabled:
-                results.append({"name": rule.name or rule.metric, "replicas": None, "utilization": None,
-                                "value": None, "error": None, "triggered": False})
+                results.append(MetricResult(rule.name or rule.metric, triggered=False).to_dict())
                 continue
             obs = ctx.obs.metrics.get(rule.metric)
             e = evaluate_rule(rule, index, obs, now, current, delay=settings.metric_delay_seconds,
@@ -350,9 +338,9 @@ class NeutralSemantics(Semantics):
                               cache=cache)
             evals.append(e)
             v = e.value.approx if e.value is not None else None
-            results.append({"name": rule.name or rule.metric, "replicas": e.result, "utilization": None,
-                            "value": v if v is None or type(v) is int else format_number(v),
-                            "error": e.error, "triggered": e.fired})
+            results.append(MetricResult(rule.name or rule.metric, e.result,
+                                        value=v if v is None or type(v) is int else format_number(v),
+                                        error=e.error, triggered=e.fired).to_dict())
         unread = sum(1 for e in evals if e.value is None and e.error)
         read = len(evals) - unread
         combined = combine_rules(evals, current)
@@ -374,7 +362,7 @@ class NeutralSemantics(Semantics):
             count, hint = fr.count, fr.reason
             if count >= current:
                 return None, None, hint, read, unread
-        cooldown = max(_cooldown_of(w.rule, fallback_cd) for w in combined.winners)
+        cooldown = max(rule_cooldown(w.rule, fallback_cd) for w in combined.winners)
         return count, cooldown, hint, read, unread
 
     def retention(self, ctx: Context) -> dict[str, float]:

@@ -31,12 +31,45 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import constants as C
 from ..state import DecisionState, TimeLog
 
 __all__ = ["MEMO_KEY", "last_rule_action", "remember_rule_action", "note_scale_action", "forget_expired_rule_action",
-           "cooldown_until", "rule_cooldown_until"]
+           "cooldown_until", "rule_cooldown_until", "rule_cooldown", "fallback_cooldown", "cooldown_horizon",
+           "start_of_cooldowns"]
 
 MEMO_KEY = "azure.last_rule_scale"
+
+
+def rule_cooldown(rule, fallback: float) -> float:
+    """A rule's own cooldown (``action.cooldown_seconds``), else ``fallback``: "The
+    default cool-down period is five minutes" (Azure,
+    https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-get-started)."""
+    c = rule.action.cooldown_seconds if rule.action is not None else None
+    return fallback if c is None else c
+
+
+def fallback_cooldown(settings) -> float:
+    """The cooldown of a rule action that names none: ``settings.default_cooldown_seconds``,
+    else Azure's five minutes (``AZURE_DEFAULT_COOLDOWN``)."""
+    c = settings.default_cooldown_seconds
+    return C.AZURE_DEFAULT_COOLDOWN if c is None else c
+
+
+def cooldown_horizon(policy) -> float:
+    """Seconds of scale events a cooldown may still need: the longest cooldown of
+    any rule, the policy's or a profile's (at least the default five minutes)."""
+    rules = list(policy.rules) + [r for p in policy.profiles for r in p.rules]
+    return max([C.AZURE_DEFAULT_COOLDOWN] + [rule_cooldown(r, 0.0) for r in rules])
+
+
+def start_of_cooldowns(state: DecisionState, now: float, settings) -> float:
+    """What every decision under rule cooldowns does first: the fallback cooldown
+    (:func:`fallback_cooldown`), with a remembered rule action that no longer
+    matters dropped (:func:`forget_expired_rule_action`)."""
+    fallback = fallback_cooldown(settings)
+    forget_expired_rule_action(state, now, fallback)
+    return fallback
 
 
 def _latest_rule_event(log: TimeLog) -> Optional[float]:

@@ -5,9 +5,9 @@ project}``. Each sync:
 
 - observe: ``instanceGroupManagers.get`` (``targetSize``, ``status.isStable``,
   ``currentActions``, ``status.autoscaler``), ``listManagedInstances`` (each
-  instance's ``instanceStatus`` and ``currentAction``) and ``instances.list``
-  per zone (start times, machine types; each machine type's ``guestCpus`` is read
-  once). A group that is not stable, or a resize operation that is not ``DONE``,
+  instance's ``instanceStatus`` and ``currentAction``) and, for instances not seen
+  running before, ``instances.list`` per zone (start times, machine types; each
+  machine type's ``guestCpus`` is read once). A group that is not stable, or a resize operation that is not ``DONE``,
   is the operation in flight: "DONE" means the resize was scheduled, the group has
   its new VMs when ``status.isStable`` is true
   (https://cloud.google.com/compute/docs/instance-groups/working-with-managed-instances#checking_whether_a_mig_is_stable);
@@ -19,9 +19,12 @@ project}``. Each sync:
   ("Turn off autoscaling: set the mode to OFF",
   https://cloud.google.com/compute/docs/autoscaler/managing-autoscalers#turn_off_or_restrict_an_autoscaler).
 
-Pacing is Compute Engine's default rate quotas: 1,500 read requests and 1,500
-mutation ("queries") requests a minute per project
-(https://cloud.google.com/compute/api-quota), i.e. 25 a second.
+Pacing follows Compute Engine's default rate quotas, 1,500 read requests and 1,500
+mutation ("queries") requests a minute per project, enforced per 60-second
+interval (https://cloud.google.com/compute/api-quota). A steady sync reads the
+group and lists its managed instances (two read requests), so a read token is one
+sync at half the read rate (12.5 a second, a minute's worth in a burst); a write
+is one resize.
 """
 from __future__ import annotations
 
@@ -58,7 +61,7 @@ class GceProvider(Provider):
     name = "gce"
     semantics = "gce"
     capabilities = frozenset({Capability.METRICS})
-    pacing = Pacing(writes_per_second=25.0, write_burst=25, reads_per_second=25.0, read_burst=100)
+    pacing = Pacing(writes_per_second=25.0, write_burst=100, reads_per_second=12.5, read_burst=750)
     ref_keys = frozenset({"instance_group_manager"})
 
     def __init__(self, project: Optional[str] = None, compute_endpoint: Optional[str] = None,
@@ -144,6 +147,7 @@ class GceTarget(Target):
         self.name = f"{project}/{'zones/' + zone if zone else 'regions/' + region}/{name}"
         self._igm: Any = None
         self._ids: dict[str, str] = {}          # instance id -> managed instance name
+        self._known: dict[str, tuple[Optional[float], Optional[int]]] = {}   # id -> (start time, vCPUs)
         self._operation: Optional[str] = None   # the last resize operation not yet seen DONE
         self._checked_operations = False
 
@@ -194,23 +198,43 @@ class GceTarget(Target):
                            in_flight=in_flight, details=details)
 
     def _instances(self, managed: list) -> dict[str, tuple[Optional[float], Optional[int]]]:
-        """name -> (start time, vCPUs), from ``instances.list`` in each zone the group spans."""
+        """name -> (start time, vCPUs), from ``instances.list`` in each zone the group
+        spans, for the instances not read before: an instance keeps its start time and
+        machine type while it runs; one that is not ``RUNNING`` with no current action
+        is read again (a restart changes its ``lastStartTimestamp``, a recreation its id)."""
         by_zone: dict[str, list[str]] = {}
-        for mi in managed:
-            z = zone_of(mi.instance or "") or self.zone
-            if z and mi.instance:   # an instance still being created may have no URL yet
-                by_zone.setdefault(z, []).append(mi.name)
-        compute_v1 = self.clients.types()
-        client = self.clients.compute("InstancesClient")
         out: dict[str, tuple[Optional[float], Optional[int]]] = {}
-        for z, names in sorted(by_zone.items()):
-            for k in range(0, len(names), _NAMES_PER_LIST):
-                chunk = names[k:k + _NAMES_PER_LIST]
-                req = compute_v1.ListInstancesRequest(project=self.project, zone=z,
-                                                      filter=f'name eq "({"|".join(chunk)})"')
-                for inst in self.clients.pages("instances.list", client.list, request=req):
-                    started = rfc3339(inst.last_start_timestamp) or rfc3339(inst.creation_timestamp)
-                    out[inst.name] = (started, self._vcpus(z, inst.machine_type))
+        settled: dict[str, str] = {}
+        for mi in managed:
+            if not mi.instance:   # an instance still being created may have no URL yet
+                continue
+            key = str(mi.id) if mi.id else ""
+            steady = enum_name(mi.instance_status) == "RUNNING" and (enum_name(mi.current_action) or "NONE") == "NONE"
+            known = self._known.get(key) if key else None
+            if known is not None and steady:
+                out[mi.name] = known
+                continue
+            if steady and key:
+                settled[mi.name] = key
+            z = zone_of(mi.instance) or self.zone
+            if z:
+                by_zone.setdefault(z, []).append(mi.name)
+        if by_zone:
+            compute_v1 = self.clients.types()
+            client = self.clients.compute("InstancesClient")
+            for z, names in sorted(by_zone.items()):
+                for k in range(0, len(names), _NAMES_PER_LIST):
+                    chunk = names[k:k + _NAMES_PER_LIST]
+                    req = compute_v1.ListInstancesRequest(project=self.project, zone=z,
+                                                          filter=f'name eq "({"|".join(chunk)})"')
+                    for inst in self.clients.pages("instances.list", client.list, request=req):
+                        started = rfc3339(inst.last_start_timestamp) or rfc3339(inst.creation_timestamp)
+                        out[inst.name] = (started, self._vcpus(z, inst.machine_type))
+        ids = {str(mi.id) for mi in managed if mi.id}
+        self._known = {k: v for k, v in self._known.items() if k in ids}   # forget instances gone
+        for name, key in settled.items():
+            if name in out:
+                self._known[key] = out[name]
         return out
 
     def _vcpus(self, zone: str, url: str) -> Optional[int]:

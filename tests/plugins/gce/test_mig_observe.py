@@ -65,3 +65,25 @@ def test_a_missing_group_is_not_found(compute, provider, now):
     with pytest.raises(ProviderError) as e:
         provider.target({"zone": ZONE, "instance_group_manager": "nope"}).observe(now)
     assert e.value.kind is ErrorKind.NOT_FOUND and "instanceGroupManagers.get" in str(e.value)
+
+
+def test_running_instances_are_read_once_and_new_or_restarted_ones_again(compute, provider, now):
+    mig = compute.add_mig("web", zone=ZONE, size=2)
+    target = provider.target({"zone": ZONE, "instance_group_manager": "web"})
+    target.observe(now)
+    target.observe(now)
+    assert provider.clients.calls["instances.list"] == 1
+    target.set_size(3)
+    target.observe(now)                 # the new VM is CREATING: read on every sync until it runs
+    compute.settle(mig)
+    obs = target.observe(now)           # now RUNNING: read, with its start time
+    calls = provider.clients.calls["instances.list"]
+    target.observe(now)
+    assert provider.clients.calls["instances.list"] == calls   # and not again
+    new = mig.vms[-1]
+    assert {m["name"]: m for m in obs.members}[new.name]["start_time"] == pytest.approx(new.started, abs=0.01)
+    mig.vms[0].status, mig.vms[0].action = "STOPPING", "RESTARTING"
+    target.observe(now)
+    mig.vms[0].status, mig.vms[0].action, mig.vms[0].started = "RUNNING", "NONE", now - 5
+    obs = target.observe(now)           # back up: its new lastStartTimestamp is read
+    assert {m["name"]: m for m in obs.members}[mig.vms[0].name]["start_time"] == pytest.approx(now - 5, abs=0.01)

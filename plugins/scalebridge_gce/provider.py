@@ -216,6 +216,8 @@ class GceTarget(Target):
                 continue
             if steady and key:
                 settled[mi.name] = key
+            elif key:
+                self._known.pop(key, None)   # read again once it runs
             z = zone_of(mi.instance) or self.zone
             if z:
                 by_zone.setdefault(z, []).append(mi.name)

@@ -25,6 +25,7 @@ __all__ = [
     "pods", "cpu_request", "proposal_request",
     "vms", "per_vm", "cpu", "queue", "gce_request",
     "instances", "aws_request", "AWS_STEP_OUT", "AWS_STEP_IN", "AWS_SIMPLE_OUT", "AWS_TT_CPU",
+    "aws_step_policy", "aws_warming_group",
     "azure_rule", "azure_series", "azure_request",
     "load_balancing", "average_value", "pods_average", "gce_four_signal_example",
     "vm_cpu_observations", "queue_observation", "queue_observations", "GceChain", "AzureRun",
@@ -193,6 +194,18 @@ AWS_SIMPLE_OUT = {"metric": "cpu", "time_grain_seconds": 60, "time_window_second
 
 AWS_TT_CPU = cpu(50)
 """A target tracking policy on average CPU utilization at 50 %."""
+
+
+def aws_step_policy(operator: str, threshold: Any, adjustment_type: str, steps: list[dict], **fields: Any) -> dict:
+    """A step scaling policy on a 1-minute ``cpu`` alarm
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html)."""
+    return {"metric": "cpu", "time_grain_seconds": 60, "time_window_seconds": 60, "operator": operator,
+            "threshold": threshold, "adjustment_type": adjustment_type, "steps": steps, **fields}
+
+
+def aws_warming_group() -> list[dict]:
+    """10 instances in service for an hour and one (``new-0``) for 200 s."""
+    return instances(10) + instances(1, age=200, prefix="new")
 
 
 def aws_request(current: int, cpu: Any, *, rules: Iterable[dict] = (), metrics: Optional[list] = None,

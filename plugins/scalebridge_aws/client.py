@@ -119,7 +119,7 @@ def map_error(exc: BaseException, operation: str) -> ProviderError:
     if isinstance(exc, (botocore_exceptions.EndpointConnectionError, botocore_exceptions.ConnectionClosedError,
                         botocore_exceptions.HTTPClientError)):
         return ProviderError(ErrorKind.TRANSIENT, f"{operation}: connection failed ({exc})", operation=operation)
-    if isinstance(exc, botocore_exceptions.ResponseParserError):
+    if isinstance(exc, require("botocore.parsers", "aws", "aws").ResponseParserError):
         low = str(exc).lower()
         kind = ErrorKind.THROTTLED if ("throttl" in low or "too many requests" in low or "rate exceeded" in low) \
             else ErrorKind.TRANSIENT

@@ -26,7 +26,8 @@ whose IAM prefix is ``cloudwatch``).
 Strictness: ``SetDesiredCapacity`` outside the group's MinSize/MaxSize is
 refused with the ValidationError real Auto Scaling returns ("New
 SetDesiredCapacity value 12 is above max value 10 for the AutoScalingGroup.");
-moto accepts it. ``DescribeScalingActivities`` answers from
+moto accepts it; on a group that does not exist, the ValidationError
+"AutoScalingGroup name not found" (moto fails with a 500). ``DescribeScalingActivities`` answers from
 :attr:`AwsProxy.activities` for the groups it names (moto lists none).
 """
 from __future__ import annotations
@@ -339,8 +340,8 @@ class AwsProxy:
         except ValueError:
             return None
         bounds = self._group_bounds(handler, group)
-        if bounds is None:
-            return None
+        if bounds is None:     # what Auto Scaling answers for a group that does not exist
+            return "AutoScalingGroup name not found - null"
         lo, hi = bounds
         if desired > hi:
             return f"New SetDesiredCapacity value {desired} is above max value {hi} for the AutoScalingGroup."

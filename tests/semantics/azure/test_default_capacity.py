@@ -1,31 +1,53 @@
-"""Audit of the ``azure`` semantics against Azure Monitor autoscale's documentation.
+"""The azure semantics' default capacity: used when no metric can be read, with what a
+readable scale-out rule and a cooldown still do, clamped to the maximum, and not
+applied on a profile's activation.
 
-Each test quotes the page that makes the port's earlier behaviour a divergence.
-
-Sources:
-
-- settings: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings
-- bp: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices
-- rest: https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update
-"""
+Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings (capacity.default),
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices."""
 from __future__ import annotations
 
-import pytest
-
 from scalebridge import decide
-from tests.semantics.test_azure_documented import NOW, request, rule, series
+from scalebridge.testing.requests import (
+    AZURE_NOW as NOW, azure_request as request, azure_rule as rule, azure_series as series)
 
-SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
-BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
-REST_URL = "https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update"
+
+def test_default_capacity_fallback_reports_error_and_starts_no_cooldown():
+    """SETTINGS_URL: "If there's a problem reading the resource metric, and the current capacity is below
+    the default, autoscale scales out to the default." (A6; cause ``default``, no cooldown: A-GAP-7.)"""
+    rules = [rule("cpu", "GreaterThan", 70, "Increase"), rule("cpu", "LessThan", 30, "Decrease")]
+    r = decide(request(1, rules, {}, default_replicas=3))
+    assert (r["desired_replicas"], r["reason"]) == (3, "ProfileDefault")
+    assert "cannot be read" in r["error"] and "default capacity 3" in r["error"]
+    assert r["metrics"][0]["error"] == "metric 'cpu' cannot be read: no observation"
+    assert r["state"]["last_scale"]["cause"] == "default"
+    assert "cooldown_seconds" not in r["state"]["last_scale"]
+
+
+def test_unreadable_metric_does_not_stop_a_readable_scale_out():
+    """A-GAP-8: one rule's metric cannot be read, another scale-out rule fires → scale out; below the
+    default the default capacity still applies (SETTINGS_URL: "If there's a problem reading the resource
+    metric, and the current capacity is below the default, autoscale scales out to the default"), so more
+    load never gives fewer instances than the fallback."""
+    rules = [rule("cpu", "GreaterThan", 70, "Increase"), rule("queue", "GreaterThan", 100, "Increase"),
+             rule("cpu", "LessThan", 30, "Decrease")]
+    r = decide(request(5, rules, {"cpu": series(90)}, default_replicas=5))
+    assert (r["desired_replicas"], r["reason"]) == (6, "DesiredWithinRange")
+    r = decide(request(2, rules, {"cpu": series(90)}, default_replicas=5))
+    assert (r["desired_replicas"], r["reason"]) == (5, "ProfileDefault")
+    r = decide(request(2, rules, {"cpu": series(50)}, default_replicas=5))
+    assert (r["desired_replicas"], r["reason"]) == (5, "ProfileDefault")
+
+
+def test_no_rules_no_scaling_and_no_fallback():
+    """Protocol defaults: azure with no rules does not scale, and has no metric to fail to read."""
+    r = decide(request(4, [], {}, default_replicas=6))
+    assert (r["desired_replicas"], r["reason"], r["error"]) == (4, "DesiredWithinRange", None)
+
 
 # CPU and memory scale-out rules, a CPU scale-in rule (the bp page's shape); memory cannot be read.
 RULES = [rule("cpu", "GreaterThan", 70, "Increase"),
          rule("mem", "GreaterThan", 70, "Increase"),
          rule("cpu", "LessThan", 20, "Decrease")]
-
-
-# ----------------------------------------------------------------------------- default capacity
 
 
 def test_default_capacity_applies_when_a_readable_scale_out_rule_fires_below_it():
@@ -34,9 +56,9 @@ def test_default_capacity_applies_when_a_readable_scale_out_rule_fires_below_it(
     availability of the resource." BEST_URL ("Always select a safe default instance count") repeats it.
 
     The memory metric cannot be read and the current capacity (1) is below the default (5): autoscale
-    scales out to the default. The port used to take only the CPU scale-out rule's count (2), ignoring the
-    default because *another* rule fired — so more load gave fewer instances than less load (at 50 % CPU,
-    where no rule fires, the same request already went to 5)."""
+    scales out to the default, not to the CPU scale-out rule's count (2): another rule firing does not set
+    the default aside, so more load never gives fewer instances than less load (at 50 % CPU, where no
+    rule fires, the same request goes to 5)."""
     r = decide(request(1, RULES, {"cpu": series(90)}, default_replicas=5))
     assert (r["desired_replicas"], r["reason"]) == (5, "ProfileDefault")
     assert "mem" in r["error"]
@@ -83,30 +105,3 @@ def test_default_capacity_at_or_below_current_leaves_the_scale_out_alone():
     scale in." — the default plays no part; the fired scale-out rule decides (3 → 4)."""
     r = decide(request(3, RULES, {"cpu": series(90)}, default_replicas=2))
     assert (r["desired_replicas"], r["reason"], r["error"]) == (4, "DesiredWithinRange", None)
-
-
-# ----------------------------------------------------------------------------- request validation (shared files)
-
-
-@pytest.mark.parametrize("zone", ["Türkiye Standard Time", "Kamchatka Standard Time"])
-def test_rest_reference_time_zones_are_accepted(zone):
-    """REST_URL, TimeWindow.timeZone / RecurrentSchedule.timeZone: "Some examples of valid time zones are:
-    ... E. Europe Standard Time, South Africa Standard Time, FLE Standard Time, Türkiye Standard Time,
-    Israel Standard Time, ... Fiji Standard Time, Kamchatka Standard Time, Tonga Standard Time ..." Both
-    names were rejected as unknown (exit 2); timezones.WINDOWS_TO_IANA now maps them."""
-    policy = {"profiles": [
-        {"name": "default", "capacity": {"minimum": 1, "maximum": 10, "default": 2}},
-        {"name": "event", "capacity": {"minimum": 4, "maximum": 10, "default": 4},
-         "fixed_date": {"start": "2026-01-14T00:00:00", "end": "2026-01-14T23:59:00", "time_zone": zone}}]}
-    r = decide({"semantics": "azure", "now": NOW, "current_replicas": 2, "policy": policy})
-    assert (r["desired_replicas"], r["profile"]) == (4, "event")
-
-
-def test_scale_action_value_defaults_to_one():
-    """REST_URL, ScaleAction.value: "the number of instances that are involved in the scaling action. This
-    value must be 1 or greater. The default value is 1." (not required). A ChangeCount action without
-    `value` was rejected ("a ChangeCount action needs `value`"); policy.Rule._action now defaults it to 1."""
-    r = rule("cpu", "GreaterThan", 70, "Increase")
-    del r["action"]["value"]
-    out = decide(request(2, [r], {"cpu": series(90)}))
-    assert out["desired_replicas"] == 3

@@ -1,33 +1,182 @@
-"""Second review of the ``azure`` semantics: profile selection in time and metric aggregation.
+"""The azure semantics' profiles in time: recurrence (days, hours and minutes as starts,
+across midnight and the week, daylight saving time in the profile's zone), fixed
+dates winning over recurrences, the default profile, and every REST time zone.
 
-Each test cites the Microsoft Learn page (or the REST reference, whose text is
-the ``autoscale_API.json`` swagger of Azure/azure-rest-api-specs, 2022-10-01)
-and quotes the sentence it checks. Rule combination, cooldowns, flapping,
-capacity bounds and the default capacity are covered by test_azure_review.py,
-test_azure_documented.py and test_azure_audit.py and are not repeated here.
-
-Times are built from wall-clock strings in the zone the profile names, so a
-reader can check each instant by hand. The one ``xfail(strict=True)`` test is
-a confirmed divergence: it asserts what the documentation says.
-"""
+Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-multiprofile, https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings,
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started, https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update
+(timeZone)."""
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from scalebridge import decide
+from scalebridge.testing.requests import AZURE_NOW as NOW, azure_rule as rule, azure_series as series
 
-SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
-BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
-MULTI_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-multiprofile"
-GS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started"
-CUSTOM_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-custom-metric"
-REST_URL = "https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update"
 
-NOW = 1768384800.0   # Wednesday 2026-01-14 10:00:00 UTC, on a minute (and 5-minute) boundary
-MIN = 60.0
+BUSINESS_HOURS = {
+    "profiles": [
+        {"name": "default", "capacity": {"minimum": 1, "maximum": 5, "default": 2},
+         "rules": [rule("cpu", "GreaterThan", 70, "Increase"), rule("cpu", "LessThan", 30, "Decrease")]},
+        {"name": "business hours", "capacity": {"minimum": 4, "maximum": 20, "default": 6},
+         "recurrence": {"time_zone": "Pacific Standard Time",
+                        "days": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
+                        "hours": [8], "minutes": [0]},
+         "rules": [rule("cpu", "GreaterThan", 70, "Increase", 2), rule("cpu", "LessThan", 30, "Decrease")]},
+        {"name": "evening", "capacity": {"minimum": 1, "maximum": 5, "default": 2},
+         "recurrence": {"time_zone": "Pacific Standard Time",
+                        "days": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
+                        "hours": [18], "minutes": [0]},
+         "rules": [rule("cpu", "GreaterThan", 70, "Increase"), rule("cpu", "LessThan", 30, "Decrease")]},
+    ]}
+
+
+TUESDAY_10_PST = 1768327200.0   # 2026-01-13 10:00 PST = 18:00 UTC
+
+
+def _at(now: float, current: int, cpu) -> dict:
+    req = {"semantics": "azure", "now": now, "current_replicas": current, "policy": copy.deepcopy(BUSINESS_HOURS),
+           "observations": {"metrics": {} if cpu is None else {"cpu": series(cpu, now)}}}
+    return decide(req)
+
+
+def test_profile_minimum_maximum_default_by_time_of_day():
+    """MULTI_URL: "Autoscale transitions between profiles based on their start times. The end time for a
+    given profile is determined by the start time of the following profile." A business-hours profile
+    (Mon–Fri 08:00 Pacific, 4..20, default 6) and an evening copy (18:00, 1..5, default 2)."""
+    t = TUESDAY_10_PST
+    assert _at(t, 2, 50)["profile"] == "business hours"
+    assert _at(t, 2, 50)["desired_replicas"] == 4                  # its minimum takes effect
+    assert _at(t, 8, 90)["desired_replicas"] == 10                 # its rule: +2
+    evening = t + 9 * 3600                                         # 19:00 PST
+    r = _at(evening, 8, 50)
+    assert (r["profile"], r["desired_replicas"], r["reason"]) == ("evening", 5, "TooManyReplicas")
+    # default capacity when metrics cannot be read: max(current, default) within the profile's range
+    assert _at(t, 2, None)["desired_replicas"] == 6
+    assert _at(t, 2, None)["reason"] == "ProfileDefault"
+    assert _at(evening, 1, None)["desired_replicas"] == 2
+    assert _at(evening, 4, None)["desired_replicas"] == 4
+    # Saturday: the latest start is Friday 18:00 — the evening profile, not the default
+    saturday = t + 4 * 86400
+    assert _at(saturday, 3, 50)["profile"] == "evening"
+
+
+def test_weekend_profile_multiprofile_arm_template():
+    """MULTI_URL ARM template: Weekday profile Monday 04:00, Weekend profile Saturday 00:01, E. Europe
+    Standard Time: "the weekend profile starts on Saturday morning at one minute passed midnight and end
+    on Monday morning at 04:00"."""
+    policy = {"profiles": [
+        {"name": "Weekday profile", "capacity": {"minimum": 3, "maximum": 20, "default": 3},
+         "recurrence": {"time_zone": "E. Europe Standard Time", "days": ["Monday"], "hours": [4], "minutes": [0]},
+         "rules": []},
+        {"name": "Weekend profile", "capacity": {"minimum": 1, "maximum": 3, "default": 1},
+         "recurrence": {"time_zone": "E. Europe Standard Time", "days": ["Saturday"], "hours": [0], "minutes": [1]},
+         "rules": []}]}
+    saturday_0001 = 1768600860.0          # 2026-01-17 00:01 UTC+2
+    for now, want in [(saturday_0001 - 1, "Weekday profile"), (saturday_0001, "Weekend profile"),
+                      (saturday_0001 + 2 * 86400 + 4 * 3600 - 61, "Weekend profile"),
+                      (saturday_0001 + 2 * 86400 + 4 * 3600 - 60, "Weekday profile")]:
+        r = decide({"semantics": "azure", "now": now, "current_replicas": 3, "policy": policy})
+        assert r["profile"] == want, now
+
+
+def test_default_capacity_is_not_applied_on_profile_activation():
+    """A-GAP-14: the REST reference's "The default is only used if the current instance count is lower than
+    the default" when metrics are unavailable — a profile becoming active does not jump to its default."""
+    r = _at(TUESDAY_10_PST, 5, 50)
+    assert (r["profile"], r["desired_replicas"]) == ("business hours", 5)
+
+
+@pytest.mark.parametrize("zone", ["Türkiye Standard Time", "Kamchatka Standard Time"])
+def test_rest_reference_time_zones_are_accepted(zone):
+    """REST_URL, TimeWindow.timeZone / RecurrentSchedule.timeZone: "Some examples of valid time zones are:
+    ... E. Europe Standard Time, South Africa Standard Time, FLE Standard Time, Türkiye Standard Time,
+    Israel Standard Time, ... Fiji Standard Time, Kamchatka Standard Time, Tonga Standard Time ..." Both
+    names were rejected as unknown (exit 2); timezones.WINDOWS_TO_IANA now maps them."""
+    policy = {"profiles": [
+        {"name": "default", "capacity": {"minimum": 1, "maximum": 10, "default": 2}},
+        {"name": "event", "capacity": {"minimum": 4, "maximum": 10, "default": 4},
+         "fixed_date": {"start": "2026-01-14T00:00:00", "end": "2026-01-14T23:59:00", "time_zone": zone}}]}
+    r = decide({"semantics": "azure", "now": NOW, "current_replicas": 2, "policy": policy})
+    assert (r["desired_replicas"], r["profile"]) == (4, "event")
+
+
+# E. Europe Standard Time (CLDR: Europe/Chisinau) is UTC+2 in January.
+SAT_0000_EET = 1768600800.0   # Saturday 2026-01-17 00:00 EET (22:00 UTC Friday)
+
+
+HOUR = 3600.0
+
+
+def _weekend_setting(now: float, current: int) -> dict:
+    ee = "E. Europe Standard Time"
+    profiles = [
+        {"name": "Weekend profile", "capacity": {"minimum": 1, "maximum": 2, "default": 1}, "rules": [],
+         "recurrence": {"frequency": "Week", "time_zone": ee, "days": ["Saturday", "Sunday"],
+                        "hours": [6], "minutes": [0]}},
+        {"name": '{"name":"Auto created default scale condition","for":"Weekend profile"}',
+         "capacity": {"minimum": 4, "maximum": 10, "default": 4}, "rules": [],
+         "recurrence": {"frequency": "Week", "time_zone": ee, "days": ["Saturday", "Sunday"],
+                        "hours": [19], "minutes": [0]}},
+    ]
+    return decide({"semantics": "azure", "now": now, "current_replicas": current,
+                   "policy": {"profiles": profiles}, "observations": {}})
+
+
+@pytest.mark.parametrize("hours_after_saturday_midnight, profile", [
+    (5.99, "default"),      # Saturday 05:59 EET: the copy that started Sunday 19:00
+    (6.0, "Weekend profile"),
+    (18.99, "Weekend profile"),
+    (19.0, "default"),
+    (24 + 3, "default"),    # Sunday 03:00: the copy that started Saturday 19:00
+    (24 + 7, "Weekend profile"),
+    (48 + 10, "default"),   # Monday 10:00
+])
+def test_settings_page_weekend_recurrence_06_to_19(hours_after_saturday_midnight, profile):
+    """settings: "The partial schema example here shows a recurring profile. It starts
+    at 06:00 and ends at 19:00 on Saturdays and Sundays. The default profile has been
+    modified to start at 19:00 on Saturdays and Sundays." and "The end of date and
+    time for a recurring profile is set by the start time of the following profile."
+    (SETTINGS_URL). Weekend capacity [1, 2], default [4, 10]; 3 instances."""
+    r = _weekend_setting(SAT_0000_EET + hours_after_saturday_midnight * HOUR, 3)
+    if profile == "default":
+        assert r["profile"].startswith('{"name":"Auto created default scale condition"')
+        assert r["desired_replicas"] == 4
+    else:
+        assert r["profile"] == "Weekend profile"
+        assert r["desired_replicas"] == 2
+
+
+def test_get_started_scale_to_a_specific_instance_count_on_sunday():
+    """gs: "Set your resource to scale to a single instance on a Sunday. ... Select Scale
+    to a specific instance count. ... Enter 1 in the Instance count field. ... Select
+    Repeat specific days. ... Select Sunday." and "Outside of this time range, the
+    default scale condition applies." (GS_URL). A rule-less profile with capacity 1/1/1
+    sets 1 instance; the default copy from 23:00 brings back its own range."""
+    profiles = [
+        {"name": "default", "capacity": {"minimum": 1, "maximum": 3, "default": 1},
+         "rules": [rule("cpu", "GreaterThan", 70, "Increase"), rule("cpu", "LessThan", 20, "Decrease")]},
+        {"name": "Sunday", "capacity": {"minimum": 1, "maximum": 1, "default": 1}, "rules": [],
+         "recurrence": {"frequency": "Week", "time_zone": "UTC", "days": ["Sunday"], "hours": [6], "minutes": [0]}},
+        {"name": '{"name":"Auto created default scale condition","for":"Sunday"}',
+         "capacity": {"minimum": 1, "maximum": 3, "default": 1},
+         "rules": [rule("cpu", "GreaterThan", 70, "Increase"), rule("cpu", "LessThan", 20, "Decrease")],
+         "recurrence": {"frequency": "Week", "time_zone": "UTC", "days": ["Sunday"], "hours": [23], "minutes": [0]}},
+    ]
+    sunday_noon = 1768737600.0       # Sunday 2026-01-18 12:00 UTC
+    cpu = {"cpu": series(50, now=sunday_noon)}
+    r = decide({"semantics": "azure", "now": sunday_noon, "current_replicas": 3,
+                "policy": {"profiles": profiles}, "observations": {"metrics": cpu}})
+    assert (r["profile"], r["desired_replicas"]) == ("Sunday", 1)
+    later = sunday_noon + 11.5 * HOUR   # Sunday 23:30
+    r = decide({"semantics": "azure", "now": later, "current_replicas": 1,
+                "policy": {"profiles": profiles},
+                "observations": {"metrics": {"cpu": series(90, now=later)}}})
+    assert r["profile"].startswith('{"name":"Auto created default scale condition"')
+    assert r["desired_replicas"] == 2
 
 
 def at(wall: str, zone: str) -> float:
@@ -55,23 +204,6 @@ def profile_at(profiles: list, now: float, current: int = 1) -> str:
     r = decide({"semantics": "azure", "now": now, "current_replicas": current,
                 "policy": {"profiles": profiles}, "observations": {}})
     return r["profile"]
-
-
-def rule(metric="m", operator="GreaterThan", threshold=0, direction="Increase", *, statistic="Average",
-         aggregation="Average", grain=60, window=300, divide=False) -> dict:
-    return {"metric": metric, "statistic": statistic, "time_grain_seconds": grain,
-            "time_window_seconds": window, "time_aggregation": aggregation, "operator": operator,
-            "threshold": threshold, "divide_per_instance": divide,
-            "action": {"direction": direction, "type": "ChangeCount", "value": 1, "cooldown_seconds": 300}}
-
-
-def decide_rules(current: int, rules: list, metrics: dict, now: float = NOW) -> dict:
-    return decide({"semantics": "azure", "now": now, "current_replicas": current,
-                   "policy": {"min_replicas": 1, "max_replicas": 20, "default_replicas": 1, "rules": rules},
-                   "observations": {"metrics": metrics}})
-
-
-# ============================================================================ profiles in time
 
 
 NIGHT_DAY = [recurring("weekend", "Pacific Standard Time", ["Friday"], [22], [0], 1),
@@ -301,121 +433,3 @@ def test_windows_zone_recurrence_starts_at_local_wall_time(zone, iana, month):
     start = at(f"{day}T09:00:00", iana)
     assert profile_at(profiles, start - 1) == "tue"
     assert profile_at(profiles, start) == "wed"
-
-
-# ============================================================================ metric aggregation
-
-
-def member_series(values_per_member: dict, now: float = NOW) -> dict:
-    """{member: [v_oldest, ..., v_now]} at one sample per minute, the last at ``now``."""
-    return {"member_series": {m: [[now - MIN * (len(vs) - 1 - i), v] for i, v in enumerate(vs)]
-                              for m, vs in values_per_member.items()}}
-
-
-SPIKE = {"vm0": [10, 90, 10, 10, 10], "vm1": [10, 70, 10, 10, 10]}   # per-minute averages: 10, 80, 10, 10, 10
-
-
-@pytest.mark.parametrize("threshold, fired", [(79, True), (80, False)])
-def test_statistic_across_instances_then_maximum_over_the_window(threshold, fired):
-    """BEST_URL: "with a 1-minute timeGrain, statistic set to Average, and timeAggregation set to Maximum,
-    autoscale first averages the metric across instances for each minute. It then compares the highest
-    1-minute average in the time window with the rule threshold." The highest 1-minute average is 80
-    (90 and 70), not 90: > 79 fires, > 80 does not."""
-    r = decide_rules(2, [rule(threshold=threshold, aggregation="Maximum")], {"m": member_series(SPIKE)})
-    assert r["metrics"][0]["value"] == 80
-    assert r["metrics"][0]["triggered"] is fired
-    assert r["desired_replicas"] == (3 if fired else 2)
-
-
-@pytest.mark.parametrize("statistic, aggregation, want", [
-    ("Average", "Average", 24),     # (10 + 80 + 10 + 10 + 10) / 5
-    ("Max", "Average", 26),         # (10 + 90 + 10 + 10 + 10) / 5
-    ("Min", "Maximum", 70),         # per-minute minimum, highest: 70
-    ("Sum", "Total", 240),          # per-minute sums 20, 160, 20, 20, 20
-    ("Sum", "Minimum", 20),
-    ("Average", "Last", 10),        # the latest 1-minute average
-])
-def test_time_grain_statistic_then_time_aggregation(statistic, aggregation, want):
-    """REST_URL, MetricTrigger.statistic: "the metric statistic type. How the metrics from multiple
-    instances are combined." (Average, Min, Max, Sum, Count); timeAggregation: "How the data that is
-    collected should be combined over time." (Average, Minimum, Maximum, Total, Count, Last). BEST_URL:
-    "The ARM statistic property combines metric values from multiple resource instances into each
-    sample. The timeAggregation property then combines those samples over the rule's time window." """
-    r = decide_rules(2, [rule(statistic=statistic, aggregation=aggregation)], {"m": member_series(SPIKE)})
-    assert r["metrics"][0]["value"] == want
-
-
-def test_time_aggregation_average_of_the_ten_one_minute_samples():
-    """SETTINGS_URL, timeAggregation: "timeAggregation = "Average" should aggregate the sampled metrics by
-    taking the average. In the preceding case, take the ten 1-minute samples, and average them." (PT1M
-    grain, PT10M window). Ten per-minute values 81..90 average 85.5 > 85; an eleventh, older sample (a
-    low 0 from 10 minutes ago) is outside the window."""
-    values = [0] + list(range(81, 91))           # 11 points: now-10min .. now
-    pts = [[NOW - MIN * (len(values) - 1 - i), v] for i, v in enumerate(values)]
-    r = decide_rules(2, [rule(threshold=85, window=600)], {"m": {"series": pts}})
-    assert r["metrics"][0]["value"] == 85.5
-    assert r["desired_replicas"] == 3
-
-
-def test_time_window_looks_back_only_its_duration():
-    """SETTINGS_URL, timeWindow: "The amount of time to look back for metrics. For example, timeWindow =
-    "PT10M" means that every time autoscale runs, it queries metrics for the past 10 minutes." A spike 11
-    minutes ago does not fire a PT10M Maximum rule; one 9 minutes ago does."""
-    old = {"series": [[NOW - 11 * MIN, 95]] + [[NOW - k * MIN, 40] for k in range(9, -1, -1)]}
-    recent = {"series": [[NOW - 9 * MIN, 95]] + [[NOW - k * MIN, 40] for k in range(8, -1, -1)]}
-    r = decide_rules(2, [rule(threshold=85, window=600, aggregation="Maximum")], {"m": old})
-    assert (r["metrics"][0]["value"], r["desired_replicas"]) == (40, 2)
-    r = decide_rules(2, [rule(threshold=85, window=600, aggregation="Maximum")], {"m": recent})
-    assert (r["metrics"][0]["value"], r["desired_replicas"]) == (95, 3)
-
-
-def test_divide_per_instance_queue_length_summed_across_instances():
-    """SETTINGS_URL, dividePerInstance: "if the metric is a queue length and the aggregation is Sum, when
-    dividePerInstance = true, the metric is divided by the number of instances in the virtual machine
-    scale set, giving the average queue length across all virtual machines." BEST_URL: "it's still
-    50/2 = 25 messages per instance. So, scale-out doesn't occur. For the first scale-out action to
-    happen, the total message count in the queue should be 100." Two instances report 60 and 40 (sum
-    100 per minute): 100 / 2 = 50 ≥ 50 → 3; 30 and 20 (sum 50): 25 → no scale-out."""
-    out = rule(operator="GreaterThanOrEqual", threshold=50, statistic="Sum", divide=True)
-    r = decide_rules(2, [out], {"m": member_series({"vm0": [60] * 5, "vm1": [40] * 5})})
-    assert (r["metrics"][0]["value"], r["desired_replicas"]) == (50, 3)
-    r = decide_rules(2, [out], {"m": member_series({"vm0": [30] * 5, "vm1": [20] * 5})})
-    assert (r["metrics"][0]["value"], r["desired_replicas"]) == (25, 2)
-
-
-def test_custom_metric_sessions_divided_by_instance_count():
-    """CUSTOM_URL: "Set up a scale-out rule so that Azure spins up another instance of the web app when
-    your web app is handling more than 70 sessions per instance." with "Enable metric divide by instance
-    count ... so that the number of sessions per instance is measured." 150 sessions on 2 instances =
-    75 > 70 → 3; 140 sessions = 70, not more than 70 → stays at 2."""
-    out = rule(metric="sessions", threshold=70, divide=True)
-    r = decide_rules(2, [out], {"sessions": {"series": [[NOW - k * MIN, 150] for k in range(4, -1, -1)]}})
-    assert (r["metrics"][0]["value"], r["desired_replicas"]) == (75, 3)
-    r = decide_rules(2, [out], {"sessions": {"series": [[NOW - k * MIN, 140] for k in range(4, -1, -1)]}})
-    assert (r["metrics"][0]["value"], r["desired_replicas"]) == (70, 2)
-
-
-@pytest.mark.xfail(strict=True, reason="divergence: member samples are bucketed into clock-aligned grains, "
-                                       "so a PT10M window that does not end on a minute boundary yields "
-                                       "eleven partial 1-minute samples instead of ten")
-def test_ten_minute_window_holds_ten_one_minute_samples_between_minute_boundaries():
-    """SETTINGS_URL, timeAggregation: "In the preceding case, take the ten 1-minute samples, and average
-    them." (timeGrain PT1M, timeWindow PT10M); SETTINGS_URL: "The autoscale job runs every 30 to 60
-    seconds", so a run 30 s past the minute is ordinary.
-
-    One instance reports every 15 s. ``now`` is 10:00:30; the window (09:50:30, 10:00:30] touches
-    eleven clock minutes, the first and last only half. The samples are 110 in the window's first 30 s
-    (09:50:45, 09:51:00) and last 30 s (10:00:15, 10:00:30), 0 elsewhere. Any ten 1-minute samples of
-    this window — ten minutes ending at now, or the eleven clock minutes less either partial one —
-    average to 11 (one sample of 110 or two of 55 among ten), below the threshold 15. scalebridge
-    averages eleven clock-minute buckets, (110 + 110) / 11 = 20, and scales out."""
-    now = NOW + 30
-    pts = []
-    t = now - 12 * MIN
-    while t <= now:
-        edge = (now - 600 < t <= NOW - 540) or t > NOW
-        pts.append([t, 110 if edge else 0])
-        t += 15
-    r = decide_rules(2, [rule(threshold=15, window=600)], {"m": {"member_series": {"vm0": pts}}}, now=now)
-    assert r["metrics"][0]["value"] == 11
-    assert r["desired_replicas"] == 2

@@ -5,12 +5,16 @@ A managed instance's ``currentAction`` and ``instanceStatus``
 (https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers/listManagedInstances)
 map to ``phase``/``ready``/``deleting``:
 
-- ``NONE`` on a ``RUNNING`` instance: ``Running``, ready — it serves load;
+- ``NONE`` or ``REFRESHING`` on a ``RUNNING`` instance: ``Running``, ready — it
+  serves load ("NONE The instance is running, and the managed instance group does
+  not have any scheduled actions for this instance"; "REFRESHING The managed
+  instance group is applying configuration changes to the instance without
+  stopping it");
 - ``CREATING``, ``CREATING_WITHOUT_RETRIES``, ``RECREATING``, ``VERIFYING``,
-  ``STARTING``, ``RESUMING``, ``REFRESHING`` or an instance not yet ``RUNNING``
-  (``PROVISIONING``, ``STAGING``, ``PENDING``, ``REPAIRING``): ``Pending`` — requested,
-  serving no load yet ("VERIFYING: The managed instance group is verifying the
-  instance ... is running");
+  ``STARTING``, ``RESUMING`` or an instance not yet ``RUNNING`` (``PROVISIONING``,
+  ``STAGING``, ``PENDING``, ``REPAIRING``): ``Pending`` — requested, serving no load
+  yet ("VERIFYING The managed instance group has created the instance and it is in
+  the process of being verified");
 - ``DELETING``, ``ABANDONING``: ``deleting`` (leaving the group);
 - ``RESTARTING``, ``STOPPING``, ``SUSPENDING`` on a running instance: ``Running``,
   not ready;
@@ -18,8 +22,9 @@ map to ``phase``/``ready``/``deleting``:
 
 ``start_time`` is the instance's ``lastStartTimestamp`` (else its
 ``creationTimestamp``): the ``gce`` semantics counts the initialization period
-from it — "the autoscaler ignores data from VMs that are still initializing"
-(https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions#initialization_period).
+from it — "when scaling out, the autoscaler ignores data from VMs that are still
+initializing" (autoscalingPolicy.coolDownPeriodSec,
+https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers).
 ``requests.cpu`` is the instance's vCPU count (its machine type's ``guestCpus``),
 so that CPU utilization is that of the group's total vCPUs, as GCE computes it
 (https://cloud.google.com/compute/docs/autoscaler/scaling-cpu).
@@ -32,7 +37,7 @@ from typing import Any, Optional
 __all__ = ["enum_name", "member", "rfc3339", "unsettled", "zone_of"]
 
 _STARTING = frozenset(("CREATING", "CREATING_WITHOUT_RETRIES", "RECREATING", "VERIFYING", "STARTING",
-                       "RESUMING", "REFRESHING"))
+                       "RESUMING"))
 _LEAVING = frozenset(("DELETING", "ABANDONING"))
 _PAUSING = frozenset(("RESTARTING", "STOPPING", "SUSPENDING"))
 _BOOTING = frozenset(("PROVISIONING", "STAGING", "PENDING", "REPAIRING", ""))

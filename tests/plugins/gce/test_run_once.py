@@ -6,12 +6,13 @@ Expected results come from GCE's documentation: a per-group metric with a
 single-instance assignment keeps "the number of instances proportional to the
 value of this metric" (300 undelivered messages at 50 per VM: 6 VMs,
 https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers,
-AutoscalingPolicyCustomMetricUtilization.singleInstanceAssignment); "the
-autoscaler ignores data from VMs that are still initializing" when scaling out
-(https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions#initialization_period);
-scale-in waits for the 10-minute stabilization period, "the autoscaler uses the
-peak" recommendation of that period
-(https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions#stabilization_period).
+AutoscalingPolicyCustomMetricUtilization.singleInstanceAssignment); "when
+scaling out, the autoscaler ignores data from VMs that are still initializing"
+(the same reference, autoscalingPolicy.coolDownPeriodSec; the default
+initialization period is 60 s);
+the recommended size is set "to handle peak load observed over the stabilization
+period" (https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions),
+600 s by default (autoscalingPolicy.stabilizationPeriodSec).
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ key                  meaning
 Defaults:
 
 - ``cpu`` (no source): ``compute.googleapis.com/instance/cpu/utilization`` per
-  instance, "the fraction of the allocated CPU that is currently in use"
+  instance, a fraction of the instance's allocated vCPUs
   (https://cloud.google.com/monitoring/api/metrics_gcp_c#gcp-compute). As per-member
   samples it is given as vCPUs in use (fraction × the instance's vCPUs, its
   ``requests.cpu``), so the ``gce`` semantics computes the utilization of the group's
@@ -32,9 +32,9 @@ Defaults:
   (``loadbalancing.googleapis.com/https/backend_request_count``, ``ALIGN_RATE``,
   ``resource.labels.backend_name`` = the group's name) over ``max_rate_per_instance``
   (the backend's ``maxRatePerInstance``, required in the source) times the serving
-  instances ("the autoscaler ... maintain[s] the load balancing serving capacity
-  at the target utilization",
-  https://cloud.google.com/compute/docs/autoscaler/scaling-load-balancing).
+  instances: the fraction of the backend's serving capacity that GCE's
+  load-balancing signal keeps at its target
+  (https://cloud.google.com/compute/docs/autoscaler/scaling-load-balancing).
 
 Cloud Monitoring makes a sample visible up to 240 s after it was taken ("After
 sampling, data is not visible for up to 240 seconds", metrics_gcp_c), so the

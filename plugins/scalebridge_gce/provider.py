@@ -15,9 +15,10 @@ project}``. Each sync:
 - act: ``instanceGroupManagers.resize`` / ``regionInstanceGroupManagers.resize``
   with the absolute size, polled through the operations API until ``DONE`` or
   ``operation_wait_seconds``;
-- refuse: a group whose autoscaler (``status.autoscaler``) is not in mode ``OFF``
-  ("Turn off autoscaling: set the mode to OFF",
-  https://cloud.google.com/compute/docs/autoscaler/managing-autoscalers#turn_off_or_restrict_an_autoscaler).
+- refuse: a group whose autoscaler (``status.autoscaler``) is not in mode ``OFF``;
+  an autoscaler in mode ``OFF`` still computes a recommended size but leaves the
+  target size alone
+  (https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions).
 
 Pacing follows Compute Engine's default rate quotas, 1,500 read requests and 1,500
 mutation ("queries") requests a minute per project, enforced per 60-second

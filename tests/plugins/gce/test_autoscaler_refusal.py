@@ -1,6 +1,7 @@
-"""A MIG whose own autoscaler is not OFF is refused, naming the autoscaler
-("to turn off an autoscaler, set its mode to OFF",
-https://cloud.google.com/compute/docs/autoscaler/managing-autoscalers#turn_off_or_restrict_an_autoscaler)."""
+"""A MIG whose own autoscaler is not OFF is refused, naming the autoscaler: in
+mode ON "the MIG sets its target size to the recommended size", in
+ONLY_SCALE_OUT it may still raise it; only OFF leaves the target size alone
+(https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions)."""
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,5 @@
 """Metric samples from Cloud Monitoring ListTimeSeries in the protocol's shapes.
-CPU utilization is "the fraction of the allocated CPU that is currently in use"
+CPU utilization is a fraction of the instance's allocated vCPUs
 (https://cloud.google.com/monitoring/api/metrics_gcp_c#gcp-compute), and GCE
 scales on the utilization of the group's total vCPUs
 (https://cloud.google.com/compute/docs/autoscaler/scaling-cpu)."""

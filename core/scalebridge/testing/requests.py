@@ -18,11 +18,11 @@ import copy
 from typing import Any, Iterable, Optional
 
 from ..engine import Decider, decide
-from ..protocol import Observations
+from ..protocol import Member, Observations
 
 __all__ = [
     "NOW", "GCE_NOW", "AZURE_NOW",
-    "pods", "cpu_request", "proposal_request",
+    "pods", "member_models", "cpu_request", "proposal_request",
     "vms", "per_vm", "cpu", "queue", "gce_request",
     "instances", "aws_request", "AWS_STEP_OUT", "AWS_STEP_IN", "AWS_SIMPLE_OUT", "AWS_TT_CPU",
     "aws_step_policy", "aws_warming_group",
@@ -66,6 +66,13 @@ def instances(n: int, *, age: float = 3600.0, prefix: str = "i", now: float = NO
     """``n`` InService instances, launched ``age`` + 60 s before ``now`` and in service for ``age`` s."""
     return [{"name": f"{prefix}-{i}", "phase": "Running", "ready": True, "start_time": now - age - 60,
              "ready_transition_time": now - age, **fields} for i in range(n)]
+
+
+def member_models(n: int, requests: Any = "1", prefix: str = "vm", **fields: Any) -> list[Member]:
+    """``n`` :class:`~scalebridge.protocol.Member` models requesting ``requests`` CPU each
+    (``None``: no request), for testing stages on their own."""
+    return [Member(name=f"{prefix}-{i}", requests={"cpu": requests} if requests is not None else None, **fields)
+            for i in range(n)]
 
 
 def per_vm(members: Iterable[dict], value: Any) -> dict:

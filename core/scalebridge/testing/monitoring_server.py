@@ -19,9 +19,9 @@ understood: ``=``/``!=`` against a quoted string, ``one_of(...)``,
 ``starts_with(...)``, joined by ``AND``; anything else is ``INVALID_ARGUMENT``.
 Aligners: ``ALIGN_NONE``, ``ALIGN_MEAN``, ``ALIGN_MAX``, ``ALIGN_MIN``,
 ``ALIGN_SUM``, ``ALIGN_COUNT``, ``ALIGN_NEXT_OLDER``, ``ALIGN_RATE``; cross-series
-reducers are not served (``UNIMPLEMENTED``). Results page at ``page_size``
-(default 100,000 points' worth; here: series). Faults: :meth:`MonitoringServer.fail`
-queues a gRPC status code for the next calls.
+reducers are not served (``UNIMPLEMENTED``). Results page at ``page_size`` series
+(``next_page_token``). Faults: :meth:`MonitoringServer.fail` queues a gRPC status
+code for the next calls.
 """
 from __future__ import annotations
 

@@ -201,15 +201,17 @@ class ScaleSetTarget(Target):
             raise ProviderError(ErrorKind.INVALID, f"a scale set's capacity is >= 0, not {size}")
         now = _time.monotonic()
         with self._lock:
+            # these limits are this scale set's: reported without a Retry-After, so that the
+            # controller backs this target off and not the whole provider
             if now < self._hold_until:
-                raise ProviderError(ErrorKind.THROTTLED, f"ARM reports no writes left; holding writes to "
-                                                         f"{self.name}", retry_after=self._hold_until - now)
+                raise ProviderError(ErrorKind.THROTTLED, f"ARM reports no writes left; writes to {self.name} "
+                                                         f"wait {self._hold_until - now:.0f} s more")
             if self._bucket is None:
                 self._bucket = _Bucket(UPDATE_BUCKET, UPDATE_REFILL_PER_SECOND, now)
             wait = self._bucket.take(now)
             if wait is not None:
                 raise ProviderError(ErrorKind.THROTTLED, f"Compute's update limit for {self.name} is spent "
-                                                         "(12 updates, 4 more a minute)", retry_after=wait)
+                                                         f"(12 updates, 4 more a minute): next in {wait:.0f} s")
             sku = self._sku
         compute = self.session.compute(self.subscription_id)
         if sku is None:

@@ -101,7 +101,7 @@ def test_updates_are_paced_per_scale_set(arm, provider):
     writes = sum(1 for c in arm.calls if c[0] == "PATCH")
     with pytest.raises(ProviderError) as e:
         t.set_size(20)
-    assert e.value.kind is ErrorKind.THROTTLED and 0 < e.value.retry_after <= 15
+    assert e.value.kind is ErrorKind.THROTTLED and e.value.retry_after is None and "next in" in e.value.message
     assert sum(1 for c in arm.calls if c[0] == "PATCH") == writes == 12   # the 13th was not sent
 
 
@@ -113,7 +113,7 @@ def test_arm_saying_no_writes_remain_holds_writes(arm, provider):
     t.set_size(2)
     with pytest.raises(ProviderError) as e:
         t.set_size(3)
-    assert e.value.kind is ErrorKind.THROTTLED and e.value.retry_after > 50
+    assert e.value.kind is ErrorKind.THROTTLED and "wait" in e.value.message
 
 
 @pytest.mark.parametrize("ref, key", [

@@ -104,6 +104,12 @@ class World:
                 return
         raise KeyError(instance_id)
 
+    def age(self, seconds: float, name: str = "web") -> None:
+        """Every instance of the group launched ``seconds`` ago (warmed up)."""
+        from datetime import timedelta
+        for s in self.backend_group(name).instance_states:
+            s.instance.launch_time = s.instance.launch_time - timedelta(seconds=seconds)
+
     def put(self, namespace: str, metric: str, points: list[tuple[float, float]],
             dimensions: Optional[dict] = None, unit: Optional[str] = None) -> None:
         """Datapoints ``(time, value)`` of one metric."""
@@ -118,14 +124,21 @@ class World:
         for k in range(0, len(data), 500):
             self.cw.put_metric_data(Namespace=namespace, MetricData=data[k:k + 500])
 
-    def put_cpu(self, instance_id: str, values: list[float], now: Optional[float] = None, period: int = 60) -> None:
+    def put_cpu(self, instance_id: str, values: list[float], now: Optional[float] = None, period: int = 60,
+                dimensions: Optional[dict] = None) -> None:
         """``values`` one per minute, the last one in the minute before ``now``'s
         metric-delayed end: oldest first, each in the middle of its period."""
-        now = time.time() if now is None else now
-        end = (now - 60) // period * period    # the provider's default 60 s metric delay, aligned
-        n = len(values)
-        pts = [(end - (n - k) * period + period / 2, v) for k, v in enumerate(values)]
-        self.put("AWS/EC2", "CPUUtilization", pts, {"InstanceId": instance_id}, "Percent")
+        self.put("AWS/EC2", "CPUUtilization", minutes(values, now, period),
+                 dimensions or {"InstanceId": instance_id}, "Percent")
+
+
+def minutes(values: list[float], now: Optional[float] = None, period: int = 60) -> list[tuple[float, float]]:
+    """Datapoints one per period, oldest first, the newest in the last whole period
+    before ``now`` less the provider's default 60 s metric delay."""
+    now = time.time() if now is None else now
+    end = (now - 60) // period * period
+    n = len(values)
+    return [(end - (n - k) * period + period / 2, v) for k, v in enumerate(values)]
 
 
 @pytest.fixture(scope="session")

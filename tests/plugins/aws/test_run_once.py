@@ -1,0 +1,212 @@
+"""End to end through ``scalebridge run --once``: a run configuration whose
+``aws`` provider points at moto (behind the proxy), the real CLI, the real boto3.
+
+Expected results from the documentation:
+- kubernetes, an external metric with an AverageValue target: "the target value
+  is divided by the number of pods" — desiredReplicas = ceil(metricValue /
+  averageValue) = ceil(300 / 50) = 6
+  (https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale-walkthrough/#autoscaling-on-metrics-not-related-to-kubernetes-objects),
+  within the autoscaling/v2 default scale-up of max(+4 pods, +100 %) per 15 s
+  (https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#default-behavior);
+- aws target tracking: "if you have 3 instances … at 75 % and the target is
+  50 %, … you need to add 1.5 instances … we round up and add two"
+  (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html),
+  its scale-out alarm needing 3 one-minute datapoints above the target;
+- aws step scaling: capacity 10, threshold 50, a step [10, 20) of +10 %: a
+  metric of 60 gives 11 ("the group's current capacity is 10 … increases by 10
+  percent, … to 11", https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html#as-scaling-steps).
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import yaml
+
+from scalebridge.cli import main
+from tests.plugins.aws.conftest import REGION, minutes
+
+QUEUE_POLICY = {"semantics": "kubernetes", "min_replicas": 1, "max_replicas": 10, "behavior": {},
+                "metrics": [{"type": "external", "name": "queue_depth",
+                             "target": {"type": "AverageValue", "average_value": 50}}]}
+QUEUE_SOURCE = {"queue_depth": {"source": {"namespace": "AWS/SQS", "metric_name": "ApproximateNumberOfMessagesVisible",
+                                           "dimensions": {"QueueName": "jobs"}, "statistic": "Maximum"}}}
+TT_POLICY = {"semantics": "aws", "min_replicas": 1, "max_replicas": 10,
+             "metrics": [{"type": "resource", "name": "cpu",
+                          "target": {"type": "Utilization", "average_utilization": 50}}]}
+STEP_POLICY = {"semantics": "aws", "min_replicas": 1, "max_replicas": 20, "rules": [
+    {"metric": "cpu_group", "statistic": "Average", "time_grain_seconds": 60, "time_window_seconds": 180,
+     "operator": "GreaterThanOrEqual", "threshold": 50, "adjustment_type": "PercentChangeInCapacity",
+     "steps": [{"lower": 0, "upper": 10, "adjustment": 0}, {"lower": 10, "upper": 20, "adjustment": 10},
+               {"lower": 20, "upper": None, "adjustment": 30}]}]}
+STEP_SOURCE = {"cpu_group": {"source": {"namespace": "AWS/EC2", "metric_name": "CPUUtilization",
+                                        "dimensions": {"AutoScalingGroupName": "{auto_scaling_group}"}}}}
+
+
+class Runner:
+    def __init__(self, tmp_path, world):
+        self.tmp, self.world = tmp_path, world
+        self.audit = tmp_path / "audit.jsonl"
+        self.state = tmp_path / "state.db"
+        self.seen = 0
+
+    def config(self, targets, policy, metrics):
+        for t in targets:
+            t.setdefault("provider", "aws")
+            t.setdefault("policy", "p")
+            t.setdefault("ref", {"auto_scaling_group": t["name"]})
+            if metrics:
+                t.setdefault("metrics", metrics)
+        path = self.tmp / "run.yaml"
+        path.write_text(yaml.safe_dump({
+            "providers": {"aws": {"region": REGION, "endpoint_url": self.world.url, "max_attempts": 1}},
+            "policies": {"p": policy}, "targets": targets}))
+        return path
+
+    def __call__(self, targets, *flags, policy=QUEUE_POLICY, metrics=QUEUE_SOURCE):
+        rc = main(["run", str(self.config(targets, policy, metrics)), "--once", "--audit", str(self.audit),
+                   "--state", str(self.state), *flags])
+        lines = self.audit.read_text().splitlines() if self.audit.exists() else []
+        new, self.seen = [json.loads(x) for x in lines[self.seen:]], len(lines)
+        return rc, new
+
+
+def queue(world, depth):
+    world.put("AWS/SQS", "ApproximateNumberOfMessagesVisible", minutes([depth]), {"QueueName": "jobs"})
+
+
+def test_a_group_of_2_with_a_queue_of_300_at_50_each_goes_to_6(world, tmp_path):
+    world.group("web", desired=2, max_size=10)
+    queue(world, 300)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}])
+    assert rc == 0, rec
+    assert (rec["action"], rec["current_replicas"], rec["desired_replicas"]) == ("applied", 2, 6)
+    assert rec["semantics"] == "kubernetes" and rec["provider"] == "aws"
+    assert world.desired() == 6
+    assert [c.params["HonorCooldown"] for c in world.proxy.calls if c.action == "SetDesiredCapacity"] == ["false"]
+
+
+def test_dry_run_leaves_the_group(world, tmp_path):
+    world.group("web", desired=2)
+    queue(world, 300)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], "--dry-run")
+    assert rc == 0 and rec["action"] == "dry_run" and rec["desired_replicas"] == 6
+    assert world.desired() == 2 and world.proxy.count("SetDesiredCapacity") == 0
+
+
+def test_the_queue_above_max_size_is_clamped_by_the_policy_and_never_sent_past_max(world, tmp_path):
+    world.group("web", desired=2, max_size=4)
+    queue(world, 1000)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}])
+    assert rc == 0, rec
+    assert world.desired() == 4
+    assert all(int(c.params["DesiredCapacity"]) <= 4 for c in world.proxy.calls if c.action == "SetDesiredCapacity")
+    assert "MaxSize 4" in rec["note"]
+
+
+def test_aws_target_tracking_3_at_75_percent_vs_50_goes_to_5(world, tmp_path):
+    ids = world.group("web", desired=3, max_size=10)
+    world.age(3600)                   # warmed up long ago
+    for i in ids:
+        world.put_cpu(i, [75] * 5)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rc == 0, rec
+    assert (rec["semantics"], rec["current_replicas"], rec["desired_replicas"]) == ("aws", 3, 5)
+    assert world.desired() == 5
+
+
+def test_aws_target_tracking_needs_3_datapoints_above_the_target(world, tmp_path):
+    ids = world.group("web", desired=3, max_size=10)
+    world.age(3600)
+    for i in ids:
+        world.put_cpu(i, [75, 75])     # two minutes: the high alarm is not in ALARM yet
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rc == 0 and rec["desired_replicas"] == 3 and world.desired() == 3
+
+
+def test_warming_instances_are_not_the_metric_nor_the_base(world, tmp_path):
+    """Just launched (inside the 300 s default warm-up): "an instance is not
+    counted toward the aggregated metrics of the Auto Scaling group" — no
+    datapoints, no scale-out (UG as-scaling-target-tracking.html#as-target-tracking-scaling-warmup)."""
+    ids = world.group("web", desired=3, max_size=10)
+    for i in ids:
+        world.put_cpu(i, [75] * 5)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rec["desired_replicas"] == 3 and world.desired() == 3
+
+
+def test_a_step_policy_on_the_groups_alarm_metric(world, tmp_path):
+    world.group("web", desired=10, max_size=20)
+    world.age(3600)
+    world.put("AWS/EC2", "CPUUtilization", minutes([60, 60, 60]), {"AutoScalingGroupName": "web"}, "Percent")
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=STEP_POLICY, metrics=STEP_SOURCE)
+    assert rc == 0, rec
+    assert (rec["current_replicas"], rec["desired_replicas"]) == (10, 11) and world.desired() == 11
+    gmd = next(c for c in world.proxy.calls if c.action == "GetMetricData")
+    assert gmd.params["MetricDataQueries"][0]["MetricStat"]["Metric"]["Dimensions"] == [
+        {"Name": "AutoScalingGroupName", "Value": "web"}]
+
+
+def test_the_zero_step_changes_nothing(world, tmp_path):
+    world.group("web", desired=10, max_size=20)
+    world.age(3600)
+    world.put("AWS/EC2", "CPUUtilization", minutes([59, 59, 59]), {"AutoScalingGroupName": "web"}, "Percent")
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=STEP_POLICY, metrics=STEP_SOURCE)
+    assert rc == 0 and rec["desired_replicas"] == 10 and world.proxy.count("SetDesiredCapacity") == 0
+
+
+def test_a_scaling_activity_in_progress_means_no_write_that_sync(world, tmp_path):
+    ids = world.group("web", desired=3)
+    world.set_state(ids[2], "Pending")
+    world.proxy.activities["web"] = [{"ActivityId": "a-1", "AutoScalingGroupName": "web", "StatusCode": "InProgress",
+                                      "Progress": 40, "Description": f"Launching a new EC2 instance: {ids[2]}",
+                                      "StartTime": time.time() - 30}]
+    queue(world, 300)
+    run = Runner(tmp_path, world)
+    rc, [rec] = run([{"name": "web"}])
+    assert rc == 0 and rec["action"] == "in_flight" and "a-1" in rec["note"]
+    assert world.proxy.count("SetDesiredCapacity") == 0 and world.desired() == 3
+    world.set_state(ids[2], "InService")            # the activity finished
+    world.proxy.activities["web"][0]["StatusCode"] = "Successful"
+    rc, [rec] = run([{"name": "web"}])
+    assert rc == 0 and rec["action"] == "applied" and world.desired() == 6
+
+
+def test_a_group_with_its_own_target_tracking_policy_is_refused(world, tmp_path):
+    world.group("web", desired=2)
+    world.asg.put_scaling_policy(AutoScalingGroupName="web", PolicyName="cpu50", PolicyType="TargetTrackingScaling",
+                                 TargetTrackingConfiguration={"PredefinedMetricSpecification": {
+                                     "PredefinedMetricType": "ASGAverageCPUUtilization"}, "TargetValue": 50})
+    queue(world, 300)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}])
+    assert rc == 1 and rec["action"] == "refused" and "cpu50 (TargetTrackingScaling)" in rec["error"]
+    assert world.desired() == 2
+
+
+def test_allow_scaling_policies_in_the_ref(world, tmp_path):
+    world.group("web", desired=2)
+    world.asg.put_scaling_policy(AutoScalingGroupName="web", PolicyName="cpu50", PolicyType="TargetTrackingScaling",
+                                 TargetTrackingConfiguration={"PredefinedMetricSpecification": {
+                                     "PredefinedMetricType": "ASGAverageCPUUtilization"}, "TargetValue": 50})
+    queue(world, 300)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web", "ref": {"auto_scaling_group": "web",
+                                                                  "allow_scaling_policies": True}}])
+    assert rc == 0 and rec["action"] == "applied" and world.desired() == 6
+
+
+def test_a_missing_group_fails_that_target_only(world, tmp_path):
+    world.group("web", desired=2)
+    queue(world, 300)
+    rc, recs = Runner(tmp_path, world)([{"name": "web"}, {"name": "gone"}])
+    by = {r["target"]: r for r in recs}
+    assert rc == 1 and by["gone"]["action"] == "failed" and by["gone"]["error_kind"] == "not_found"
+    assert by["web"]["action"] == "applied" and world.desired() == 6
+
+
+def test_a_bad_metric_source_fails_the_target_naming_the_key(world, tmp_path):
+    world.group("web", desired=2)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], metrics={
+        "queue_depth": {"source": {"namespace": "AWS/SQS", "metric_name": "X", "statistc": "Sum"}}})
+    assert rc == 1 and rec["action"] == "failed" and rec["error_kind"] == "invalid"
+    assert "metrics.queue_depth.source.statistc: unknown key" in rec["error"]
+    assert world.desired() == 2

@@ -87,3 +87,19 @@ def test_running_instances_are_read_once_and_new_or_restarted_ones_again(compute
     mig.vms[0].status, mig.vms[0].action, mig.vms[0].started = "RUNNING", "NONE", now - 5
     obs = target.observe(now)           # back up: its new lastStartTimestamp is read
     assert {m["name"]: m for m in obs.members}[mig.vms[0].name]["start_time"] == pytest.approx(now - 5, abs=0.01)
+
+
+def test_a_large_group_is_read_in_pages_and_chunks(compute, monitoring, provider, now):
+    """listManagedInstances pages at maxResults 500; instances are listed 100 names
+    a call and Monitoring asked about 100 instance ids a call."""
+    from scalebridge.providers import MetricQuery
+    from tests.plugins.gce.conftest import cpu_series
+    mig = compute.add_mig("big", zone=ZONE, size=620)
+    cpu_series(monitoring, mig, [0.5] * 620, now)
+    target = provider.target({"zone": ZONE, "instance_group_manager": "big"})
+    obs = target.observe(now)
+    assert len(obs.members) == 620 and all(m["start_time"] is not None for m in obs.members)
+    assert compute.count("listManagedInstances") == 2
+    assert provider.clients.calls["instances.list"] == 7
+    got = target.read_metrics(now, obs, [MetricQuery("cpu", "resource", {}, 60.0)])
+    assert len(got["cpu"]["members"]) == 620 and len(monitoring.requests) == 7

@@ -179,3 +179,20 @@ def test_a_rate_limit_reaches_the_audit_log_as_throttled(compute, monitoring, op
     monitoring.fail("RESOURCE_EXHAUSTED", message="Quota exceeded for quota metric 'Time series queries'")
     rc, [rec] = run([{"name": "web", "ref": {"zone": ZONE, "instance_group_manager": "web"}}])
     assert rc == 1 and rec["error_kind"] == "throttled" and "Time series queries" in rec["error"]
+
+
+def test_load_balancing_utilization_scales_the_group(compute, monitoring, options, tmp_path, now):
+    """3 VMs serving 240 requests/s at maxRatePerInstance 100: 80% of the serving
+    capacity against a 60% target — ceil(3 × 80 / 60) = 4
+    (https://cloud.google.com/compute/docs/autoscaler/scaling-load-balancing)."""
+    mig = compute.add_mig("web", zone=ZONE, size=3)
+    monitoring.add_series("loadbalancing.googleapis.com/https/backend_request_count", resource_type="https_lb_rule",
+                          resource_labels={"backend_name": "web", "backend_scope": ZONE},
+                          points=[(now - 60, 240.0 * 60)])
+    policy = {"semantics": "gce", "min_replicas": 1, "max_replicas": 20,
+              "metrics": [{"type": "load_balancing", "name": "lb",
+                           "target": {"type": "Utilization", "average_utilization": 60}}]}
+    rc, [rec] = Runner(tmp_path, options)([{"name": "web", "ref": {"zone": ZONE, "instance_group_manager": "web"}}],
+                                          policy=policy, metrics={"lb": {"source": {"max_rate_per_instance": 100}}})
+    assert rc == 0 and rec["action"] == "applied", rec
+    assert rec["desired_replicas"] == 4 and mig.target_size == 4

@@ -1,9 +1,15 @@
 """The ``aws`` semantics: Amazon EC2 Auto Scaling dynamic and predictive scaling.
 
-What it reproduces (rules W1–W30 and choices G1–G16 of docs/research/aws.md;
-the side-by-side section is docs/semantics/aws.md):
+What it reproduces (the rules and the choices where AWS is silent are listed in
+docs/research/aws.md; the side-by-side section is docs/semantics/aws.md), one
+named stage each, in this order:
 
-- **step scaling** — a rule with ``steps``: its CloudWatch alarm
+- **target tracking** (:func:`target_tracking`) — ``policy.metrics``: AWS's own pair of alarms (above the
+  target for 3 of 3 one-minute datapoints; below 90 % of it for 15 of 15) and
+  ``ceil(capacity × value / target)``; scale-out if any policy is ready, scale-in
+  only when every policy with scale-in enabled is.
+  https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html
+- **step scaling** (:func:`step_and_simple_scaling`) — a rule with ``steps``: its CloudWatch alarm
   (:mod:`..stages.alarms`) in ALARM runs it once per alarm period; the step is
   chosen from the rule's ``time_aggregation`` of the evaluated datapoints
   relative to the threshold and applied to the capacity in service
@@ -13,20 +19,15 @@ the side-by-side section is docs/semantics/aws.md):
 - **simple scaling** — a rule with an ``action``: waits while a scaling
   activity is in progress and until the cooldown after the last one expires
   (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scaling-cooldowns.html).
-- **target tracking** — ``policy.metrics``: AWS's own pair of alarms (above the
-  target for 3 of 3 one-minute datapoints; below 90 % of it for 15 of 15) and
-  ``ceil(capacity × value / target)``; scale-out if any policy is ready, scale-in
-  only when every policy with scale-in enabled is.
-  https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html
-- **several policies** — "chooses the policy that provides the largest capacity
+- **several policies** (:func:`combine`) — "chooses the policy that provides the largest capacity
   for both scale out and scale in"; scale-in waits while a scale-out is in
   progress or instances warm up.
   https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scale-based-on-demand.html#multiple-scaling-policy-resolution
-- **predictive scaling** — under ``ForecastAndScale`` the forecast capacity
+- **predictive scaling** (:func:`predictive_scaling`) — under ``ForecastAndScale`` the forecast capacity
   joins by max (never scales in); ``IncreaseMaxCapacity`` raises the maximum to
   ``ceil(forecast × (100 + buffer) / 100)``, kept in ``state["aws.max_capacity"]``.
   https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-predictive-scaling.html
-- **bounds** — the result is always within ``[min_replicas, max]``, even when no
+- **bounds** (:func:`bounds`) — the result is always within ``[min_replicas, max]``, even when no
   policy fires. https://docs.aws.amazon.com/autoscaling/ec2/userguide/asg-capacity-limits.html
 
 Metric shapes read: a rule's or target's ``observations.metrics[name].series``
@@ -44,101 +45,34 @@ ignore``), ``aws.alarm_invoked`` (when each alarm last invoked its policy: once
 per period), ``aws.max_capacity`` (a maximum raised by predictive scaling), and
 ``last_scale.completed_at`` filled in when an activity seen in progress is seen
 finished (cooldowns count from it).
+
+The policy's alarms and targets are compiled once per policy (:mod:`.aws_policy`).
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
-from typing import Callable, Optional
+from typing import Optional
 
 from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
-from ..policy import Metric, Policy, Rule, unstated_utilization
-from ..stages.alarms import ALARM, INSUFFICIENT_DATA, aggregate, breach_test, datapoints, evaluate_alarm
+from ..policy import Policy, unstated_utilization
+from ..stages.alarms import ALARM, INSUFFICIENT_DATA, aggregate, datapoints, evaluate_alarm
 from ..stages.signals import predictive_mode
-from ..stages.steps import SIMPLE_TYPES, compile_steps, new_capacity, select_step
-from ..stages.warmup import Fleet, resolve_warmup
-from ..state import TimeLog
+from ..stages.steps import new_capacity, select_step
+from ..stages.warmup import GroupCapacity, resolve_warmup
+from ..state import DecisionState, TimeLog
 from ..units import exact, format_number
-from .base import Context, Decision, Semantics
+from .aws_policy import TT_SCALE_IN, _Compiled, ceil_ratio, compile_policy
+from .aws_policy import _float_pair, ceil_ratio as _ceil_ratio  # noqa: F401 (their names in this module)
+from .base import Context, Decision, MetricResult, Semantics
 
 STATE_ALARMS = "aws.alarm_states"
 STATE_MAX = "aws.max_capacity"
 STATE_INVOKED = "aws.alarm_invoked"
-_TT_SCALE_IN = "metrics.scale_in"
 _IN_PROGRESS = "aws.in_progress"
-
-
-# ----------------------------------------------------------------------------- compiled policy
-
-
-@dataclass(slots=True)
-class _Rule:
-    index: int
-    rule: Rule
-    key: str                  # its entry in aws.alarm_states
-    name: str
-    step: bool                # step scaling (else simple)
-    scale_out: bool
-    n: int                    # evaluation periods
-    m: int                    # datapoints to alarm
-    periods: int              # evaluation range (N + 2)
-    breaches: Callable
-    threshold: object         # exact
-    steps: tuple
-    adjustment_type: str
-    adjustment: object        # simple rules: the signed adjustment (exact)
-    mam: Optional[int]
-    cooldown: Optional[float]
-
-
-@dataclass(slots=True)
-class _Target:
-    index: int
-    metric: Metric
-    target: object            # exact target value
-    total: bool               # object/external AverageValue: the series is a group total
-    utilization: bool
-    high_key: str
-    low_key: str
-    high: Callable
-    low: Callable
-    zeros: bool               # ALBRequestCountPerTarget: a period without data is a zero
-
-
-@dataclass(slots=True)
-class _Compiled:
-    rules: tuple
-    targets: tuple
-    min_replicas: int
-    max_replicas: Optional[int]
-    periods: dict             # (metric, grain, statistic, divided) -> the longest range any alarm reads
-    grains: dict              # alarm key -> its period (aws.alarm_invoked)
-
-
-def _ceil_ratio(base: int, value, target) -> int:
-    """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10)."""
-    if type(value) is float:
-        vn, vd = _float_pair(value)
-    else:
-        v = value if type(value) is int or type(value) is Fraction else exact(value)
-        vn, vd = v.numerator, v.denominator
-    return -((-base * vn * target.denominator) // (vd * target.numerator))
-
-
-@lru_cache(maxsize=4096)
-def _float_pair(x: float) -> tuple[int, int]:
-    """``(n, d)`` with ``n / d == exact(x)``, the decimal ``repr(x)`` writes (not
-    reduced: a ratio's floor is the same for any n/d of the same value)."""
-    text = repr(x)
-    whole, dot, frac = text.partition(".")
-    if not dot or not frac.isdigit():   # an exponent, or not finite: exact() decides
-        q = exact(x)
-        return q.numerator, q.denominator
-    return int(whole + frac), 10 ** len(frac)
 
 
 def _json(v):
@@ -148,14 +82,6 @@ def _json(v):
     if type(v) is float:
         return int(v) if v.is_integer() else v
     return format_number(v)
-
-
-def _result(name: str, replicas=None, utilization=None, value=None, error=None, triggered=None) -> dict:
-    """One ``response.metrics`` entry (as :meth:`MetricResult.to_dict` writes it)."""
-    d = {"name": name, "replicas": replicas, "utilization": utilization, "value": value, "error": error}
-    if triggered is not None:
-        d["triggered"] = triggered
-    return d
 
 
 _ALARM_STATES = frozenset(("OK", "ALARM", "INSUFFICIENT_DATA"))
@@ -176,63 +102,416 @@ def _first(x):
     return x[0]
 
 
-def _emits_zeros(name: str) -> bool:
-    """A target-tracking metric named after the predefined ``ALBRequestCountPerTarget``
-    (any case or punctuation): UG as-scaling-target-tracking.html, "the
-    ALBRequestCountPerTarget metric emits zeros for periods with no associated data"."""
-    return "".join(ch for ch in name.lower() if ch.isalnum()).startswith("albrequestcountpertarget")
+# ----------------------------------------------------------------------------- one decision's working set
 
 
-def compile_policy(policy: Policy) -> _Compiled:
-    extra = C.AWS_ALARM_EXTRA_PERIODS
-    rules = []
-    for k, r in enumerate(policy.rules):
-        n = r.evaluation_periods
-        m = r.datapoints_to_alarm or n
-        step = r.steps is not None
-        if step:
-            scale_out = r.operator.startswith("Greater")
-            adj_type = r.adjustment_type
-            adjustment = None
-            steps = compile_steps(r.steps)
-            cooldown = r.action.cooldown_seconds if r.action is not None else None
+@dataclass(slots=True)
+class _Run:
+    """What the stages of one decision share: the observations read once, the
+    alarms' states and invocations, and the capacities each policy asks for."""
+    ctx: Context
+    c: _Compiled
+    end: float                  # the newest datapoint's period ends here (now − metric delay)
+    group: GroupCapacity
+    default_cd: float           # the group's DefaultCooldown
+    policy_warmup: float        # the policy's EstimatedInstanceWarmup
+    prev_states: dict
+    prev_invoked: dict
+    tracing: bool
+    block_warmup: float = 0.0   # the longest warm-up that blocks a scale-in
+    invoked: dict = field(default_factory=dict)
+    states: dict = field(default_factory=dict)
+    results: list = field(default_factory=list)    # MetricResult, in policy order
+    out: list = field(default_factory=list)        # scale-outs: (replicas, cause, cooldown, what)
+    ins: list = field(default_factory=list)        # scale-ins, likewise
+    blocked: Optional[str] = None                  # why a simple policy was held
+    series: dict = field(default_factory=dict)     # datapoints, computed once per metric and grain
+
+    @classmethod
+    def start(cls, ctx: Context, c: _Compiled) -> "_Run":
+        s, obs, state = ctx.settings, ctx.obs, ctx.state
+        default_cd = s.default_cooldown_seconds
+        if default_cd is None:
+            default_cd = C.AWS_DEFAULT_COOLDOWN
+        policy_warmup = resolve_warmup(None, ctx.policy.initialization_period_seconds, s)
+        prev_states = state.extra.get(STATE_ALARMS) or {}
+        if type(prev_states) is not dict:
+            _bad_alarm_states(prev_states)
+        prev_invoked = state.extra.get(STATE_INVOKED) or {}
+        if type(prev_invoked) is not dict:
+            _bad_invoked(prev_invoked)
+        return cls(ctx, c, ctx.now - s.metric_delay_seconds,
+                   GroupCapacity(ctx.now, ctx.current, obs.status_replicas, obs.members),
+                   default_cd, policy_warmup, prev_states, prev_invoked, ctx.trace is not None,
+                   block_warmup=policy_warmup)
+
+    def invoke(self, key: str, grain: float) -> bool:
+        """An alarm in ALARM invokes its policy once per period ("the alarm
+        continues to invoke the action for every period that the alarm
+        remains in the new state"): not again within ``grain`` of the last time."""
+        last = self.prev_invoked.get(key)
+        end = self.end
+        if last is not None:
+            if type(last) is not int and type(last) is not float:
+                _bad_invoked(self.prev_invoked)
+            if last <= end and end - last < grain:
+                self.invoked[key] = last
+                return False
+        self.invoked[key] = end
+        return True
+
+    def points(self, name: str, grain: float, statistic: str, divided: bool, warmup: float, need: int,
+               resource: Optional[str] = None) -> list:
+        """The datapoints of one metric at one grain, newest first, computed once
+        per decision for the longest range any alarm on it reads. ``resource``: the
+        members' samples are usage of that resource, turned into a percent of each
+        member's request (a Utilization target)."""
+        obs = self.ctx.obs
+        mo = obs.metrics.get(name)
+        by_members = mo is not None and mo.series is None and bool(mo.member_series or mo.members)
+        key = (name, grain, statistic, divided, warmup if by_members else None, resource if by_members else None)
+        pts = self.series.get(key)
+        if pts is None:
+            length = self.c.periods.get(key[:4], need)
+            if length < need:
+                length = need
+            group = self.group
+            keep = group.metric_members(obs.members, warmup) if by_members and group.has_members else None
+            scale = utilization_scale(obs.members, resource) if by_members and resource else None
+            pts = self.series[key] = datapoints(mo, self.end, grain, length, statistic, keep,
+                                                (group.in_service or 1) if divided else 1, scale)
+        return pts if len(pts) == need else pts[:need]
+
+
+# ----------------------------------------------------------------------------- the stages
+
+
+def target_tracking(run: _Run) -> None:
+    """Each target tracking policy: its high alarm (3 of 3 one-minute datapoints
+    above the target) asks for ``ceil(capacity × value / target)`` from the
+    capacity in service and not warming; its low alarm (15 of 15 below 90 % of
+    the target) for the same from the whole capacity. A scale-in is asked for
+    only when every policy with scale-in enabled is ready to scale in
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html)."""
+    ctx, group, cur = run.ctx, run.group, run.ctx.current
+    tracing, results = run.tracing, run.results
+    voters = 0
+    ready: list = []
+    all_ready = True
+    hi_n = C.AWS_TT_HIGH_DATAPOINTS
+    lo_n = C.AWS_TT_LOW_DATAPOINTS
+    extra_periods = C.AWS_ALARM_EXTRA_PERIODS
+    for t in run.c.targets:
+        mt = t.metric
+        if not mt.enabled:
+            results.append(MetricResult(mt.name, error="disabled"))
+            continue
+        # resolve_warmup(mt.initialization_period_seconds, policy.initialization_period_seconds, s)
+        warmup = mt.initialization_period_seconds
+        if warmup is None:
+            warmup = run.policy_warmup
+        if warmup > run.block_warmup:
+            run.block_warmup = warmup
+        resource = mt.name if mt.type in ("resource", "container_resource") and \
+            mt.target.type == "Utilization" else None
+        pts = run.points(mt.name, C.AWS_TT_PERIOD, "Average", t.total, warmup, lo_n + extra_periods, resource)
+        if t.zeros:
+            # "emits zeros for periods with no associated data": never insufficient data, and
+            # target tracking can scale in on no traffic (UG as-scaling-target-tracking.html)
+            pts = [0 if v is None else v for v in pts]
+        high = evaluate_alarm(pts[:hi_n + extra_periods], t.high, hi_n, hi_n, "missing",
+                              run.prev_states.get(t.high_key))
+        low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", run.prev_states.get(t.low_key))
+        run.states[t.high_key] = high.state
+        run.states[t.low_key] = low.state
+        scale_in_enabled = not mt.disable_scale_in
+        if scale_in_enabled:
+            voters += 1
+        value = None
+        replicas = None
+        if high.state == ALARM and high.evaluated:
+            value = high.evaluated[0]
+            replicas = ceil_ratio(group.base_out(warmup), value, t.target)
+            if run.invoke(t.high_key, C.AWS_TT_PERIOD):
+                if replicas > cur:
+                    run.out.append((replicas, "metric", run.default_cd, mt.name))
+            elif tracing:
+                ctx.note("target tracking", mt.name, replicas, "held: the alarm already invoked the policy this period")
+            if scale_in_enabled:
+                all_ready = False
+        elif low.state == ALARM and low.evaluated:
+            value = low.evaluated[0]
+            replicas = ceil_ratio(group.base_in, value, t.target)
+            if scale_in_enabled:
+                if replicas < cur:
+                    ready.append((replicas, "metric", run.default_cd, mt.name))
+                else:
+                    all_ready = False
         else:
-            a = r.action
-            scale_out = a.direction == "Increase"
-            adj_type = SIMPLE_TYPES[a.type]
-            v = exact(a.value)
-            adjustment = v if adj_type == "ExactCapacity" or scale_out else -v
-            steps = ()
-            cooldown = a.cooldown_seconds
-        rules.append(_Rule(k, r, f"rules[{k}]", r.name or r.metric, step, scale_out, n, m, n + extra,
-                           breach_test(r.operator, r.threshold), exact(r.threshold), steps, adj_type,
-                           adjustment, r.min_adjustment_magnitude, cooldown))
-    targets = []
-    for i, mt in enumerate(policy.metrics or []):
-        t = mt.target
-        value = {"Utilization": t.average_utilization, "AverageValue": t.average_value,
-                 "Value": t.value}[t.type]
-        tv = exact(value)
-        low = Fraction(tv * C.AWS_TT_LOW_PERCENT, 100)
-        targets.append(_Target(i, mt, tv, mt.type in ("object", "external") and t.type == "AverageValue",
-                               t.type == "Utilization", f"metrics[{i}].high", f"metrics[{i}].low",
-                               breach_test("GreaterThan", tv), breach_test("LessThan", low),
-                               _emits_zeros(mt.name)))
-    periods: dict = {}
-    for r in rules:
-        if r.rule.enabled:
-            key = (r.rule.metric, r.rule.time_grain_seconds, r.rule.statistic, r.rule.divide_per_instance)
-            periods[key] = max(periods.get(key, 0), r.periods)
-    tt_periods = C.AWS_TT_LOW_DATAPOINTS + extra
-    for t in targets:
-        if t.metric.enabled:
-            key = (t.metric.name, C.AWS_TT_PERIOD, "Average", t.total)
-            periods[key] = max(periods.get(key, 0), tt_periods)
-    grains = {r.key: r.rule.time_grain_seconds for r in rules}
-    for t in targets:
-        grains[t.high_key] = C.AWS_TT_PERIOD
-    grains[_TT_SCALE_IN] = C.AWS_TT_PERIOD
-    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods, grains)
+            if scale_in_enabled:
+                all_ready = False
+            for v in pts:
+                if v is not None:   # the newest datapoint, for information
+                    value = v
+                    base = group.base_out(warmup) if t.high(v) else group.base_in
+                    replicas = ceil_ratio(base, v, t.target)
+                    break
+        err = None
+        if value is None and high.state == INSUFFICIENT_DATA and low.state == INSUFFICIENT_DATA:
+            err = (f"insufficient data: no datapoints for {mt.name} in the last "
+                   f"{lo_n + extra_periods} periods of {C.AWS_TT_PERIOD:g}s")
+        util = math.floor(value) if value is not None and t.utilization else None
+        results.append(MetricResult(mt.name, replicas, util, _json(value), err))
+        if tracing:
+            ctx.note("target tracking", mt.name, replicas,
+                     f"high alarm {high.state}, low alarm {low.state}; value {_json(value)} "
+                     f"vs target {format_number(t.target)}")
+    if voters and all_ready and len(ready) == voters:
+        if run.invoke(TT_SCALE_IN, C.AWS_TT_PERIOD):
+            run.ins.extend(ready)
+        elif tracing:
+            ctx.note("target tracking", "scale-in", None, "held: invoked already this period")
+
+
+def step_and_simple_scaling(run: _Run) -> None:
+    """Each rule's alarm; in ALARM, once per period: a step policy applies the
+    step that holds the aggregated value's distance from the threshold (no
+    cooldown, https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html);
+    a simple policy its adjustment, unless a scaling activity is in progress or
+    the cooldown after the last one has not expired
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scaling-cooldowns.html)."""
+    ctx, group, cur = run.ctx, run.group, run.ctx.current
+    tracing, results = run.tracing, run.results
+    metrics_obs = ctx.obs.metrics
+    cooling: Optional[bool] = None
+    for r in run.c.rules:
+        rule = r.rule
+        if not rule.enabled:
+            results.append(MetricResult(r.name, error="disabled", triggered=False))
+            continue
+        pts = run.points(rule.metric, rule.time_grain_seconds, rule.statistic, rule.divide_per_instance,
+                         run.policy_warmup, r.periods)
+        prev = run.prev_states.get(r.key)
+        if prev is not None and prev not in _ALARM_STATES:
+            _bad_alarm_states(run.prev_states)
+        ev = evaluate_alarm(pts, r.breaches, r.n, r.m, rule.treat_missing_data, prev)
+        run.states[r.key] = ev.state
+        err = None if rule.metric in metrics_obs else f"no observations for metric {rule.metric!r}"
+        if ev.state != ALARM:
+            results.append(MetricResult(r.name, value=_json(ev.evaluated[0] if ev.evaluated else None),
+                                        error=err, triggered=False))
+            if tracing:
+                ctx.note("alarm", r.key, ev.state, f"{ev.breaching} of {len(ev.evaluated)} datapoints "
+                         f"breaching, {r.m} of {r.n} needed ({rule.treat_missing_data})")
+            continue
+        if not run.invoke(r.key, rule.time_grain_seconds):
+            results.append(MetricResult(r.name, value=_json(ev.evaluated[0] if ev.evaluated else None),
+                                        error=err, triggered=True))
+            if tracing:
+                ctx.note("alarm", r.key, ev.state, "held: the alarm already invoked the policy this period")
+            continue
+        if r.step:
+            if not ev.evaluated:   # ALARM on missing data alone: no value to choose a step from
+                results.append(MetricResult(r.name, error=err, triggered=True))
+                continue
+            value = aggregate(ev.evaluated, rule.time_aggregation)
+            d = (value if type(value) is Fraction or type(value) is int else exact(value)) - r.threshold
+            chosen = select_step(r.steps, d, r.scale_out)
+            if chosen is None:
+                results.append(MetricResult(r.name, value=_json(value), error=err, triggered=True))
+                if tracing:
+                    ctx.note("step", r.key, None, f"value {_json(value)}: no step holds "
+                             f"{format_number(d)} from the threshold")
+                continue
+            base = group.base_out(run.policy_warmup) if r.scale_out else group.base_in
+            p = new_capacity(base, r.adjustment_type, chosen[2], r.mam)
+            # a step policy waits for no cooldown; the one its activity imposes on simple
+            # policies is its rule's (the protocol's last_scale.cooldown_seconds), else the default
+            cd = r.cooldown if r.cooldown is not None else run.default_cd
+        else:
+            value = ev.evaluated[0] if ev.evaluated else None
+            base = group.base_in
+            p = new_capacity(base, r.adjustment_type, r.adjustment, r.mam)
+            cd = r.cooldown if r.cooldown is not None else run.default_cd
+            # "the policy must wait for the scaling activity … to complete and the cooldown
+            # period to expire before responding to additional alarms"
+            why = None
+            if group.activity_in_progress:
+                why = "ActivityInProgress"
+            else:
+                if cooling is None:
+                    cooling = cooling_down(ctx.state.last_scale, ctx.now, run.default_cd)
+                if cooling:
+                    why = "CooldownActive"
+            if why is not None:
+                results.append(MetricResult(r.name, p, value=_json(value), error=err, triggered=True))
+                if run.blocked is None or why == "ActivityInProgress":
+                    run.blocked = why
+                if tracing:
+                    ctx.note("simple rule", r.key, p, f"held: {why}")
+                continue
+        results.append(MetricResult(r.name, p, value=_json(value), error=err, triggered=True))
+        if tracing:
+            ctx.note("step rule" if r.step else "simple rule", r.key, p,
+                     f"alarm ALARM; {r.adjustment_type} from a capacity of {base}")
+        if r.scale_out:
+            if p > cur:
+                run.out.append((p, "rule", cd, r.key))
+        elif p < cur:
+            run.ins.append((p, "rule", cd, r.key))
+
+
+def given_proposal(run: _Run, proposal: int) -> None:
+    """``observations.proposal``: a count computed elsewhere replaces the policies."""
+    cur = run.ctx.current
+    if proposal > cur:
+        run.out.append((proposal, "metric", run.default_cd, "observations.proposal"))
+    elif proposal < cur:
+        run.ins.append((proposal, "metric", run.default_cd, "observations.proposal"))
+
+
+@dataclass(slots=True)
+class _Outcome:
+    desired: int
+    reason: Optional[str]
+    cause: Optional[str]
+    cooldown: float
+
+
+def combine(run: _Run) -> _Outcome:
+    """"Amazon EC2 Auto Scaling chooses the policy that provides the largest
+    capacity for both scale out and scale in"; a scale-in waits while a
+    scale-out is in progress or instances warm up
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scale-based-on-demand.html#multiple-scaling-policy-resolution)."""
+    group, cur = run.group, run.ctx.current
+    reason: Optional[str] = None
+    winner = None
+    if run.out:
+        winner = max(run.out, key=_first)
+        desired = winner[0]
+    elif run.ins:
+        if group.scale_out_in_progress:
+            desired, reason = cur, "ActivityInProgress"
+        elif group.any_warming(run.block_warmup):
+            desired, reason = cur, "ScaleDownStabilized"
+        else:
+            winner = max(run.ins, key=_first)
+            desired = winner[0]
+    else:
+        desired = cur
+        reason = run.blocked
+    if run.tracing:
+        run.ctx.note("combine", cur, desired, (f"largest capacity: {winner[3]}" if winner else
+                                               (reason or "no policy changes the capacity")))
+    return _Outcome(desired, reason, winner[1] if winner else None, winner[2] if winner else run.default_cd)
+
+
+def predictive_scaling(run: _Run, o: _Outcome) -> Optional[int]:
+    """The maximum in force, and the forecast capacity joined by max under
+    ``ForecastAndScale`` (predictive scaling never scales in); ``IncreaseMaxCapacity``
+    raises the maximum to ``ceil(forecast × (100 + buffer) / 100)``, kept in
+    ``state["aws.max_capacity"]``
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-predictive-scaling.html)."""
+    ctx, state = run.ctx, run.ctx.state
+    policy = ctx.policy
+    max_r = run.c.max_replicas
+    eff_max = max_r
+    stored = state.extra.get(STATE_MAX)
+    if stored is not None:
+        if type(stored) is not int or stored < 0:
+            raise RequestError(f"$.state['{STATE_MAX}']",
+                               f"must be a non-negative integer (a maximum raised by predictive "
+                               f"scaling), got {stored!r}")
+        if max_r is not None and stored > max_r:
+            eff_max = stored
+    if policy.predictive is not None and ctx.obs.forecast is not None:
+        forecast = AwsSemantics.forecast_capacity(ctx)
+        if forecast is not None:
+            p = policy.predictive
+            if p.max_capacity_breach_behavior == "IncreaseMaxCapacity" and eff_max is not None:
+                buf = p.max_capacity_buffer_percent
+                buf = exact(C.AWS_PREDICTIVE_MAX_CAPACITY_BUFFER if buf is None else buf)
+                raised = math.ceil(Fraction(forecast) * (100 + buf) / 100)
+                if raised > eff_max:
+                    if run.tracing:
+                        ctx.note("max capacity", eff_max, raised,
+                                 f"IncreaseMaxCapacity: forecast {forecast} + {format_number(buf)}%")
+                    eff_max = raised
+                    state.extra[STATE_MAX] = raised
+            if forecast > o.desired:
+                if run.tracing:
+                    ctx.note("forecast", o.desired, forecast, "predictive scaling: the forecast capacity is higher")
+                o.desired, o.cause, o.reason, o.cooldown = forecast, "forecast", "ForecastFloor", run.default_cd
+    return eff_max
+
+
+def bounds(run: _Run, o: _Outcome, eff_max: Optional[int]) -> int:
+    """The capacity within ``[MinSize, MaxSize]``, whether or not a policy fired
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/asg-capacity-limits.html);
+    a move the bounds make (or turn around) is the boundary's."""
+    cur = run.ctx.current
+    final = o.desired
+    min_r = run.c.min_replicas
+    if eff_max is not None and final > eff_max:
+        final, o.reason = eff_max, "TooManyReplicas"
+    elif final < min_r:
+        final, o.reason = min_r, "TooFewReplicas"
+    if run.tracing and final != o.desired:
+        run.ctx.note("bounds", o.desired, final, f"within [{min_r}, {eff_max}]")
+    if final != cur and (o.cause is None or (final > cur) != (o.desired > cur)):
+        o.cause = "boundary"
+    return final
+
+
+def record(run: _Run, final: int) -> None:
+    """What the next decision reads: each alarm's state, when each alarm last
+    invoked its policy (an alarm that left ALARM keeps its period), the
+    activity's completion (:func:`track_activity`) and the recommendation."""
+    state, end = run.ctx.state, run.end
+    if run.states:
+        state.extra[STATE_ALARMS] = run.states
+    invoked = run.invoked
+    grains = run.c.grains
+    for key, last in run.prev_invoked.items():
+        if key not in invoked and type(last) in (int, float) and last <= end \
+                and end - last < grains.get(key, 0):
+            invoked[key] = last
+    if invoked:
+        state.extra[STATE_INVOKED] = invoked
+    elif STATE_INVOKED in state.extra:
+        del state.extra[STATE_INVOKED]
+    track_activity(state, run.group)
+    if state.recommendations is None:
+        state.recommendations = TimeLog()
+    state.recommendations.append(run.ctx.now, final)
+
+
+def cooling_down(last: Optional[dict], now: float, default_cd: float) -> bool:
+    """A simple policy waits while ``now < completed_at + cooldown`` (the cooldown
+    counts from when the last activity finished; default: its start)."""
+    if not last:
+        return False
+    start = last.get("completed_at")
+    if start is None:
+        start = last.get("time")
+    if start is None:
+        return False
+    cd = last.get("cooldown_seconds")
+    if cd is None:
+        cd = default_cd
+    return now < start + cd
+
+
+def track_activity(state: DecisionState, group: GroupCapacity) -> None:
+    """Fill ``last_scale.completed_at`` when the caller has not: the first
+    decision that sees the activity finished after seeing it in progress."""
+    last = state.last_scale
+    if not last or last.get("completed_at") is not None:
+        return
+    if group.activity_in_progress:
+        last[_IN_PROGRESS] = True
+    elif last.pop(_IN_PROGRESS, False):
+        last["completed_at"] = group.now
 
 
 # ----------------------------------------------------------------------------- the semantics
@@ -282,350 +561,32 @@ class AwsSemantics(Semantics):
         # AWS keeps no windows over past decisions: cooldowns read last_scale, alarms the series.
         return self._RETENTION
 
-    # ------------------------------------------------------------------------- decide
     def decide(self, ctx: Context) -> Decision:
-        policy = ctx.policy
-        c = self._compiled(policy)
-        now, cur, s, obs, state = ctx.now, ctx.current, ctx.settings, ctx.obs, ctx.state
-        tracing = ctx.trace is not None
-        end = now - s.metric_delay_seconds
-        fleet = Fleet(now, cur, obs.status_replicas, obs.members)
-        default_cd = s.default_cooldown_seconds
-        if default_cd is None:
-            default_cd = C.AWS_DEFAULT_COOLDOWN
-        policy_warmup = resolve_warmup(None, policy.initialization_period_seconds, s)
-        prev_states = state.extra.get(STATE_ALARMS) or {}
-        if type(prev_states) is not dict:
-            _bad_alarm_states(prev_states)
-        prev_invoked = state.extra.get(STATE_INVOKED) or {}
-        if type(prev_invoked) is not dict:
-            _bad_invoked(prev_invoked)
-        invoked: dict = {}
-
-        def invoke(key: str, grain: float) -> bool:
-            """An alarm in ALARM invokes its policy once per period ("the alarm
-            continues to invoke the action for every period that the alarm
-            remains in the new state"): not again within ``grain`` of the last time."""
-            last = prev_invoked.get(key)
-            if last is not None:
-                if type(last) is not int and type(last) is not float:
-                    _bad_invoked(prev_invoked)
-                if last <= end and end - last < grain:
-                    invoked[key] = last
-                    return False
-            invoked[key] = end
-            return True
-
-        states: dict = {}
-        metrics_obs = obs.metrics
-        results: list = []
-        out: list = []     # (replicas, cause, cooldown, what)
-        ins: list = []
-        blocked: Optional[str] = None
-        block_warmup = policy_warmup
-        series_cache: dict = {}
-
-        def points_of(name: str, grain: float, statistic: str, divided: bool, warmup: float, need: int,
-                      resource: Optional[str] = None) -> list:
-            """The datapoints of one metric at one grain, newest first, computed once
-            per decision for the longest range any alarm on it reads. ``resource``: the
-            members' samples are usage of that resource, turned into a percent of each
-            member's request (a Utilization target)."""
-            mo = metrics_obs.get(name)
-            by_members = mo is not None and mo.series is None and bool(mo.member_series or mo.members)
-            key = (name, grain, statistic, divided, warmup if by_members else None, resource if by_members else None)
-            pts = series_cache.get(key)
-            if pts is None:
-                length = c.periods.get(key[:4], need)
-                if length < need:
-                    length = need
-                keep = fleet.metric_members(obs.members, warmup) if by_members and fleet.has_members else None
-                scale = utilization_scale(obs.members, resource) if by_members and resource else None
-                pts = series_cache[key] = datapoints(mo, end, grain, length, statistic, keep,
-                                                     (fleet.in_service or 1) if divided else 1, scale)
-            return pts if len(pts) == need else pts[:need]
-
-        # -- target tracking ----------------------------------------------------------------
-        tt_voters = 0
-        tt_ready: list = []
-        tt_all_ready = True
-        hi_n = C.AWS_TT_HIGH_DATAPOINTS
-        lo_n = C.AWS_TT_LOW_DATAPOINTS
-        extra_periods = C.AWS_ALARM_EXTRA_PERIODS
-        proposal = obs.proposal    # a count computed elsewhere replaces the policies (spec)
-        for t in (c.targets if proposal is None else ()):
-            mt = t.metric
-            if not mt.enabled:
-                results.append(_result(mt.name, error="disabled"))
-                continue
-            # resolve_warmup(mt.initialization_period_seconds, policy.initialization_period_seconds, s)
-            warmup = mt.initialization_period_seconds
-            if warmup is None:
-                warmup = policy_warmup
-            if warmup > block_warmup:
-                block_warmup = warmup
-            resource = mt.name if mt.type in ("resource", "container_resource") and \
-                mt.target.type == "Utilization" else None
-            pts = points_of(mt.name, C.AWS_TT_PERIOD, "Average", t.total, warmup, lo_n + extra_periods, resource)
-            if t.zeros:
-                # "emits zeros for periods with no associated data": never insufficient data, and
-                # target tracking can scale in on no traffic (UG as-scaling-target-tracking.html)
-                pts = [0 if v is None else v for v in pts]
-            high = evaluate_alarm(pts[:hi_n + extra_periods], t.high, hi_n, hi_n, "missing",
-                                  prev_states.get(t.high_key))
-            low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", prev_states.get(t.low_key))
-            states[t.high_key] = high.state
-            states[t.low_key] = low.state
-            scale_in_enabled = not mt.disable_scale_in
-            if scale_in_enabled:
-                tt_voters += 1
-            value = None
-            replicas = None
-            if high.state == ALARM and high.evaluated:
-                value = high.evaluated[0]
-                replicas = _ceil_ratio(fleet.base_out(warmup), value, t.target)
-                if invoke(t.high_key, C.AWS_TT_PERIOD):
-                    if replicas > cur:
-                        out.append((replicas, "metric", default_cd, mt.name))
-                elif tracing:
-                    ctx.note("target tracking", mt.name, replicas, "held: the alarm already invoked the policy this period")
-                if scale_in_enabled:
-                    tt_all_ready = False
-            elif low.state == ALARM and low.evaluated:
-                value = low.evaluated[0]
-                replicas = _ceil_ratio(fleet.base_in, value, t.target)
-                if scale_in_enabled:
-                    if replicas < cur:
-                        tt_ready.append((replicas, "metric", default_cd, mt.name))
-                    else:
-                        tt_all_ready = False
-            else:
-                if scale_in_enabled:
-                    tt_all_ready = False
-                for v in pts:
-                    if v is not None:   # the newest datapoint, for information
-                        value = v
-                        base = fleet.base_out(warmup) if t.high(v) else fleet.base_in
-                        replicas = _ceil_ratio(base, v, t.target)
-                        break
-            err = None
-            if value is None and high.state == INSUFFICIENT_DATA and low.state == INSUFFICIENT_DATA:
-                err = (f"insufficient data: no datapoints for {mt.name} in the last "
-                       f"{lo_n + extra_periods} periods of {C.AWS_TT_PERIOD:g}s")
-            util = math.floor(value) if value is not None and t.utilization else None
-            results.append(_result(mt.name, replicas, util, _json(value), err))
-            if tracing:
-                ctx.note("target tracking", mt.name, replicas,
-                         f"high alarm {high.state}, low alarm {low.state}; value {_json(value)} "
-                         f"vs target {format_number(t.target)}")
-        if tt_voters and tt_all_ready and len(tt_ready) == tt_voters:
-            if invoke(_TT_SCALE_IN, C.AWS_TT_PERIOD):
-                ins.extend(tt_ready)
-            elif tracing:
-                ctx.note("target tracking", "scale-in", None, "held: invoked already this period")
-
-        # -- step and simple scaling ----------------------------------------------------------
-        cooling: Optional[bool] = None
-        for r in (c.rules if proposal is None else ()):
-            rule = r.rule
-            if not rule.enabled:
-                results.append(_result(r.name, error="disabled", triggered=False))
-                continue
-            pts = points_of(rule.metric, rule.time_grain_seconds, rule.statistic, rule.divide_per_instance,
-                            policy_warmup, r.periods)
-            prev = prev_states.get(r.key)
-            if prev is not None and prev not in _ALARM_STATES:
-                _bad_alarm_states(prev_states)
-            ev = evaluate_alarm(pts, r.breaches, r.n, r.m, rule.treat_missing_data, prev)
-            states[r.key] = ev.state
-            err = None if rule.metric in metrics_obs else f"no observations for metric {rule.metric!r}"
-            if ev.state != ALARM:
-                results.append(_result(r.name, value=_json(ev.evaluated[0] if ev.evaluated else None),
-                                       error=err, triggered=False))
-                if tracing:
-                    ctx.note("alarm", r.key, ev.state, f"{ev.breaching} of {len(ev.evaluated)} datapoints "
-                             f"breaching, {r.m} of {r.n} needed ({rule.treat_missing_data})")
-                continue
-            if not invoke(r.key, rule.time_grain_seconds):
-                results.append(_result(r.name, value=_json(ev.evaluated[0] if ev.evaluated else None),
-                                       error=err, triggered=True))
-                if tracing:
-                    ctx.note("alarm", r.key, ev.state, "held: the alarm already invoked the policy this period")
-                continue
-            if r.step:
-                if not ev.evaluated:   # ALARM on missing data alone: no value to choose a step from
-                    results.append(_result(r.name, error=err, triggered=True))
-                    continue
-                value = aggregate(ev.evaluated, rule.time_aggregation)
-                d = (value if type(value) is Fraction or type(value) is int else exact(value)) - r.threshold
-                chosen = select_step(r.steps, d, r.scale_out)
-                if chosen is None:
-                    results.append(_result(r.name, value=_json(value), error=err, triggered=True))
-                    if tracing:
-                        ctx.note("step", r.key, None, f"value {_json(value)}: no step holds "
-                                 f"{format_number(d)} from the threshold")
-                    continue
-                base = fleet.base_out(policy_warmup) if r.scale_out else fleet.base_in
-                p = new_capacity(base, r.adjustment_type, chosen[2], r.mam)
-                # a step policy waits for no cooldown; the one its activity imposes on simple
-                # policies is its rule's (spec: last_scale.cooldown_seconds), else the default
-                cd = r.cooldown if r.cooldown is not None else default_cd
-            else:
-                value = ev.evaluated[0] if ev.evaluated else None
-                base = fleet.base_in
-                p = new_capacity(base, r.adjustment_type, r.adjustment, r.mam)
-                cd = r.cooldown if r.cooldown is not None else default_cd
-                # "the policy must wait for the scaling activity … to complete and the cooldown
-                # period to expire before responding to additional alarms"
-                why = None
-                if fleet.activity_in_progress:
-                    why = "ActivityInProgress"
-                else:
-                    if cooling is None:
-                        cooling = self._cooling_down(state.last_scale, now, default_cd)
-                    if cooling:
-                        why = "CooldownActive"
-                if why is not None:
-                    results.append(_result(r.name, p, value=_json(value), error=err, triggered=True))
-                    if blocked is None or why == "ActivityInProgress":
-                        blocked = why
-                    if tracing:
-                        ctx.note("simple rule", r.key, p, f"held: {why}")
-                    continue
-            results.append(_result(r.name, p, value=_json(value), error=err, triggered=True))
-            if tracing:
-                ctx.note("step rule" if r.step else "simple rule", r.key, p,
-                         f"alarm ALARM; {r.adjustment_type} from a capacity of {base}")
-            if r.scale_out:
-                if p > cur:
-                    out.append((p, "rule", cd, r.key))
-            elif p < cur:
-                ins.append((p, "rule", cd, r.key))
-
-        if proposal is not None:
-            if proposal > cur:
-                out.append((proposal, "metric", default_cd, "observations.proposal"))
-            elif proposal < cur:
-                ins.append((proposal, "metric", default_cd, "observations.proposal"))
-
-        # -- combine: the largest capacity wins, both ways ---------------------------------------
-        reason: Optional[str] = None
-        winner = None
-        if out:
-            winner = max(out, key=_first)
-            desired = winner[0]
-        elif ins:
-            if fleet.scale_out_in_progress:
-                desired, reason = cur, "ActivityInProgress"
-            elif fleet.any_warming(block_warmup):
-                desired, reason = cur, "ScaleDownStabilized"
-            else:
-                winner = max(ins, key=_first)
-                desired = winner[0]
+        run = _Run.start(ctx, self._compiled(ctx.policy))
+        proposal = ctx.obs.proposal
+        if proposal is None:
+            target_tracking(run)
+            step_and_simple_scaling(run)
         else:
-            desired = cur
-            reason = blocked
-        if tracing:
-            ctx.note("combine", cur, desired, (f"largest capacity: {winner[3]}" if winner else
-                                               (reason or "no policy changes the capacity")))
-        cause = winner[1] if winner else None
-        cooldown = winner[2] if winner else default_cd
-
-        # -- predictive scaling ---------------------------------------------------------------------
-        max_r = c.max_replicas
-        eff_max = max_r
-        stored = state.extra.get(STATE_MAX)
-        if stored is not None:
-            if type(stored) is not int or stored < 0:
-                raise RequestError(f"$.state['{STATE_MAX}']",
-                                   f"must be a non-negative integer (a maximum raised by predictive "
-                                   f"scaling), got {stored!r}")
-            if max_r is not None and stored > max_r:
-                eff_max = stored
-        if policy.predictive is not None and obs.forecast is not None:
-            forecast = self.forecast_capacity(ctx)
-            if forecast is not None:
-                p = policy.predictive
-                if p.max_capacity_breach_behavior == "IncreaseMaxCapacity" and eff_max is not None:
-                    buf = p.max_capacity_buffer_percent
-                    buf = exact(C.AWS_PREDICTIVE_MAX_CAPACITY_BUFFER if buf is None else buf)
-                    raised = math.ceil(Fraction(forecast) * (100 + buf) / 100)
-                    if raised > eff_max:
-                        if tracing:
-                            ctx.note("max capacity", eff_max, raised,
-                                     f"IncreaseMaxCapacity: forecast {forecast} + {format_number(buf)}%")
-                        eff_max = raised
-                        state.extra[STATE_MAX] = raised
-                if forecast > desired:
-                    if tracing:
-                        ctx.note("forecast", desired, forecast, "predictive scaling: the forecast capacity is higher")
-                    desired, cause, reason, cooldown = forecast, "forecast", "ForecastFloor", default_cd
-
-        # -- bounds --------------------------------------------------------------------------------
-        final = desired
-        min_r = c.min_replicas
-        if eff_max is not None and final > eff_max:
-            final, reason = eff_max, "TooManyReplicas"
-        elif final < min_r:
-            final, reason = min_r, "TooFewReplicas"
-        if tracing and final != desired:
-            ctx.note("bounds", desired, final, f"within [{min_r}, {eff_max}]")
-        if final != cur and (cause is None or (final > cur) != (desired > cur)):
-            cause = "boundary"
-
-        if states:
-            state.extra[STATE_ALARMS] = states
-        for key, last in prev_invoked.items():   # an alarm that left ALARM keeps its period
-            if key not in invoked and type(last) in (int, float) and last <= end \
-                    and end - last < c.grains.get(key, 0):
-                invoked[key] = last
-        if invoked:
-            state.extra[STATE_INVOKED] = invoked
-        elif STATE_INVOKED in state.extra:
-            del state.extra[STATE_INVOKED]
-        self._track_activity(state, fleet)
-        if state.recommendations is None:
-            state.recommendations = TimeLog()
-        state.recommendations.append(now, final)
-        error = None
-        if final == cur and reason is None and proposal is None and results and \
-                all(r.get("error") for r in results):
-            # spec (Response, error): "set, with desired_replicas == current_replicas, when no
-            # decision can be made (every metric failed …)": every alarm lacks data (AWS
+            given_proposal(run, proposal)
+        o = combine(run)
+        final = bounds(run, o, predictive_scaling(run, o))
+        record(run, final)
+        results = run.results
+        reason, error = o.reason, None
+        if final == ctx.current and reason is None and proposal is None and results and \
+                all(r.error for r in results):
+            # the protocol (Response, ``error``): "set, with desired_replicas == current_replicas,
+            # when no decision can be made (every metric failed …)": every alarm lacks data (AWS
             # leaves the group alone in INSUFFICIENT_DATA) and nothing else moved it
             reason = "InvalidMetrics"
-            error = f"every metric failed ({len(results)} of {len(results)}), first error is: {results[0]['error']}"
-        return Decision(final, final, reason or "DesiredWithinRange", results, error=error,
-                        cause=cause or "metric", cooldown_seconds=cooldown)
+            error = f"every metric failed ({len(results)} of {len(results)}), first error is: {results[0].error}"
+        return Decision(final, final, reason or "DesiredWithinRange", [r.to_dict() for r in results],
+                        error=error, cause=o.cause or "metric", cooldown_seconds=o.cooldown)
 
     # ------------------------------------------------------------------------- helpers
-    @staticmethod
-    def _cooling_down(last: Optional[dict], now: float, default_cd: float) -> bool:
-        """A simple policy waits while ``now < completed_at + cooldown`` (the cooldown
-        counts from when the last activity finished; default: its start)."""
-        if not last:
-            return False
-        start = last.get("completed_at")
-        if start is None:
-            start = last.get("time")
-        if start is None:
-            return False
-        cd = last.get("cooldown_seconds")
-        if cd is None:
-            cd = default_cd
-        return now < start + cd
-
-    @staticmethod
-    def _track_activity(state, fleet: Fleet) -> None:
-        """Fill ``last_scale.completed_at`` when the caller has not: the first
-        decision that sees the activity finished after seeing it in progress."""
-        last = state.last_scale
-        if not last or last.get("completed_at") is not None:
-            return
-        if fleet.activity_in_progress:
-            last[_IN_PROGRESS] = True
-        elif last.pop(_IN_PROGRESS, False):
-            last["completed_at"] = fleet.now
+    _cooling_down = staticmethod(cooling_down)
+    _track_activity = staticmethod(track_activity)
 
     @staticmethod
     def forecast_capacity(ctx: Context) -> Optional[int]:

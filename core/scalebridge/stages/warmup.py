@@ -45,7 +45,7 @@ from typing import Optional, Sequence
 
 from .. import constants as C
 
-__all__ = ["Fleet", "resolve_warmup"]
+__all__ = ["GroupCapacity", "resolve_warmup"]
 
 
 def resolve_warmup(metric_override: Optional[float], policy_override: Optional[float], settings) -> float:
@@ -71,7 +71,7 @@ def _int_capacity(x) -> int:
     return math.ceil(x)
 
 
-class Fleet:
+class GroupCapacity:
     """What AWS calls the group's capacity, read once per decision from the observations."""
     __slots__ = ("now", "current", "has_members", "base_in", "in_service", "_warm_since",
                  "activity_in_progress", "scale_out_in_progress", "_cache")
@@ -169,3 +169,7 @@ class Fleet:
                     keep.append(m.name)
             v = self._cache[key] = frozenset(keep)
         return v
+
+
+Fleet = GroupCapacity
+"""The name docs/semantics/aws.md gives :class:`GroupCapacity`."""

@@ -1,0 +1,157 @@
+"""What the ``aws`` semantics derives from a policy, once per policy: each scaling
+policy as Amazon EC2 Auto Scaling holds it.
+
+- a rule with ``steps`` is a step scaling policy, a rule with an ``action`` a
+  simple scaling policy, each with its CloudWatch alarm: ``evaluation_periods``
+  (N), ``datapoints_to_alarm`` (M, default N), and an evaluation range of N + 2
+  periods (``AWS_ALARM_EXTRA_PERIODS``,
+  https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html#alarms-evaluating-missing-data);
+- each of ``policy.metrics`` is a target tracking policy with AWS's own pair of
+  alarms: above the target for ``AWS_TT_HIGH_DATAPOINTS`` one-minute datapoints,
+  below ``AWS_TT_LOW_PERCENT`` % of it for ``AWS_TT_LOW_DATAPOINTS``
+  (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html).
+
+Numbers are exact (:func:`scalebridge.units.exact`): a threshold of 0.1 is 1/10.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Callable, Optional
+
+from .. import constants as C
+from ..policy import Metric, Policy, Rule
+from ..stages.alarms import breach_test
+from ..stages.steps import SIMPLE_TYPES, compile_steps
+from ..units import exact
+
+__all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio"]
+
+TT_SCALE_IN = "metrics.scale_in"
+"""The alarm key under which target tracking's scale-in is invoked once per period."""
+
+
+@dataclass(slots=True)
+class _Rule:
+    index: int
+    rule: Rule
+    key: str                  # its entry in aws.alarm_states
+    name: str
+    step: bool                # step scaling (else simple)
+    scale_out: bool
+    n: int                    # evaluation periods
+    m: int                    # datapoints to alarm
+    periods: int              # evaluation range (N + 2)
+    breaches: Callable
+    threshold: object         # exact
+    steps: tuple
+    adjustment_type: str
+    adjustment: object        # simple rules: the signed adjustment (exact)
+    mam: Optional[int]
+    cooldown: Optional[float]
+
+
+@dataclass(slots=True)
+class _Target:
+    index: int
+    metric: Metric
+    target: object            # exact target value
+    total: bool               # object/external AverageValue: the series is a group total
+    utilization: bool
+    high_key: str
+    low_key: str
+    high: Callable
+    low: Callable
+    zeros: bool               # ALBRequestCountPerTarget: a period without data is a zero
+
+
+@dataclass(slots=True)
+class _Compiled:
+    rules: tuple
+    targets: tuple
+    min_replicas: int
+    max_replicas: Optional[int]
+    periods: dict             # (metric, grain, statistic, divided) -> the longest range any alarm reads
+    grains: dict              # alarm key -> its period (aws.alarm_invoked)
+
+
+def ceil_ratio(base: int, value, target) -> int:
+    """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10)."""
+    if type(value) is float:
+        vn, vd = _float_pair(value)
+    else:
+        v = value if type(value) is int or type(value) is Fraction else exact(value)
+        vn, vd = v.numerator, v.denominator
+    return -((-base * vn * target.denominator) // (vd * target.numerator))
+
+
+@lru_cache(maxsize=4096)
+def _float_pair(x: float) -> tuple[int, int]:
+    """``(n, d)`` with ``n / d == exact(x)``, the decimal ``repr(x)`` writes (not
+    reduced: a ratio's floor is the same for any n/d of the same value)."""
+    text = repr(x)
+    whole, dot, frac = text.partition(".")
+    if not dot or not frac.isdigit():   # an exponent, or not finite: exact() decides
+        q = exact(x)
+        return q.numerator, q.denominator
+    return int(whole + frac), 10 ** len(frac)
+
+
+def _emits_zeros(name: str) -> bool:
+    """A target-tracking metric named after the predefined ``ALBRequestCountPerTarget``
+    (any case or punctuation): UG as-scaling-target-tracking.html, "the
+    ALBRequestCountPerTarget metric emits zeros for periods with no associated data"."""
+    return "".join(ch for ch in name.lower() if ch.isalnum()).startswith("albrequestcountpertarget")
+
+
+def compile_policy(policy: Policy) -> _Compiled:
+    extra = C.AWS_ALARM_EXTRA_PERIODS
+    rules = []
+    for k, r in enumerate(policy.rules):
+        n = r.evaluation_periods
+        m = r.datapoints_to_alarm or n
+        step = r.steps is not None
+        if step:
+            scale_out = r.operator.startswith("Greater")
+            adj_type = r.adjustment_type
+            adjustment = None
+            steps = compile_steps(r.steps)
+            cooldown = r.action.cooldown_seconds if r.action is not None else None
+        else:
+            a = r.action
+            scale_out = a.direction == "Increase"
+            adj_type = SIMPLE_TYPES[a.type]
+            v = exact(a.value)
+            adjustment = v if adj_type == "ExactCapacity" or scale_out else -v
+            steps = ()
+            cooldown = a.cooldown_seconds
+        rules.append(_Rule(k, r, f"rules[{k}]", r.name or r.metric, step, scale_out, n, m, n + extra,
+                           breach_test(r.operator, r.threshold), exact(r.threshold), steps, adj_type,
+                           adjustment, r.min_adjustment_magnitude, cooldown))
+    targets = []
+    for i, mt in enumerate(policy.metrics or []):
+        t = mt.target
+        value = {"Utilization": t.average_utilization, "AverageValue": t.average_value,
+                 "Value": t.value}[t.type]
+        tv = exact(value)
+        low = Fraction(tv * C.AWS_TT_LOW_PERCENT, 100)
+        targets.append(_Target(i, mt, tv, mt.type in ("object", "external") and t.type == "AverageValue",
+                               t.type == "Utilization", f"metrics[{i}].high", f"metrics[{i}].low",
+                               breach_test("GreaterThan", tv), breach_test("LessThan", low),
+                               _emits_zeros(mt.name)))
+    periods: dict = {}
+    for r in rules:
+        if r.rule.enabled:
+            key = (r.rule.metric, r.rule.time_grain_seconds, r.rule.statistic, r.rule.divide_per_instance)
+            periods[key] = max(periods.get(key, 0), r.periods)
+    tt_periods = C.AWS_TT_LOW_DATAPOINTS + extra
+    for t in targets:
+        if t.metric.enabled:
+            key = (t.metric.name, C.AWS_TT_PERIOD, "Average", t.total)
+            periods[key] = max(periods.get(key, 0), tt_periods)
+    grains = {r.key: r.rule.time_grain_seconds for r in rules}
+    for t in targets:
+        grains[t.high_key] = C.AWS_TT_PERIOD
+    grains[TT_SCALE_IN] = C.AWS_TT_PERIOD
+    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods, grains)

@@ -324,10 +324,11 @@ class KubernetesServer:
         return self
 
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread:
+        if self._thread is not None:      # shutdown() waits for serve_forever: only when it runs
+            self._httpd.shutdown()
             self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
 
     def __enter__(self) -> "KubernetesServer":
         return self.start()

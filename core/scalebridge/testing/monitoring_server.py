@@ -46,10 +46,13 @@ class Series:
 
 
 class MonitoringServer:
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, workers: int = 4):
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, workers: int = 4,
+                 tls: Optional[tuple[str, str]] = None):
+        """``tls``: ``(certificate.pem, key.pem)`` paths to serve TLS (as the real
+        endpoint does) instead of plaintext gRPC."""
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError("the Monitoring fake serves on loopback only")
-        self.host, self._port, self._workers = host, port, workers
+        self.host, self._port, self._workers, self._tls = host, port, workers, tls
         self.series: list[Series] = []
         self.requests: list = []
         self._faults: list[list] = []
@@ -71,7 +74,12 @@ class MonitoringServer:
                 response_serializer=ListTimeSeriesResponse.serialize)})
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=self._workers))
         self._server.add_generic_rpc_handlers((handler,))
-        self.port = self._server.add_insecure_port(f"{self.host}:{self._port}")
+        if self._tls is not None:
+            with open(self._tls[0], "rb") as c, open(self._tls[1], "rb") as k:
+                creds = grpc.ssl_server_credentials([(k.read(), c.read())])
+            self.port = self._server.add_secure_port(f"{self.host}:{self._port}", creds)
+        else:
+            self.port = self._server.add_insecure_port(f"{self.host}:{self._port}")
         self._server.start()
         return self
 

@@ -22,7 +22,7 @@ from ..protocol import Member, Observations
 
 __all__ = [
     "NOW", "GCE_NOW", "AZURE_NOW",
-    "pods", "member_models", "cpu_request", "proposal_request",
+    "pods", "member_models", "cpu_request", "neutral_request", "neutral_out_rule", "neutral_in_rule", "neutral_rules_request", "series_points", "proposal_request",
     "vms", "per_vm", "cpu", "queue", "gce_request",
     "instances", "aws_request", "AWS_STEP_OUT", "AWS_STEP_IN", "AWS_SIMPLE_OUT", "AWS_TT_CPU",
     "aws_step_policy", "aws_warming_group",
@@ -137,6 +137,47 @@ def cpu_request(current: int, usage: Any, *, policy: Optional[dict] = None, sema
     if settings is not None:
         req["settings"] = settings
     return req
+
+
+def neutral_request(current: int, usage: Any, **fields: Any) -> dict:
+    """:func:`cpu_request` under the neutral ``scalebridge`` semantics, with an empty history."""
+    fields.setdefault("state", {"recommendations": []})
+    return cpu_request(current, usage, semantics="scalebridge", **fields)
+
+
+def neutral_out_rule(threshold: Any = 70, value: Any = 2, cooldown: Any = None, metric: str = "q",
+                     **action: Any) -> dict:
+    """A scale-out rule: ``metric`` above ``threshold`` over 2 minutes adds ``value``."""
+    a = {"direction": "Increase", "type": "ChangeCount", "value": value, **action}
+    if cooldown is not None:
+        a["cooldown_seconds"] = cooldown
+    return {"metric": metric, "operator": "GreaterThan", "threshold": threshold, "time_window_seconds": 120,
+            "action": a}
+
+
+def neutral_in_rule(threshold: Any = 30, value: Any = 1, cooldown: Any = None, metric: str = "q",
+                    **action: Any) -> dict:
+    """A scale-in rule: ``metric`` below ``threshold`` over 2 minutes removes ``value``."""
+    a = {"direction": "Decrease", "type": "ChangeCount", "value": value, **action}
+    if cooldown is not None:
+        a["cooldown_seconds"] = cooldown
+    return {"metric": metric, "operator": "LessThan", "threshold": threshold, "time_window_seconds": 120,
+            "action": a}
+
+
+def neutral_rules_request(current: int, rules: list, metrics: dict, policy: Optional[dict] = None,
+                          state: Optional[dict] = None, now: float = NOW) -> dict:
+    """A ``scalebridge`` request with threshold ``rules`` only (min 1, max 20)."""
+    pol = {"min_replicas": 1, "max_replicas": 20, "rules": rules}
+    pol.update(policy or {})
+    return {"semantics": "scalebridge", "now": now, "current_replicas": current, "policy": pol,
+            "observations": {"metrics": metrics},
+            "state": state if state is not None else {"recommendations": []}}
+
+
+def series_points(values: list, grain: float = 60, end: float = NOW) -> list[list]:
+    """``[[time, value], ...]``: one point per ``grain`` seconds, the last at ``end``."""
+    return [[end - grain * (len(values) - 1 - i), v] for i, v in enumerate(values)]
 
 
 def proposal_request(now: float, current: int, proposal: int, behavior: Optional[dict], state: Optional[dict] = None,

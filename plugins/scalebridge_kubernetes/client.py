@@ -147,7 +147,9 @@ class KubeClient:
                 loader.load_and_set(cfg)
                 mode = "in-cluster"
             else:
-                cfgmod.load_kube_config(context=context, client_configuration=cfg, persist_config=False)
+                default = environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+                cfgmod.load_kube_config(config_file=default, context=context, client_configuration=cfg,
+                                        persist_config=False)
                 mode = "kubeconfig (default)" + (f" context {context}" if context else "")
         except RefError:
             raise

@@ -167,6 +167,8 @@ class Load:
                    steps=tuple(sorted(parsed)))
 
     def at(self, t: float) -> float:
+        if not self.amplitude and not self.steps:
+            return self.base if self.base > 0 else 0.0
         v = self.base
         if self.amplitude:
             v += self.amplitude * math.sin(2 * math.pi * (t + self.phase) / self.period)
@@ -381,6 +383,9 @@ class FakeTarget(Target):
                                            "ref.settle_observes", integer=True))
         self.settle_seconds = _number(ref.get("settle_seconds", provider.settle_seconds), "ref.settle_seconds")
         self.start_time = provider.start_time
+        self._members: Optional[list[dict]] = None     # the observed members, until the world changes
+        self._running = 0
+        self._ready: list[str] = []
 
     # -- the contract
 
@@ -406,7 +411,9 @@ class FakeTarget(Target):
             if Capability.METRICS not in p.capabilities:
                 p._done(self.name, "read_metrics", "ok")
                 return {}
-            ready = [m.name for m in self.state.members if m.ready_time is not None and not m.deleting]
+            if self._members is None:
+                self._members = self._member_dicts()
+            ready = self._ready
             out = {q.name: self._metric(now, q, ready) for q in queries}
             p._done(self.name, "read_metrics", "ok")
             return out
@@ -451,6 +458,7 @@ class FakeTarget(Target):
             p.stacked_writes.append((self.name, asked, st.pending.operation))
         st.writes += 1
         p.total_writes += 1
+        self._members = None
         op = f"op-{self.name}-{st.writes}"
         st.size = size
         st.history.append([now, size])
@@ -473,6 +481,7 @@ class FakeTarget(Target):
 
     def _settle(self, now: float) -> None:
         st = self.state
+        self._members = None
         st.members = [m for m in st.members if not m.deleting]
         for m in st.members:
             if m.ready_time is None:
@@ -481,52 +490,58 @@ class FakeTarget(Target):
 
     def _observation(self) -> Observation:
         st = self.state
-        members = [{"name": m.name, "phase": "Running" if m.ready_time is not None else "Pending",
-                    "ready": m.ready_time is not None, "start_time": m.start_time,
-                    "ready_transition_time": m.ready_time if m.ready_time is not None else m.start_time,
-                    "deleting": m.deleting, "requests": {"cpu": self.cpu_request}} for m in st.members]
-        running = sum(1 for m in st.members if m.ready_time is not None and not m.deleting)
-        return Observation(current_replicas=st.size, status_replicas=running, members=members,
+        members = self._members
+        if members is None:
+            members = self._members = self._member_dicts()
+        running = self._running
+        return Observation(current_replicas=st.size, status_replicas=running, members=list(members),
                            in_flight=None if st.pending is None else st.pending.operation,
                            min_size=self.min_size, max_size=self.max_size,
                            details={"writes": st.writes})
+
+    def _member_dicts(self) -> list[dict]:
+        st = self.state
+        self._ready = [m.name for m in st.members if m.ready_time is not None and not m.deleting]
+        self._running = len(self._ready)
+        return [{"name": m.name, "phase": "Running" if m.ready_time is not None else "Pending",
+                    "ready": m.ready_time is not None, "start_time": m.start_time,
+                    "ready_transition_time": m.ready_time if m.ready_time is not None else m.start_time,
+                    "deleting": m.deleting, "requests": {"cpu": self.cpu_request}} for m in st.members]
 
     def _metric(self, now: float, q: MetricQuery, ready: list[str]) -> dict:
         load, how = self.metric_loads.get(q.name, (self.load, None))
         if how is None:
             how = {"pods": "per_member", "object": "total", "external": "total"}.get(q.type, "utilization")
         n = len(ready)
-        t0 = self.provider.start_time
         end = now - self.metric_delay_seconds
-
-        def value(t: float) -> Optional[float]:
-            v = load.at(t - t0)
-            if how == "total":
-                return v
-            if n == 0:
-                return None
-            return v / n * (100.0 if how == "utilization" else 1.0)
-
+        rel = end - self.provider.start_time
+        shapes = q.shapes
         out: dict[str, Any] = {"timestamp": end, "window": self.provider.metric_window}
-        v = value(end)
-        if "members" in q.shapes and n:
-            per = load.at(end - t0) / n
+        demand = load.at(rel)
+        if "members" in shapes and n:
             # a resource metric's member sample is usage against the member's request
-            out["members"] = {m: per * self.cpu_request if how == "utilization" else per for m in ready}
-        if "value" in q.shapes and v is not None:
-            out["value"] = v
-        if "values" in q.shapes and v is not None:
-            out["values"] = [v]
-        if "series" in q.shapes or "member_series" in q.shapes:
+            per = demand / n * (self.cpu_request if how == "utilization" else 1.0)
+            out["members"] = dict.fromkeys(ready, per)
+        if how == "total":
+            scale: Optional[float] = 1.0
+        else:
+            scale = None if n == 0 else (100.0 if how == "utilization" else 1.0) / n
+        if scale is None:       # no member to average over: no sample, never 0
+            if "series" in shapes:
+                out["series"] = []
+            return out
+        if "value" in shapes:
+            out["value"] = demand * scale
+        if "values" in shapes:
+            out["values"] = [demand * scale]
+        if "series" in shapes or "member_series" in shapes:
             grain = q.grain_seconds if q.grain_seconds > 0 else 60.0
             k = max(1, int(q.window_seconds // grain))
-            times = [end - grain * i for i in range(k - 1, -1, -1)]
-            series = [[t, value(t)] for t in times]
-            if "series" in q.shapes:
-                out["series"] = [pt for pt in series if pt[1] is not None]
-            if "member_series" in q.shapes and n:
-                out["member_series"] = {m: list(out.get("series") or [pt for pt in series if pt[1] is not None])
-                                        for m in ready}
+            series = [[end - grain * i, load.at(rel - grain * i) * scale] for i in range(k - 1, -1, -1)]
+            if "series" in shapes:
+                out["series"] = series
+            if "member_series" in shapes:
+                out["member_series"] = dict.fromkeys(ready, series)
         return out
 
 

@@ -60,6 +60,8 @@ def drop_nulls(data: Any) -> Any:
 
 
 class _Model(BaseModel):
+    """The base of every policy and protocol model: unknown keys are errors, and a
+    null value is a missing key."""
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False,
                               str_strip_whitespace=False)
 

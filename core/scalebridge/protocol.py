@@ -1,6 +1,6 @@
-"""The decision request of ``spec/decide-protocol.md`` as pydantic models.
+"""The decision request of the protocol (docs/protocol.md) as pydantic models.
 
-Field names are the protocol's and fixed. Extensions (allowed by the spec, never
+Field names are the protocol's and fixed. Extensions (the protocol allows them, never
 renames): ``Member.count`` — one entry standing for ``count`` identical members,
 which lets a simulator describe a fleet of hundreds in a few entries.
 """
@@ -11,21 +11,11 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 from typing_extensions import Required, TypedDict
 
-from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity, drop_nulls
+from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity, _Model, drop_nulls
 from .units import parse_duration
 
 Time = Optional[FiniteFloat]
 """Seconds since the Unix epoch; null is the distant past."""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_missing(cls, data: Any) -> Any:
-        # spec (Conventions): "`null` and a missing key mean the same thing"
-        return drop_nulls(data)
 
 
 class _Bulk(BaseModel):
@@ -124,7 +114,7 @@ class LastScale(_Model):
     direction: Optional[Literal["Increase", "Decrease"]] = None
     cause: Optional[str] = None
     completed_at: Optional[Number] = None
-    # a duration: seconds, or "5m", "PT5M" … (spec: Conventions)
+    # a duration: seconds, or "5m", "PT5M" … (docs/protocol.md, conventions)
     cooldown_seconds: Annotated[Optional[Number],
                                 BeforeValidator(lambda v: parse_duration(v) if isinstance(v, str) else v)] = None
 

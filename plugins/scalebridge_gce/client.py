@@ -29,7 +29,7 @@ import uuid
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
-from scalebridge.providers import ErrorKind, ProviderError, RefError, require
+from scalebridge.providers import ErrorKind, MissingExtra, ProviderError, RefError, require
 
 __all__ = ["GceClients", "map_error", "operation_error", "is_loopback", "check_compute_endpoint"]
 
@@ -152,7 +152,6 @@ def operation_error(op: Any, operation: str) -> Optional[ProviderError]:
     return ProviderError(kind, f"{operation}: operation {op.name} finished with {text}", operation=operation)
 
 
-
 class GceClients:
     """The clients of one provider instance, each built on first use.
 
@@ -161,19 +160,17 @@ class GceClients:
     ``calls`` counts API calls by name (for ``benchmarks/gce.py`` and tests)."""
 
     def __init__(self, *, compute_endpoint: Optional[str], monitoring_endpoint: Optional[str],
-                 monitoring_insecure: bool, credentials: str, timeout: float, read_retries: int = 3):
+                 monitoring_insecure: bool, credentials: str, timeout: float):
         self.compute_endpoint = compute_endpoint
         self.monitoring_endpoint = monitoring_endpoint
         self.monitoring_insecure = monitoring_insecure
         self.credentials_spec = credentials
         self.timeout = timeout
-        self.read_retries = read_retries
         self.calls: dict[str, int] = {}
         self._clients: dict[str, Any] = {}
         self._creds: Any = None
         self._lock = threading.Lock()
-        self._read_retry: Any = None
-        self._write_retry: Any = None
+        self._retry: Any = None
 
     # -- credentials and clients ----------------------------------------------------------
     def credentials(self) -> Any:
@@ -188,7 +185,7 @@ class GceClients:
                 else:
                     sa = require("google.oauth2.service_account", "gce", "gce")
                     self._creds = sa.Credentials.from_service_account_file(spec, scopes=list(SCOPES))
-            except ProviderError:
+            except (ProviderError, MissingExtra):
                 raise
             except (OSError, ValueError, KeyError) as e:
                 raise ProviderError(ErrorKind.FORBIDDEN, f"credentials {spec!r}: cannot read the "
@@ -235,29 +232,29 @@ class GceClients:
         return require("google.cloud.compute_v1", "gce", "gce")
 
     # -- calls ----------------------------------------------------------------------------
-    def _retries(self) -> tuple[Any, Any]:
-        if self._read_retry is None:
+    def _retries(self) -> Any:
+        """Retry 500/502/503/504, deadlines and dropped connections, 0.2 s doubling to
+        2 s, until ``timeout`` has passed. A resize may retry too: its ``requestId``
+        makes a repeated request the same request."""
+        if self._retry is None:
             from google.api_core import exceptions as gx
             from google.api_core import retry as r
             requests = require("requests", "gce", "gce")
             transient = r.if_exception_type(gx.InternalServerError, gx.BadGateway, gx.ServiceUnavailable,
                                             gx.GatewayTimeout, gx.DeadlineExceeded,
                                             requests.exceptions.ConnectionError)
-            budget = self.timeout
-            self._read_retry = r.Retry(predicate=transient, initial=0.2, maximum=2.0, multiplier=2.0,
-                                       timeout=budget)
-            self._write_retry = self._read_retry
-        return self._read_retry, self._write_retry
+            self._retry = r.Retry(predicate=transient, initial=0.2, maximum=2.0, multiplier=2.0,
+                                  timeout=self.timeout)
+        return self._retry
 
-    def call(self, name: str, fn: Callable, *, write: bool = False, retry: bool = True, **kw) -> Any:
+    def call(self, name: str, fn: Callable, *, retry: bool = True, **kw) -> Any:
         """``fn(**kw, retry=..., timeout=...)``, counted under ``name``; any failure is
         a :class:`ProviderError` naming ``name``."""
-        read_retry, write_retry = self._retries()
+        policy = self._retries() if retry else None
         with self._lock:
             self.calls[name] = self.calls.get(name, 0) + 1
         try:
-            return fn(**kw, retry=(write_retry if write else read_retry) if retry else None,
-                      timeout=self.timeout)
+            return fn(**kw, retry=policy, timeout=self.timeout)
         except Exception as e:
             raise map_error(e, name) from None
 

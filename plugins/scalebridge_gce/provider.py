@@ -297,7 +297,7 @@ class GceTarget(Target):
             compute_v1.ResizeRegionInstanceGroupManagerRequest
         req = req_cls(project=self.project, instance_group_manager=self.igm_name, size=size,
                       request_id=self.clients.request_id(), **self._scope())
-        op = self.clients.call(name, self._igm_client().resize_unary, write=True, request=req)
+        op = self.clients.call(name, self._igm_client().resize_unary, request=req)
         op = self._wait(op)
         if enum_name(op.status) != _DONE:
             self._operation = op.name

@@ -72,6 +72,8 @@ class AzureProvider(Provider):
             raise RefError(unknown[0], f"unknown option of the azure provider; it takes "
                                        f"{', '.join(sorted(self.OPTIONS))}")
         self.subscription_id = options.get("subscription_id")
+        #: the clock of the per-scale-set write bucket and hold (monotonic seconds; injectable)
+        self.clock = _time.monotonic
         self._settings: dict[str, tuple[float, list]] = {}
         self._settings_lock = threading.Lock()
         self.session = ArmSession(subscription_id=self.subscription_id, arm_endpoint=options.get("arm_endpoint"),
@@ -99,7 +101,7 @@ class AzureProvider(Provider):
         """The subscription's autoscale settings, listed once per
         :data:`AUTOSCALE_LIST_TTL_SECONDS` for all of its targets (one call, not one per
         scale set)."""
-        now = _time.monotonic()
+        now = self.clock()
         with self._settings_lock:
             hit = self._settings.get(subscription_id)
             if hit is not None and now - hit[0] < AUTOSCALE_LIST_TTL_SECONDS:
@@ -199,7 +201,7 @@ class ScaleSetTarget(Target):
     def set_size(self, size: int) -> SizeChange:
         if size < 0:
             raise ProviderError(ErrorKind.INVALID, f"a scale set's capacity is >= 0, not {size}")
-        now = _time.monotonic()
+        now = self.provider.clock()
         with self._lock:
             # these limits are this scale set's: reported without a Retry-After, so that the
             # controller backs this target off and not the whole provider

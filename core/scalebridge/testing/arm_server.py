@@ -184,6 +184,9 @@ class ArmServer:
         self.autoscale_settings: dict[str, dict] = {}
         self.operations: dict[str, dict] = {}
         self.faults: list[Fault] = []
+        self.random_fault: Optional[tuple[float, Fault, Any]] = None
+        #: faults answered so far, as (method, path, status or "drop")
+        self.faults_served: list[tuple[str, str, object]] = []
         self.calls: list[tuple[str, str, dict]] = []
         self.tokens: set[str] = {"static-test-token"}
         self.remaining_writes = 1199
@@ -321,13 +324,32 @@ class ArmServer:
         with self._lock:
             self.faults.append(Fault(status, retry_after, dict(headers or {}), body, delay, drop, match, times))
 
+    def fail_randomly(self, rate: float, status: int = 503, *, retry_after: Optional[float] = None,
+                      match: str = ".*", seed: int = 0) -> None:
+        """From now on, answer a share ``rate`` of the requests matching ``match`` with
+        ``status`` (seeded, so a test sees the same faults every run)."""
+        import random
+        with self._lock:
+            self.random_fault = (rate, Fault(status, retry_after, match=match, times=1 << 62), random.Random(seed))
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self.faults.clear()
+            self.random_fault = None
+
     def _take_fault(self, method: str, path: str) -> Optional[Fault]:
         with self._lock:
+            if self.random_fault is not None:
+                rate, f, rng = self.random_fault
+                if re.search(f.match, f"{method} {path}", re.IGNORECASE) and rng.random() < rate:
+                    self.faults_served.append((method, path, f.status))
+                    return f
             for f in self.faults:
                 if re.search(f.match, f"{method} {path}", re.IGNORECASE):
                     f.times -= 1
                     if f.times <= 0:
                         self.faults.remove(f)
+                    self.faults_served.append((method, path, "drop" if f.drop else f.status))
                     return f
         return None
 
@@ -396,6 +418,7 @@ _TOKEN = re.compile(r"^/([^/]+)/oauth2/v2\.0/token$")
 class _Handler(BaseHTTPRequestHandler):
     arm: ArmServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True   # headers and body go out as two writes: no 40 ms ACK wait
 
     def log_message(self, *args: object) -> None:   # quiet
         pass

@@ -87,6 +87,8 @@ class KubernetesProvider(Provider):
             self.pacing = Pacing(writes_per_second=self.qps, write_burst=self.burst,
                                  reads_per_second=self.qps, read_burst=self.burst)
         self._client = None
+        self._control = None
+        self._elector = None
 
     @property
     def client(self):
@@ -128,10 +130,41 @@ class KubernetesProvider(Provider):
                 raise RefError("ref.resource", f"a custom kind {kind} needs its plural resource name")
         return KubernetesTarget(self, kind, api_version, resource, namespace, name)
 
+    def _control_client(self):
+        """A second session for the Lease and the state ConfigMap, with its own rate
+        limiter, so that target calls never starve a renewal (kube-controller-manager
+        gives leader election its own client too)."""
+        if self._control is None:
+            from .client import KubeClient
+            self._control = KubeClient(qps=self.qps, burst=self.burst, timeout=self.timeout, **self.options)
+        return self._control
+
+    def elector(self, namespace: str, name: str, identity: str, clock: Any):
+        """``--leader-elect``: a :class:`~.election.LeaseElector` on the Lease
+        ``namespace``/``name`` with client-go's timings."""
+        from .election import LeaseElector
+        self._elector = LeaseElector(self._control_client(), namespace, name, identity, clock)
+        return self._elector
+
+    def state_store(self, namespace: str = "scalebridge", name: str = "scalebridge-state", **unknown: Any):
+        """``state: {provider: kubernetes, namespace, name}``: a
+        :class:`~.store.ConfigMapStore`; with leader election on this provider, only
+        the leader writes it."""
+        if unknown:
+            key = sorted(unknown)[0]
+            raise RefError(f"state.{key}", "not an option of the kubernetes state store (namespace, name)")
+        for key, value in (("namespace", namespace), ("name", name)):
+            if not isinstance(value, str) or not value:
+                raise RefError(f"state.{key}", f"a non-empty string, not {value!r}")
+        from .store import ConfigMapStore
+        return ConfigMapStore(self._control_client(), namespace, name,
+                              may_write=lambda: self._elector is None or self._elector.is_leader())
+
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        for c in (self._client, self._control):
+            if c is not None:
+                c.close()
+        self._client = self._control = None
 
 
 class KubernetesTarget(Target):

@@ -306,6 +306,7 @@ class KubernetesServer:
         #: (namespace, metric) -> [(labels, value)]
         self.external_metrics: dict[tuple[str, str], list[tuple[dict, str]]] = {}
         self.faults: list[Fault] = []
+        self._chaos: Optional[tuple] = None
         self.requests: list[ApiRequest] = []
         self._httpd = ThreadingHTTPServer((host, port), self._handler())
         self._httpd.daemon_threads = True
@@ -360,6 +361,7 @@ class KubernetesServer:
             self.object_metrics.clear()
             self.external_metrics.clear()
             self.faults.clear()
+            self._chaos = None
             self.requests.clear()
 
     # -- faults ------------------------------------------------------------------------
@@ -372,8 +374,21 @@ class KubernetesServer:
             self.faults.append(f)
         return f
 
+    def random_faults(self, rate: float, statuses: tuple[int, ...] = (500, 503, 429), *, seed: int = 0,
+                      path_contains: Optional[str] = None) -> None:
+        """Fail a fraction ``rate`` of the requests (matching ``path_contains``) with
+        one of ``statuses``, from a seeded generator; ``rate`` 0 stops it."""
+        import random
+        with self.lock:
+            self._chaos = (random.Random(seed), rate, tuple(statuses), path_contains) if rate > 0 else None
+
     def _take_fault(self, method: str, path: str) -> Optional[Fault]:
         with self.lock:
+            chaos = self._chaos
+            if chaos is not None:
+                rng, rate, statuses, where = chaos
+                if (where is None or where in path) and rng.random() < rate:
+                    return Fault(status=rng.choice(statuses), message="injected random fault")
             for f in self.faults:
                 if f.matches(method, path):
                     if f.times is not None:

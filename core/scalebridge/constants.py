@@ -49,7 +49,7 @@ AZURE_DEFAULT_COOLDOWN = 300.0           # PT5M
 # "The default cool-down period is five minutes." (a rule without cooldown_seconds)
 # https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-predictive:
 # "how far in advance you want new instances to be provisioned, up to 1 hour" (not enforced:
-# the spec makes provider limits advisory)
+# the protocol makes provider limits advisory)
 AZURE_PREDICTIVE_MAX_LOOK_AHEAD = 3600.0
 
 # --- AWS EC2 Auto Scaling -----------------------------------------------------------------
@@ -78,7 +78,7 @@ AWS_TT_LOW_PERCENT = 90
 
 # --- scalebridge neutral semantics ---------------------------------------------------------
 NEUTRAL_TOLERANCE = 0.1                  # Kubernetes' tolerance: the most widely deployed default
-NEUTRAL_DOWNSCALE_STABILIZATION = 600.0  # GCE's 10 minutes: the seed's "gradual scale-down"
+NEUTRAL_DOWNSCALE_STABILIZATION = 600.0  # GCE's 10 minutes: a gradual scale-down
 
 # --- Shared -------------------------------------------------------------------------------
 FLAPPING_WINDOW = 600.0                  # reversals within 10 minutes count as flapping

@@ -1,6 +1,7 @@
 """``scalebridge demo``: the main job on the embedded default, no cloud account.
 
-1. The seed's decision table (4 replicas, CPU target 60%, min 2, max 8) piped
+1. A decision table with an expected number per row (4 replicas, CPU target 60%,
+   min 2, max 8: ``ceil(4 × u / 60)`` within [2, 8]) piped
    through ``scalebridge decide --semantics kubernetes`` as JSON Lines, printed
    with the raw formula and the applied number.
 2. The five semantics compared on the built-in flash-crowd workload (when the
@@ -17,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 SEED_ROWS = [90, 30, 180, 55, 0]      # average CPU utilization, percent
-SEED_EXPECTED = [6, 2, 8, 4, 2]       # the seed's "expected number" column
+SEED_EXPECTED = [6, 2, 8, 4, 2]       # the table's "expected number" column
 NOW = 1767225600.0
 
 
@@ -27,7 +28,7 @@ def seed_request(utilization: int, tolerance: float | None) -> dict:
                     "metrics": [{"type": "resource", "name": "cpu",
                                  "target": {"type": "Utilization", "average_utilization": 60}}]}
     if tolerance is not None:
-        # the seed leaves stabilization and tolerance out
+        # the table's idealized case: no stabilization and no tolerance
         policy["tolerance"] = tolerance
         policy["behavior"] = {"scale_down": {"stabilization_window_seconds": 0}}
     else:

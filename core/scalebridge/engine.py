@@ -2,8 +2,8 @@
 for callers that make many decisions for one target (controller, simulator).
 
 Pure: no clock, no I/O. The engine parses and validates the request, runs the
-selected semantics, then applies what the spec prescribes for every semantics
-alike — ``mode``, the ``sizes`` log, the scale event and ``last_scale``, and
+selected semantics, then applies what the protocol prescribes for every semantics
+alike (docs/architecture.md) — ``mode``, the ``sizes`` log, the scale event and ``last_scale``, and
 pruning history no window needs.
 """
 from __future__ import annotations
@@ -102,7 +102,7 @@ def parse_request(request: Union[dict, Request]) -> tuple[_Envelope, Policy]:
     try:
         env = _Envelope.model_validate(request)
     except ValidationError as e:
-        # spec (Conventions): "`null` and a missing key mean the same thing" — the
+        # the protocol: "`null` and a missing key mean the same thing" — the
         # models a request holds many of do not drop null keys themselves (that would
         # cost every well-formed request a Python call per member); do it here, once
         cleaned = _without_nulls(request)
@@ -143,7 +143,7 @@ def _disabled_entry(name: str) -> dict:
 
 
 def align_metrics(policy: Policy, metrics: list) -> list:
-    """Spec (Response): "`metrics[i]` follows `policy.metrics[i]` for target
+    """The protocol (response): "`metrics[i]` follows `policy.metrics[i]` for target
     metrics, then the rules in force". A semantics that leaves disabled metrics
     out of its list gets an entry (error "disabled") in their place, so that the
     index still names the policy's metric."""
@@ -191,7 +191,7 @@ class Decider:
 
 
 def run(semantics: Semantics, ctx: Context) -> Decision:
-    """The semantics, then what the spec prescribes for all semantics."""
+    """The semantics, then what the protocol prescribes for all semantics."""
     try:
         d = semantics.decide(ctx)
     except (ScalebridgeError, ArithmeticError):
@@ -281,7 +281,7 @@ def decide_all(request: Union[dict, Request], names: tuple = BUILTIN_SEMANTICS, 
             error = str(e) if isinstance(e, RequestError) else \
                 f"the {name} semantics cannot decide this request ({type(e).__name__}: {e})"
             # no decision: the size stays, and the history the request carried is kept
-            # (spec: the response's state is the request's state after this decision)
+            # (the protocol: the response's state is the request's state after this decision)
             out.append({"semantics": name, "current_replicas": env.current_replicas,
                         "recommended_replicas": env.current_replicas, "desired_replicas": env.current_replicas,
                         "metrics": [], "profile": None, "reason": "InvalidMetrics", "able_to_scale": False,

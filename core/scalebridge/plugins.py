@@ -55,7 +55,7 @@ def _check_registered(table: str, name: object, obj: object, plugin_name: str) -
 def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) -> Registry:
     """Load every plugin and collect what each registers. A plugin that fails — it
     does not import, its hook has the wrong signature or raises, it defines a
-    ``scalebridge_*`` hook no spec knows (a misspelling), it registers something
+    ``scalebridge_*`` hook no hookspec knows (a misspelling), it registers something
     that is not what the hook asks for, or a name another plugin registered first —
     is listed in ``failures`` with the reason, none of its registrations are kept,
     and every other plugin works. Built-in entry points (this distribution's) load
@@ -74,7 +74,7 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
             return
         try:
             pm.register(module, name=name)
-        except Exception as e:   # e.g. a hookimpl whose arguments are not the spec's
+        except Exception as e:   # e.g. a hookimpl whose arguments are not the hookspec's
             reg.failures[failure_key] = f"{where}: {type(e).__name__}: {e}"
             return
         reg.plugins.append((_plugin_name(pm, module), where))

@@ -1,7 +1,7 @@
 """The neutral policy: what a policy file holds and what ``request.policy`` carries.
 
-One pydantic model per concept of ``spec/decide-protocol.md`` ("policy"), with
-unknown keys rejected. Semantics read these models directly; nothing here
+One pydantic model per concept of the protocol's ``policy`` (docs/protocol.md,
+docs/policy.md), with unknown keys rejected. Semantics read these models directly; nothing here
 depends on a provider.
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ Bool = StrictBool
 
 
 def drop_nulls(data: Any) -> Any:
-    """Spec (Conventions): "`null` and a missing key mean the same thing" — a key
+    """The protocol: "`null` and a missing key mean the same thing" — a key
     whose value is null is read as absent, so it takes the field's default."""
     if type(data) is dict and None in data.values():
         return {k: v for k, v in data.items() if v is not None}
@@ -482,7 +482,7 @@ def _mode(v: Any) -> Any:
 
 
 class Policy(_Model):
-    """The neutral policy (spec: "policy")."""
+    """The neutral policy (the protocol's ``policy``)."""
     name: Optional[str] = None
     semantics: Optional[str] = None
     min_replicas: Optional[Annotated[Int, Field(ge=0)]] = None

@@ -35,7 +35,7 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str]
         # YAML 1.1 reads `mode: ON` / `mode: OFF` (and yes/no) as booleans and an
         # unquoted `2026-01-01T08:00:00` as a datetime; a policy file holds the
         # protocol's JSON values, so only true/false are booleans and times stay
-        # the ISO-8601 strings the spec allows (fixed_date.start/end).
+        # the ISO-8601 strings the protocol allows (fixed_date.start/end).
         if node.tag == _BOOL_TAG and node.value.lower() not in ("true", "false"):
             return node.value
         if node.tag == _TIMESTAMP_TAG:

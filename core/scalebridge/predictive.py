@@ -1,6 +1,7 @@
 """Predictive scaling: a forecast of a load signal, turned into a capacity forecast.
 
-The second seed (shared/seeds/002_*.txt): a websocket service whose pods break
+The case it follows, a published websocket autoscaler ("如何使用Kubernetes创建自定义Pod水平扩展器",
+how to build a custom Kubernetes pod autoscaler): a websocket service whose pods break
 near 25,000 connections while CPU and memory stay flat, so scaling follows the
 connection count, ahead of it — new pods need time to start. Its authors
 forecast the count with a degree-2 polynomial regression, scaled **up fast**
@@ -17,7 +18,7 @@ rule (the highest of all signals; a forecast never scales in by itself):
 - **down**: the proposal — forecast capacity included, a ramp's members still
   starting excepted (below) — comes down at most
   ``scale_down_rate_percent`` per ``scale_down_period_seconds`` and never below
-  the reactive proposal for the current load (the seed follows "the count
+  the reactive proposal for the current load (the websocket autoscaler follows "the count
   minus 5%", not its forecast). It is kept real-valued and rounded up only
   when handed out, so a fleet of 2–20 still comes down (5% of 10 is half a
   member: the proposal loses it over two periods) instead of never (ceil every
@@ -39,7 +40,7 @@ rule (the highest of all signals; a forecast never scales in by itself):
   Tukey's outer fences (a flash crowd's 10×, a load falling off a cliff) are
   left out — no margin buys them off, the reactive path absorbs them. The reactive floor is then the
   need at 100% of a member's capacity;
-- **ramps**: the seed first fitted a line to the last 5 values. A model fitted
+- **ramps**: the websocket autoscaler first fitted a line to the last 5 values. A model fitted
   over half an hour barely moves on the first minute of a surge, so the last
   5 samples are fitted too, and so are the last 5 minutes; a rise beyond what
   the margin covers (the 5 samples) or a slope many standard errors above
@@ -77,7 +78,8 @@ from .protocol import CapacityForecast
 from .risk import ReactiveBaseline, RiskBudget
 
 RAMP_SAMPLES = 5
-"""The seed: "根据最近5个websocketConnectionCount值进行线性拟合" — a line through the last 5 values."""
+"""The websocket autoscaler's first model: "根据最近5个websocketConnectionCount值进行线性拟合" — a
+line through the last 5 values."""
 RAMP_SIGNIFICANCE = 3.0
 """...extrapolated when its rise is this many times what the margin covers."""
 TREND_SECONDS = 300.0
@@ -94,7 +96,7 @@ forecast's relative error at that level: on a count of a few requests a
 minute a slope can be significant and still be noise the margin covers."""
 
 DEFAULT_SCALE_DOWN_PERIOD = 60.0
-"""5% "per period": the seed's controller ran every 10 s; a minute keeps the
+"""5% "per period": the websocket autoscaler's controller ran every 10 s; a minute keeps the
 decay independent of the sync period (5%/min halves a fleet in ~14 minutes)."""
 
 
@@ -348,7 +350,7 @@ class PredictivePlanner:
         """The load a significant recent rise reaches by ``now + lead`` (None: no
         ramp), the higher of two least-squares lines extrapolated upward:
 
-        - through the last ``RAMP_SAMPLES`` samples (the seed's line), when the
+        - through the last ``RAMP_SAMPLES`` samples (the websocket autoscaler's line), when the
           rise from the first to the last is beyond ``RAMP_SIGNIFICANCE``
           times what the margin covers at that level — a step the forecast's
           own error cannot explain;

@@ -183,7 +183,7 @@ class TimeLog:
 
 
 class DecisionState:
-    """History one target carries from decision to decision (spec: "state")."""
+    """History one target carries from decision to decision (the protocol's ``state``, docs/protocol.md)."""
     __slots__ = ("recommendations", "sizes", "scale_up_events", "scale_down_events", "last_scale", "extra")
 
     def __init__(self) -> None:
@@ -229,7 +229,7 @@ class DecisionState:
 
     def record_scale(self, now: float, current: int, desired: int, cause: str,
                      cooldown_seconds: Optional[float] = None) -> None:
-        """Record a scale event at ``now`` (spec: state) when the size changes."""
+        """Record a scale event at ``now`` (the protocol's ``state``) when the size changes."""
         if desired == current:
             return
         if desired > current:

@@ -2,7 +2,7 @@
 
 - Less than ``seasonal_after_seconds`` of history (default 24 h, the minimum
   AWS predictive scaling needs before its first forecast): a damped
-  ``quadratic`` over 30 minutes (the seed's degree-2 regression, which follows
+  ``quadratic`` over 30 minutes (the websocket autoscaler's degree-2 regression, :mod:`.regression`, which follows
   a ramp as it starts, with its extrapolation flattened beyond ~5 minutes).
 - After that: ``seasonal``, which learns the daily and weekly pattern and
   scales it by the current level. Set ``seasonal_after_seconds=3 * DAY`` for

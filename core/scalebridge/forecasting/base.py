@@ -3,8 +3,8 @@
 A forecaster is fed one sample at a time (``observe``) and asked, at any
 instant, what it expects over the next ``horizon_seconds`` (``forecast``).
 There is no clock inside: time always comes in as an argument, so a forecaster
-replays a recorded trace exactly as it runs live (see DESIGN.md, "The decision
-loop": no clock, no network, no randomness in the pure core).
+replays a recorded trace exactly as it runs live (no clock, no network, no
+randomness: docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Polynomial regression over a sliding time window: ``linear`` and ``quadratic``.
 
-Source: the websocket autoscaler of the seed (seeds/002, "如何使用Kubernetes创建
-自定义Pod水平扩展器"): it first extrapolated a straight line through the last 5
+Source: a published websocket autoscaler ("如何使用Kubernetes创建自定义Pod水平扩展器",
+how to build a custom Kubernetes pod autoscaler): it first extrapolated a straight line through the last 5
 ``websocketConnectionCount`` values, found that poor when the count grows or
 falls exponentially, and moved to a degree-2 polynomial regression over recent
 history to predict the count once new pods have started.
@@ -31,7 +31,7 @@ from collections import deque
 
 from .base import MINUTE, Forecast, check_horizon, in_order, unavailable
 
-#: Default window per degree. The seed fitted the last 5 samples (its loop
+#: Default window per degree. The websocket autoscaler fitted the last 5 samples (its loop
 #: ran every 10 s), on smooth connection counts. Per-minute request counts are
 #: noisier: at a 2-minute lead on the shared traces the line was best over
 #: 15–30 minutes and the degree-2 fit needed 30 minutes to stop its curvature
@@ -47,7 +47,7 @@ _MIN_SPREAD = (0.0, 1e-4, 1e-3)
 class PolynomialForecaster:
     """Least-squares polynomial (degree 0, 1 or 2) over the last ``window_seconds``.
 
-    ``linear`` is ``degree=1``; ``quadratic`` (the seed's model) is ``degree=2``.
+    ``linear`` is ``degree=1``; ``quadratic`` (the websocket autoscaler's model) is ``degree=2``.
     Samples ``t`` in ``(latest − window_seconds, latest]`` are fitted.
     """
 

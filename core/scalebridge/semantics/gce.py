@@ -1,6 +1,6 @@
 """The ``gce`` semantics: the Compute Engine managed-instance-group autoscaler.
 
-Composition of shared stages with GCE's defaults (DESIGN.md, "Semantics"):
+A composition of shared stages with GCE's defaults:
 
 1. signals (:mod:`..stages.proposals`, :mod:`..stages.schedules`,
    :mod:`..stages.signals`): one exact ``ceil`` proposal per metric, the
@@ -187,7 +187,8 @@ class _Compiled:
         down = policy.behavior.scale_down if policy.behavior is not None else None
         stab = down.stabilization_window_seconds if down is not None and \
             down.stabilization_window_seconds is not None else C.GCE_STABILIZATION_PERIOD
-        # the stabilization period is never shorter than the initialization period (spec)
+        # the stabilization period is never shorter than the initialization period (a rule of
+        # the protocol; docs/semantics/gce.md, "stabilization period")
         self.window = max(float(stab), float(self.init))
         # history each window needs: recommendations for stabilization, sizes for scale-in controls
         control = policy.scale_in_control

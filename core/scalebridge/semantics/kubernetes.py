@@ -23,7 +23,7 @@ from ..stages.stabilization import stabilize_both_ways, stabilize_down
 from ..state import TimeLog
 from ..units import format_milli, milli_value
 from .base import Context, Decision, MetricResult, Semantics, carried_out
-from .kubernetes_replicas import (MetricError, Proposal, Tolerances, external_per_pod_sum,
+from .kubernetes_replicas import (MetricError, ReplicaCount, Tolerances, external_per_pod_sum,
                                   external_value_sum, per_pod_replicas, plain_metric_replicas,
                                   resource_utilization_replicas, usage_ratio_replicas)
 
@@ -109,7 +109,7 @@ class KubernetesSemantics(Semantics):
     def check(self, policy: Policy) -> None:
         if policy.max_replicas is None:
             # profiles are Azure's: their capacity does not stand in for maxReplicas here
-            # (as under gce); a profiles-only policy used to pass and then crash comparing None
+            # (as under gce)
             raise RequestError("$.policy.max_replicas",
                                "required by the kubernetes semantics (HorizontalPodAutoscalerSpec.maxReplicas)")
         for i in unstated_utilization(policy):
@@ -119,7 +119,7 @@ class KubernetesSemantics(Semantics):
                                "target raw value or a target utilization\")")
 
     # -- computeReplicasForMetric ---------------------------------------------------------
-    def metric_proposal(self, ctx: Context, spec: Metric, tol: Tolerances, status_replicas: int) -> Proposal:
+    def metric_proposal(self, ctx: Context, spec: Metric, tol: Tolerances, status_replicas: int) -> ReplicaCount:
         obs = ctx.obs.metrics.get(spec.name)
         t = spec.target
         s = ctx.settings
@@ -151,7 +151,7 @@ class KubernetesSemantics(Semantics):
                 return per_pod_replicas(status_replicas, usage, milli_value(t.average_value), tol)
             ratio = float(usage) / float(milli_value(t.value))
             replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
-            return Proposal(replicas, None, usage, within)
+            return ReplicaCount(replicas, None, usage, within)
         if kind == "external":
             if obs is None or (not obs.values and obs.value is None):
                 raise MetricError(f"unable to get external metric {spec.name}: no metrics returned from external metrics API")
@@ -162,7 +162,7 @@ class KubernetesSemantics(Semantics):
             usage = external_value_sum(samples)
             ratio = float(usage) / float(milli_value(t.value))
             replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
-            return Proposal(replicas, None, usage, within)
+            return ReplicaCount(replicas, None, usage, within)
         raise MetricError(f"invalid metric source type {kind!r}: the kubernetes semantics supports "
                           "resource, container_resource, pods, object and external")
 
@@ -196,7 +196,7 @@ class KubernetesSemantics(Semantics):
         status_replicas = int(status) if status is not None else ctx.current
         results: list[MetricResult] = []
         replicas = 0
-        winner: Optional[Proposal] = None
+        winner: Optional[ReplicaCount] = None
         invalid = 0
         first_error: Optional[str] = None
         for spec in specs:

@@ -36,7 +36,9 @@ class Tolerances:
 
 
 @dataclass(slots=True)
-class Proposal:
+class ReplicaCount:
+    """What replica_calculator.go's ``Get*Replicas`` return: ``replicaCount``,
+    ``utilization`` and the raw usage it came from."""
     replicas: int
     utilization: Optional[int] = None   # integer percent (Utilization targets)
     value_milli: Optional[int] = None   # the usage the proposal was based on, milli-units
@@ -204,7 +206,7 @@ def _usage_ratio(values: dict[str, int], counts: dict[str, int], target: int) ->
 
 def resource_utilization_replicas(current: int, target_utilization: float, resource: str,
                                   tol: Tolerances, members: list[Member], obs: MetricObservation,
-                                  now: float, cpu_init: float, readiness_delay: float) -> Proposal:
+                                  now: float, cpu_init: float, readiness_delay: float) -> ReplicaCount:
     """``GetResourceReplicas`` (and the container variant: the caller passes that
     container's requests and samples)."""
     samples = obs.members or {}
@@ -220,8 +222,8 @@ def resource_utilization_replicas(current: int, target_utilization: float, resou
     scale_up_with_unready = bool(unready) and ratio > 1.0
     if not scale_up_with_unready and not missing:
         if tol.is_within(ratio):
-            return Proposal(current, utilization, raw, True)
-        return Proposal(go_ceil(ratio * float(ready_count)), utilization, raw)
+            return ReplicaCount(current, utilization, raw, True)
+        return ReplicaCount(go_ceil(ratio * float(ready_count)), utilization, raw)
 
     if missing:
         if ratio < 1.0:
@@ -237,17 +239,17 @@ def resource_utilization_replicas(current: int, target_utilization: float, resou
             values[m.name] = 0
     new_ratio, _, _ = _utilization_ratio(values, counts, requests, target_utilization)
     if tol.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return Proposal(current, utilization, raw, tol.is_within(new_ratio))
+        return ReplicaCount(current, utilization, raw, tol.is_within(new_ratio))
     pods = sum(counts[n] for n in values)
     new_replicas = go_ceil(new_ratio * float(pods))
     if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
-        return Proposal(current, utilization, raw)
-    return Proposal(new_replicas, utilization, raw)
+        return ReplicaCount(current, utilization, raw)
+    return ReplicaCount(new_replicas, utilization, raw)
 
 
 def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, members: list[Member],
                           obs: MetricObservation, resource: Optional[str], now: float,
-                          cpu_init: float, readiness_delay: float) -> Proposal:
+                          cpu_init: float, readiness_delay: float) -> ReplicaCount:
     """``calcPlainMetricReplicas`` (pods metrics; resource metrics with an
     AverageValue target via ``GetRawResourceReplicas``)."""
     samples = obs.members or {}
@@ -262,8 +264,8 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
     scale_up_with_unready = bool(unready) and ratio > 1.0
     if not scale_up_with_unready and not missing:
         if tol.is_within(ratio):
-            return Proposal(current, None, usage, True)
-        return Proposal(go_ceil(ratio * float(ready_count)), None, usage)
+            return ReplicaCount(current, None, usage, True)
+        return ReplicaCount(go_ceil(ratio * float(ready_count)), None, usage)
 
     if missing:
         if ratio < 1.0:      # scale-down: missing pods use exactly the target
@@ -277,12 +279,12 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
             values[m.name] = 0
     new_ratio, _ = _usage_ratio(values, counts, target_milli)
     if tol.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return Proposal(current, None, usage, tol.is_within(new_ratio))
+        return ReplicaCount(current, None, usage, tol.is_within(new_ratio))
     pods = sum(counts[n] for n in values)
     new_replicas = go_ceil(new_ratio * float(pods))
     if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
-        return Proposal(current, None, usage)
-    return Proposal(new_replicas, None, usage)
+        return ReplicaCount(current, None, usage)
+    return ReplicaCount(new_replicas, None, usage)
 
 
 def ready_pods_count(members: list[Member]) -> int:
@@ -306,7 +308,7 @@ def usage_ratio_replicas(current: int, ratio: float, tol: Tolerances, members: l
 
 
 def per_pod_replicas(status_replicas: int, usage_milli: int, target_milli: int, tol: Tolerances,
-                     external: bool = False) -> Proposal:
+                     external: bool = False) -> ReplicaCount:
     """``GetObjectPerPodMetricReplicas`` / ``GetExternalPerPodMetricReplicas``:
     the total over the per-pod target, with tolerance judged on status replicas.
     The external variant reports a total at MaxInt64 as is (``float64(usage) >=
@@ -324,4 +326,4 @@ def per_pod_replicas(status_replicas: int, usage_milli: int, target_milli: int, 
         per_pod = MAX_INT64 if avg >= float(MAX_INT64) else int(math.ceil(avg))
     else:
         per_pod = usage_milli
-    return Proposal(replicas, None, per_pod, within)
+    return ReplicaCount(replicas, None, per_pod, within)

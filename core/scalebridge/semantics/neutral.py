@@ -1,8 +1,8 @@
 """The ``scalebridge`` semantics: the neutral composition of the providers' stages.
 
-DESIGN.md: "per-metric ceil formula with tolerance, highest of all signals,
+A per-metric ceil formula with tolerance, the highest of all signals, a
 10-minute downscale stabilization by default, Azure-style rules and instance
-profiles, Kubernetes-style rate policies, GCE scale-in controls". Each step is
+profiles, Kubernetes-style rate policies, GCE scale-in controls. Each step is
 a shared stage the provider semantics use too — nothing here re-implements a
 provider:
 
@@ -39,8 +39,7 @@ Defaults and why (docs/semantics.md has the table):
 
 - tolerance 0.1 — Kubernetes' default: the most widely deployed, and without
   one a noisy signal flaps (GCE has none and relies on its window);
-- downscale stabilization 600 s — GCE's: the seed's "scale down gradually",
-  and a longer memory than Kubernetes' 300 s for traffic that comes back;
+- downscale stabilization 600 s — GCE's: a gradual scale-down, and a longer memory than Kubernetes' 300 s for traffic that comes back;
 - scale-up stabilization 0 s and Kubernetes' scale-up rate — capacity is
   added at once, which is what every provider does when load rises;
 - no metrics, no rules, no schedules → 60% CPU — GCE's default, the safer of
@@ -228,7 +227,8 @@ class NeutralSemantics(Semantics):
             opinions.append((sched, "schedule"))
         forecast = forecast_floor(ctx, self.default_predictive_mode)
         if forecast is not None and (opinions or forecast > current):
-            # spec: a forecast "joins the signals by max; it never causes a scale-in by itself"
+            # a forecast "joins the signals by max; it never causes a scale-in by itself"
+            # (the protocol, ``observations.forecast``)
             opinions.append((forecast, "forecast"))
 
         error = None

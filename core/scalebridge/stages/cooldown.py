@@ -9,7 +9,7 @@ cooldown for each direction." Worked example: a scale-out at 10:00 with a
 40-minute cooldown holds everything — a scale-out too — until 13:40, and the
 scale-out runs at 13:40.
 
-Protocol (spec: state): cooldowns count from ``last_scale.completed_at``
+The protocol (``state``, docs/architecture.md): cooldowns count from ``last_scale.completed_at``
 (default: its ``time``) for ``last_scale.cooldown_seconds``, and only
 ``cause: rule`` actions count: moves into ``[min, max]`` and the default-capacity
 fallback start none and are never held by one.

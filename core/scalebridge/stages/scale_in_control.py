@@ -10,7 +10,7 @@ autoscaler looks at when computing recommendations." ``timeWindowSec``: "How
 far back autoscaling looks when computing recommendations to include
 directives regarding slower scale in."
 
-Protocol (spec: scaling limits): the size never drops below the peak of
+The protocol (scaling limits, docs/architecture.md): the size never drops below the peak of
 ``state.sizes`` (earlier ``recommended_replicas``) within
 ``time_window_seconds`` minus ``fixed``, or minus ``floor(percent × peak / 100)``
 in exact arithmetic. Scale-out is never limited. The peak is a

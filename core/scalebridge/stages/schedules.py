@@ -14,7 +14,7 @@ A schedule is active in ``[start, start + duration_seconds)`` for each cron
 match ``start`` (wall-clock time in its ``time_zone``, daylight saving time
 included). The value joins the other signals by max; it does not replace
 min/max, and once the schedule ends the stabilization period holds its size
-like any other signal's (spec: schedules).
+like any other signal's (the protocol's schedules, docs/architecture.md).
 
 Each schedule remembers the interval over which its answer cannot change (an
 active one until ``start + duration``; an inactive one until its next start),

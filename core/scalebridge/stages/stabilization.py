@@ -5,7 +5,7 @@ Kubernetes: ``stabilizeRecommendationWithBehaviors`` and the behavior-less
 GCE: "the autoscaler ... uses the peak recommendation of the stabilization
 period" (https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions#stabilization_period).
 
-Windows are ``(now - w, now]`` (spec: conventions). Queries cost O(1)
+Windows are ``(now - w, now]`` (the protocol's windows, docs/architecture.md). Queries cost O(1)
 amortized through :class:`~scalebridge.state.TimeLog`'s monotonic views.
 """
 from __future__ import annotations

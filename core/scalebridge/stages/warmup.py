@@ -33,8 +33,8 @@ Protocol mapping (docs/research/aws.md, G6 and G8):
   Without ``members`` both are ``status_replicas``, else ``current_replicas``;
 - a *scale-out is in progress* while ``status_replicas < current_replicas`` or
   a member is ``Pending`` or ``ready: false`` (and not ``deleting``);
-- an *activity is in progress* (spec: "An AWS scaling activity is in progress
-  while …") while ``status_replicas != current_replicas``, or any member is
+- an *activity is in progress* (the protocol: "An AWS scaling activity is in progress
+  while …", docs/architecture.md) while ``status_replicas != current_replicas``, or any member is
   ``Pending``, not ready, or ``deleting``. ``status_replicas`` absent: the
   capacity of the ``Running`` and ``Pending`` members.
 """

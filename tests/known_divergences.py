@@ -35,7 +35,7 @@ DIVERGENCES: dict[str, Divergence] = {d.id: d for d in [
     Divergence("simulator-counter-metrics",
                "the replay publishes no member_series, so a counter metric (target.rate, GCE DELTA_PER_SECOND) "
                "fails every decision",
-               "docs/simulation.md (--series-grain: counters are not simulated); docs/protocol.md (member_series)"),
+               "docs/simulation.md (--series-grain: counters are not simulated)"),
     Divergence("simulator-series-grain",
                "the group series is published at the model's 60-s grain whatever the rule's time_grain_seconds; "
                "Azure reads one point per rule grain",

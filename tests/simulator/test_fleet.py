@@ -1,14 +1,20 @@
-"""The fleet's member accounting: the oracle's conventions, drains, startup draws."""
+"""The fleet's member accounting (scalebridge.simulator.fleet): the oracle's conventions,
+cohorts, which members a shrink removes, drains serving and paid for, startup draws.
 
+Source: docs/simulation.md (the fleet model)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from scalebridge.simulator.fleet import Fleet, FleetModel, Startup, parse_startup
+from scalebridge import plugins
+from scalebridge.policy import Policy
+from scalebridge.simulator import FleetModel, make_workload, members_needed, oracle_for, simulate
+from scalebridge.simulator.fleet import Fleet, parse_startup, Startup
 from scalebridge.simulator.oracle import ready_members, startup_ticks
+from scalebridge.testing.requests import cpu_policy
+
 
 TICK = 15.0
 
@@ -133,3 +139,29 @@ def test_fleet_model_checks_its_numbers() -> None:
                 dict(capacity=1, initial=-1)):
         with pytest.raises(ValueError):
             FleetModel(**bad)
+
+
+def need(name: str) -> None:
+    if name not in plugins.registry().semantics:
+        pytest.skip(f"semantics {name!r} is not registered")
+
+
+def test_drain_keeps_removed_members_serving_and_paid_for_the_drain_time() -> None:
+    need("kubernetes")
+    load = make_workload("step", duration_seconds=1800, up_at_seconds=0, down_at_seconds=300).values
+    model = FleetModel(capacity=50, startup=60, drain_seconds=60)
+    run = simulate(cpu_policy(60), load, model, semantics="kubernetes")
+    k = int(np.flatnonzero(np.diff(run.desired) < 0)[0]) + 1   # the first scale-in
+    big, small = int(run.desired[k - 1]), int(run.desired[k])
+    assert list(run.ready[k:k + 4]) == [big] * 4 and list(run.paid[k:k + 4]) == [big] * 4   # 60 s = 4 ticks
+    assert run.ready[k + 4] == small and run.paid[k + 4] == small
+
+
+def test_startup_zero_members_serve_in_the_tick_they_are_requested() -> None:
+    need("kubernetes")
+    load = make_workload("step", duration_seconds=1200, up_at_seconds=300, down_at_seconds=None).values
+    model = FleetModel(capacity=50, startup=0)
+    run = simulate(cpu_policy(60), load, model, semantics="kubernetes")
+    assert np.array_equal(run.ready, run.paid) and np.array_equal(run.paid, run.desired)
+    oracle = oracle_for(load, model, Policy.model_validate(cpu_policy(60)))
+    assert np.array_equal(oracle, np.maximum(members_needed(load, 50), 1))   # nothing to anticipate

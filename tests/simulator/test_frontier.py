@@ -1,4 +1,4 @@
-"""The reactive frontier and the iso-risk cost ratio (issue #6), and `compare --frontier`."""
+"""The reactive frontier and the iso-risk cost ratio, and `compare --frontier` (docs/simulation.md)."""
 
 from __future__ import annotations
 

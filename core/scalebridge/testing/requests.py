@@ -22,6 +22,7 @@ from ..protocol import Member, Observations
 
 __all__ = [
     "NOW", "GCE_NOW", "AZURE_NOW",
+    "cpu_policy",
     "pods", "member_models", "cpu_request", "neutral_request", "neutral_out_rule", "neutral_in_rule", "neutral_rules_request", "series_points", "proposal_request",
     "vms", "per_vm", "cpu", "queue", "gce_request",
     "instances", "aws_request", "AWS_STEP_OUT", "AWS_STEP_IN", "AWS_SIMPLE_OUT", "AWS_TT_CPU",
@@ -114,6 +115,14 @@ def pods_average(name: str = "conn", target: float = 100, rate: Optional[str] = 
     if rate is not None:
         t["rate"] = rate
     return {"type": "pods", "name": name, "target": t}
+
+
+def cpu_policy(target: float = 60, **fields: Any) -> dict:
+    """A policy named ``cpu`` with one CPU utilization target (min 1, max 200), as a
+    simulation or a ``Decider`` takes it; ``fields`` are added to it."""
+    p = {"name": "cpu", "min_replicas": 1, "max_replicas": 200, "metrics": [cpu(target)]}
+    p.update(fields)
+    return p
 
 
 # ----------------------------------------------------------------------------- requests

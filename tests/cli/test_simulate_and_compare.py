@@ -1,5 +1,9 @@
-"""`scalebridge simulate` / `compare` and the demo's simulation part."""
+"""``scalebridge simulate`` and ``compare``, and the demo's simulation part: tables, JSON,
+CSV and plots, several policies and semantics, workers, traces (scale, unit, window,
+peak, fill), scenario files, and bad input — one line naming the file and line or the
+flag, exit 2, never a traceback.
 
+Source: docs/simulation.md."""
 from __future__ import annotations
 
 import csv
@@ -18,17 +22,18 @@ from scalebridge.policyfile import load_policy_file, parse_policy_text
 from scalebridge.simulator.demo import DEMO_POLICY, run_simulation_demo
 from scalebridge.simulator.scores import SCORE_KEYS
 
+
 REPO = Path(__file__).resolve().parents[2]
+
+
 EXAMPLE = REPO / "examples" / "simulate" / "policy.yaml"
+
+
 CONTRACT = ["semantics", "policy", "instance_hours", "oracle_instance_hours", "underprovisioned_seconds",
             "underprovisioned_fraction", "unserved_load", "peak_overload", "scaling_actions", "reversals"]
+
+
 QUICK = ["--workload", "flash_crowd", "--duration", "3h", "--capacity", "10", "--startup", "60"]
-
-
-@pytest.fixture(autouse=True)
-def _kubernetes() -> None:
-    if "kubernetes" not in plugins.registry().semantics:
-        pytest.skip("the kubernetes semantics is not registered")
 
 
 def sb(capsys, *args: str) -> tuple[int, str, str]:
@@ -45,9 +50,6 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 def write(path: Path, text: str) -> str:
     path.write_text(text)
     return str(path)
-
-
-# --- happy paths ------------------------------------------------------------------
 
 
 def test_simulate_prints_a_table_and_writes_json(capsys, tmp_path: Path) -> None:
@@ -167,8 +169,6 @@ def test_scenario_file_and_flags_override_it(capsys, tmp_path: Path) -> None:
     assert data["runs"][0]["cost"] == data["runs"][0]["instance_hours"]
 
 
-# --- bad input: exit 2, one clear message, no traceback -------------------------------
-
 TRACE_PROBLEMS = {
     "gap": ("timestamp,value\n0,1\n60,1\n120,1\n300,1\n360,1\n", ":5:", "gap"),
     "unsorted": ("timestamp,value\n0,1\n120,1\n60,1\n", ":4:", "not sorted"),
@@ -269,9 +269,6 @@ def test_help_names_the_contract_flags(capsys) -> None:
     assert "POLICY" in capsys.readouterr().out
 
 
-# --- the example and the demo -------------------------------------------------------
-
-
 def test_example_policy_validates_and_is_the_demos(cli) -> None:
     p = cli("validate", str(EXAMPLE))
     assert p.returncode == 0 and p.stdout.strip().endswith("ok")
@@ -328,3 +325,111 @@ def test_a_predictive_capacity_other_than_the_fleets_is_noted(capsys) -> None:
     code, _, stderr = sb(capsys, "simulate", str(predictive), "--workload", "flash_crowd", "--duration", "1h",
                          "--capacity", "25000", "--startup", "120", "-s", "scalebridge", "-q")
     assert code == 0 and "capacity_per_replica" not in stderr
+
+
+def need(name: str) -> None:
+    if name not in plugins.registry().semantics:
+        pytest.skip(f"semantics {name!r} is not registered")
+
+
+MORE_TRACE_PROBLEMS = {
+    "blank-value": ("timestamp,value\n0,1\n60,\n120,3\n", ":3:", "not a number"),
+    "three-fields": ("timestamp,value\n0,1\n60,2,3\n120,3\n", ":3:", "2 fields"),
+    "blank-line": ("timestamp,value\n0,1\n\n60,2\n120,3\n", ":3:", "blank line"),
+    "wrong-header": ("time,value\n0,1\n60,2\n", ":1:", "header"),
+    "header-only": ("timestamp,value\n", ":2:", "no data rows"),
+    "one-row": ("timestamp,value\n0,1\n", ":2:", "only one data row"),
+    "infinity": ("timestamp,value\n0,1\n60,1e400\n", ":3:", "finite"),
+}
+
+
+@pytest.mark.parametrize("problem", sorted(MORE_TRACE_PROBLEMS))
+def test_more_trace_problems_exit_2_naming_file_and_line(capsys, tmp_path: Path, problem: str) -> None:
+    text, line, words = MORE_TRACE_PROBLEMS[problem]
+    trace = write(tmp_path / f"{problem}.csv", text)
+    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "50",
+                              "--startup", "60", "-s", "kubernetes")
+    assert code == 2 and stdout == ""
+    assert f"{trace}{line}" in stderr and words in stderr
+    assert len(stderr.strip().splitlines()) == 1
+
+
+def test_tick_not_dividing_the_trace_and_a_trace_shorter_than_one_tick(capsys, tmp_path: Path) -> None:
+    trace = write(tmp_path / "t.csv", "timestamp,value\n0,100\n60,200\n120,300\n180,50\n")
+    out = tmp_path / "o.json"
+    assert sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "50", "--startup", "60",
+              "--tick", "45", "-s", "kubernetes", "-q", "-o", str(out))[0] == 0
+    data = json.loads(out.read_text())
+    assert data["workload"]["ticks"] == 6 and data["fleet"]["sync_period_seconds"] == 45
+    assert data["fleet"]["metric_lag_seconds"] == 45          # 15 s rounded up to a whole tick
+    tiny = write(tmp_path / "tiny.csv", "timestamp,value\n0,100\n5,200\n")
+    assert sb(capsys, "simulate", str(EXAMPLE), "--trace", tiny, "--capacity", "50", "--startup", "60",
+              "-s", "kubernetes", "-q", "-o", str(out))[0] == 0
+    data = json.loads(out.read_text())
+    assert data["workload"]["ticks"] == 1 and data["workload"]["peak_load"] == pytest.approx(150)
+    assert data["runs"][0]["underprovisioned_seconds"] == 0
+
+
+def test_csv_output_has_every_contract_column_and_one_row_per_run(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "s.csv"
+    code, _, stderr = sb(capsys, "compare", str(EXAMPLE), "--workload", "step", "--duration", "20m",
+                         "--param", "up_at_seconds=300", "--capacity", "50", "--startup", "uniform:30,90",
+                         "-o", str(out), "-q")
+    assert code == 0, stderr
+    rows = list(csv.DictReader(out.open()))
+    assert [r["semantics"] for r in rows] == [n for n in ["kubernetes", "gce", "azure", "aws", "scalebridge"]
+                                              if n in plugins.registry().semantics]
+    for key in CONTRACT:
+        assert key in rows[0]
+    for r in rows:
+        assert float(r["instance_hours"]) > 0 and r["policy"] == "web"
+
+
+@pytest.mark.divergence("simulator-partial-last-tick")
+def test_a_partial_last_tick_is_not_paid_as_a_whole_tick(capsys, tmp_path: Path) -> None:
+    trace = write(tmp_path / "t.csv", "timestamp,value\n0,100\n60,100\n120,100\n180,100\n")   # 240 s, 2 members
+    out = tmp_path / "o.json"
+    assert sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "50", "--startup", "0",
+              "--tick", "200", "-s", "kubernetes", "-q", "-o", str(out))[0] == 0
+    data = json.loads(out.read_text())
+    assert data["runs"][0]["oracle_instance_hours"] == pytest.approx(2 * 240 / 3600)   # reported: 2 * 400 / 3600
+    assert data["workload"]["duration_seconds"] == pytest.approx(240)
+
+
+def test_tick_zero_is_bad_input(capsys) -> None:
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--workload", "step", "--duration", "10m",
+                         "--capacity", "50", "--startup", "60", "--tick", "0", "-s", "kubernetes")
+    assert code == 2 and "tick" in stderr
+
+
+def test_table_oracle_row_shows_its_real_shortfall(capsys) -> None:
+    need("kubernetes")
+    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), "--workload", "step", "--duration", "1h",
+                              "--param", "up_at_seconds=600", "--peak", "20000", "--capacity", "50",
+                              "--startup", "60", "-s", "kubernetes")
+    assert code == 0, stderr
+    row = next(line.split() for line in stdout.splitlines() if line.strip().startswith("oracle"))
+    assert row[3] != "0"        # short min: the oracle is short for 50 minutes
+
+
+def test_price_must_be_a_finite_non_negative_number(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "o.json"
+    with pytest.raises(SystemExit) as e:   # argparse, as for --capacity
+        main(["simulate", str(EXAMPLE), "--workload", "step", "--duration", "10m", "--capacity", "50",
+              "--startup", "60", "-s", "kubernetes", "--price", "nan", "-o", str(out)])
+    assert e.value.code == 2 and "--price" in capsys.readouterr().err and not out.exists()
+
+
+def test_bad_value_messages_show_the_number_as_written(capsys, tmp_path: Path) -> None:
+    trace = write(tmp_path / "neg.csv", "timestamp,value\n0,1\n60,-2\n120,3\n")
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "50",
+                         "--startup", "60", "-s", "kubernetes")
+    assert code == 2 and f"{trace}:3:" in stderr
+    assert "np.float64" not in stderr and "-2" in stderr
+
+
+def test_trace_and_workload_together_say_not_both(capsys, tmp_path: Path) -> None:
+    trace = write(tmp_path / "t.csv", "timestamp,value\n0,100\n60,100\n")
+    code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--workload", "step",
+                         "--capacity", "50", "--startup", "60", "-s", "kubernetes")
+    assert code == 2 and "both" in stderr

@@ -1,11 +1,9 @@
-"""Review: how the simulator builds each decision request (issue #5, docs/simulation.md
-"The fleet model" / "What a policy can name", ../shared/spec/decide-protocol.md).
+"""How the simulator builds each decision request: members and status replicas following
+the fleet, the metric lag applied once, rule windows and target-tracking datapoints full
+from the first decision, no point newer than now − lag, rate targets, rule time grains,
+and one forecaster state per compared run.
 
-Passing tests pin request properties checked during the review that the other
-simulator tests do not cover; ``xfail(strict=True)`` tests assert what the spec
-or the docs ask for where the simulator hands the semantics something else.
-"""
-
+Source: docs/simulation.md (the fleet model, what a policy can name)."""
 from __future__ import annotations
 
 import math
@@ -16,9 +14,10 @@ import pytest
 from scalebridge import plugins
 from scalebridge.engine import Decider
 from scalebridge.policy import Policy
-from scalebridge.simulator import FleetModel, compare, make_workload, simulate
+from scalebridge.simulator import compare, FleetModel, make_workload, simulate
 from scalebridge.stages.alarms import datapoints
 from scalebridge.stages.rules import rule_value
+from scalebridge.testing.requests import cpu_policy
 
 
 def need(name: str) -> None:
@@ -39,12 +38,6 @@ def record(monkeypatch) -> list:
     return seen
 
 
-def cpu_policy(target: float = 60) -> dict:
-    return {"name": "cpu", "min_replicas": 1, "max_replicas": 200,
-            "metrics": [{"type": "resource", "name": "cpu",
-                         "target": {"type": "Utilization", "average_utilization": target}}]}
-
-
 def azure_policy(window: float, grain: float = 60, aggregation: str = "Average", threshold: float = 70) -> dict:
     rule = {"metric": "cpu", "operator": "GreaterThan", "threshold": threshold, "time_grain_seconds": grain,
             "time_window_seconds": window, "time_aggregation": aggregation,
@@ -54,9 +47,6 @@ def azure_policy(window: float, grain: float = 60, aggregation: str = "Average",
 
 
 STEP = make_workload("step", duration_seconds=2400, up_at_seconds=600, down_at_seconds=1500).values
-
-
-# --- members, status_replicas, start and ready times ---------------------------------------
 
 
 @pytest.mark.parametrize("semantics", ["kubernetes", "aws", "scalebridge"])
@@ -100,9 +90,6 @@ def test_the_lag_is_applied_once_rounded_up_to_whole_ticks(monkeypatch) -> None:
         assert cpu.series[-1][0] == now - 60.0
 
 
-# --- Azure rule windows ------------------------------------------------------------------
-
-
 @pytest.mark.parametrize("window", [300, 3600, 7200])
 @pytest.mark.parametrize("lag", [15, 120])
 def test_azure_rule_windows_are_full_from_the_first_decision(monkeypatch, window: int, lag: int) -> None:
@@ -141,9 +128,6 @@ def test_aws_target_tracking_has_every_datapoint_from_the_first_decision(monkeyp
     assert None not in points
 
 
-# --- confirmed defects -----------------------------------------------------------------------
-
-
 def test_no_series_point_is_newer_than_now_minus_lag(monkeypatch) -> None:
     """run.py: every metric sees 'the ticks that ended by now - lag'; a group series point
     stamped at a grain's end after now - lag is a datapoint from the future."""
@@ -156,11 +140,10 @@ def test_no_series_point_is_newer_than_now_minus_lag(monkeypatch) -> None:
     assert late == []
 
 
-@pytest.mark.xfail(strict=True, reason="defect: no member_series is ever published, so a counter metric "
-                                        "(target.rate, GCE DELTA_PER_SECOND) fails every decision")
+@pytest.mark.divergence("simulator-counter-metrics")
 def test_a_rate_target_on_a_pods_metric_can_be_replayed() -> None:
-    """Issue #5: pods metrics 'can all be simulated'; the spec reads a rate target from
-    member_series (cumulative counters, rate = Δvalue/Δtime)."""
+    """A pods metric with a rate target replays like any other: the protocol reads a rate
+    target from member_series (cumulative counters, rate = Δvalue/Δtime)."""
     need("gce")
     policy = {"name": "g", "min_replicas": 1, "max_replicas": 50,
               "metrics": [{"type": "pods", "name": "requests",
@@ -169,11 +152,9 @@ def test_a_rate_target_on_a_pods_metric_can_be_replayed() -> None:
     assert run.errors == 0, run.first_error
 
 
-@pytest.mark.xfail(strict=True, reason="defect: the group series is published at the model's 60-s grain "
-                                        "whatever the rule's time_grain_seconds; Azure takes it as one point "
-                                        "per rule grain")
+@pytest.mark.divergence("simulator-series-grain")
 def test_an_azure_rule_reads_its_own_time_grain(monkeypatch) -> None:
-    """A PT5M rule over 15 minutes aggregates three 5-minute grains (spec: `series` is
+    """A PT5M rule over 15 minutes aggregates three 5-minute grains (the protocol: `series` is
     'a group-level series at the time grain'). A one-minute spike to 200 % on 4 members
     at 50 % makes its 5-minute grain (200 + 4 × 50) / 5 = 80 %: `Maximum > 150` must not
     fire, and `Count` over the window is 3."""

@@ -1,12 +1,15 @@
-"""Synthetic workloads: deterministic, well-formed, the advertised shapes."""
+"""Synthetic workloads (scalebridge.simulator.workloads): deterministic, well-formed, the
+advertised shapes.
 
+Source: docs/simulation.md (--workload)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from scalebridge.simulator.traces import Trace, resample
-from scalebridge.simulator.workloads import WORKLOADS, make_workload
+from scalebridge.simulator.traces import resample, Trace
+from scalebridge.simulator.workloads import make_workload, WORKLOADS
+
 
 HOUR = 3600
 

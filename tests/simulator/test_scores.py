@@ -1,5 +1,8 @@
-"""Scores on tiny hand-computed replays."""
+"""Scores of a replay (scalebridge.simulator.scores) on tiny hand-computed replays:
+instance-hours, under-provisioning, unserved load, peak overload, scaling actions,
+reversals and recovery episodes, the oracle ratio.
 
+Source: docs/simulation.md (scores)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from scalebridge.simulator.scores import SCORE_KEYS, compute_scores
+from scalebridge import plugins
+from scalebridge.policy import Policy
+from scalebridge.simulator import FleetModel, make_workload, oracle_for, score_run, simulate
+from scalebridge.simulator.scores import compute_scores, SCORE_KEYS
+from scalebridge.testing.requests import cpu_policy
+
 
 CONTRACT = [
     "instance_hours", "oracle_instance_hours", "underprovisioned_seconds",
@@ -110,3 +118,35 @@ def test_input_errors() -> None:
         compute_scores([1.0], [1], [1], tick_seconds=0, capacity=1)
     with pytest.raises(ValueError, match="oracle_paid"):
         compute_scores([1.0], [1], [1], tick_seconds=15, capacity=1, oracle_paid=[1, 1])
+
+
+def need(name: str) -> None:
+    if name not in plugins.registry().semantics:
+        pytest.skip(f"semantics {name!r} is not registered")
+
+
+def test_capacity_below_one_unit_of_load_and_zero_load() -> None:
+    need("kubernetes")
+    model = FleetModel(capacity=0.25, startup=30)
+    load = np.full(40, 1.0)
+    oracle = oracle_for(load, model, Policy.model_validate(cpu_policy(60)))
+    assert set(oracle.tolist()) == {4}
+    run = simulate(cpu_policy(60), load, model, semantics="kubernetes")
+    s = score_run(run, load, model, oracle_paid=oracle)
+    assert s.underprovisioned_seconds == 0 and s.oracle_ratio >= 1
+    zero = np.zeros(40)
+    run = simulate(cpu_policy(60), zero, FleetModel(capacity=10, startup=30), semantics="kubernetes")
+    s = score_run(run, zero, FleetModel(capacity=10, startup=30),
+                  oracle_paid=oracle_for(zero, FleetModel(capacity=10, startup=30), Policy.model_validate(cpu_policy())))
+    assert s.underprovisioned_seconds == 0 and s.unserved_load == 0 and s.peak_overload == 0
+    assert s.oracle_ratio == 1 and set(run.paid.tolist()) == {1}   # held at min_replicas
+
+
+def test_scaling_actions_count_the_first_decisions_change() -> None:
+    need("kubernetes")
+    load = make_workload("step", duration_seconds=600).values
+    model = FleetModel(capacity=50, startup=0, initial=1)
+    run = simulate(cpu_policy(60), load, model, semantics="kubernetes")
+    sizes = np.concatenate([[1], run.desired])
+    expected = int(np.count_nonzero(np.diff(sizes)))
+    assert score_run(run, load, model).scaling_actions == expected

@@ -1,5 +1,6 @@
-"""Reading, validating, repairing and resampling load traces."""
+"""Reading, validating, repairing and resampling load traces (scalebridge.simulator.traces).
 
+Source: docs/simulation.md (--trace, --fill, --tick)."""
 from __future__ import annotations
 
 import os
@@ -7,17 +8,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from scalebridge.simulator.traces import Trace, TraceError, read_trace, resample
+from scalebridge.simulator.traces import read_trace, resample, Trace, TraceError
+
 
 TRACES = Path(os.environ.get("SCALEBRIDGE_TRACES", "/work/shared/traces"))
+
+
 REAL = {  # file: (rows, total requests) from SOURCES.md
     "worldcup98_day46-78.csv": (47_520, 1_134_664_721),
     "nasa_http_1995-07-01_27.csv": (38_880, 1_864_593),
     "azure_llm_code_2024-05-10_16.csv": (10_080, 16_803_517),
 }
+
+
 needs_traces = pytest.mark.skipif(not TRACES.is_dir(), reason=f"real traces not found in {TRACES}")
 
 
@@ -35,9 +40,6 @@ def error(path: Path, **kwargs: object) -> TraceError:
     with pytest.raises(TraceError) as caught:
         read_trace(path, **kwargs)
     return caught.value
-
-
-# --- validation: every error names the file and the line -------------------
 
 
 @pytest.mark.parametrize(
@@ -119,9 +121,6 @@ def test_invalid_arguments(tmp_path: Path) -> None:
         read_trace(path, scale=0)
 
 
-# --- reading ----------------------------------------------------------------
-
-
 def test_reads_values_scale_and_resolution(tmp_path: Path) -> None:
     trace = read_trace(csv(tmp_path, rows((100, 60), (160, 120), (220, 0))), scale=1 / 60)
     assert trace.times.dtype == np.float64 and trace.values.dtype == np.float64
@@ -176,8 +175,6 @@ def test_real_traces(name: str) -> None:
     assert per_second.size == 4 * count
     assert per_second.sum() * 15 == pytest.approx(total, rel=1e-12)
 
-
-# --- resampling -------------------------------------------------------------
 
 TRACE = Trace(np.array([0.0, 60, 120]), np.array([6.0, 12, 3]), resolution=60)
 

@@ -1,5 +1,7 @@
-"""The oracle: never short, and nothing never-short is cheaper."""
+"""The oracle (scalebridge.simulator.oracle): never short, and nothing never-short is
+cheaper (checked by exhaustive search), on workloads and real traces.
 
+Source: docs/simulation.md (the oracle)."""
 from __future__ import annotations
 
 import itertools
@@ -8,23 +10,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from scalebridge.simulator.oracle import (
-    members_needed,
-    oracle_ready,
-    oracle_sizes,
-    ready_members,
-    startup_ticks,
-)
-from scalebridge.simulator.scores import compute_scores
+from scalebridge.policy import Policy
+from scalebridge.simulator import compute_scores, FleetModel, make_workload, oracle_for, oracle_ready
+from scalebridge.simulator.oracle import members_needed, oracle_sizes, ready_members, startup_ticks
 from scalebridge.simulator.traces import read_trace, resample
-from scalebridge.simulator.workloads import WORKLOADS, make_workload
+from scalebridge.simulator.workloads import WORKLOADS
+from scalebridge.testing.requests import cpu_policy
+
 
 TRACES = Path(os.environ.get("SCALEBRIDGE_TRACES", "/work/shared/traces"))
+
+
 REAL = ["worldcup98_day46-78.csv", "nasa_http_1995-07-01_27.csv", "azure_llm_code_2024-05-10_16.csv"]
+
+
 STARTUPS = [0, 15, 20, 60, 300, 900]
+
+
 TICK = 15.0
 
 
@@ -50,9 +54,6 @@ def assert_never_short(load: np.ndarray, capacity: float, startup_seconds: float
     scores = compute_scores(load, ready, paid, tick_seconds=TICK, capacity=capacity, oracle_paid=paid)
     assert scores.underprovisioned_seconds == 0 and scores.unserved_load == 0 and scores.oracle_ratio == 1
     return paid
-
-
-# --- the model's small pieces ------------------------------------------------
 
 
 def test_members_needed_guards_float_noise() -> None:
@@ -115,9 +116,6 @@ def test_sliding_window_matches_the_definition(need: list[int], startup: int) ->
     assert paid.tolist() == [max(need[t : t + startup + 1]) for t in range(len(need))]
 
 
-# --- never under-provisioned ---------------------------------------------------
-
-
 @pytest.mark.parametrize("startup_seconds", STARTUPS)
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_never_short_on_workloads(name: str, startup_seconds: float) -> None:
@@ -140,9 +138,6 @@ def test_never_short_on_real_traces(name: str, startup_seconds: float) -> None:
 def test_exact_capacity_multiples_do_not_add_a_member() -> None:
     load = np.full(10, 0.1) * 3  # 0.30000000000000004
     assert oracle_sizes(load, capacity=0.1, startup_seconds=0, tick_seconds=TICK).tolist() == [3] * 10
-
-
-# --- nothing never-short is cheaper ---------------------------------------------
 
 
 @settings(max_examples=400)
@@ -181,3 +176,13 @@ def test_oracle_is_the_cheapest_by_exhaustive_search(need: list[int], startup: i
     ]
     oracle = oracle_sizes(load, capacity=1, startup_seconds=startup * TICK, tick_seconds=TICK, minimum=0)
     assert oracle.sum() == min(feasible)
+
+
+def test_the_oracle_is_short_when_the_load_needs_more_than_max_replicas() -> None:
+    """Precondition of the next test."""
+    load = make_workload("step", duration_seconds=3600, up_at_seconds=600, peak=20000).values
+    model = FleetModel(capacity=50, startup=60)
+    oracle = oracle_for(load, model, Policy.model_validate(cpu_policy(60)))
+    ready = oracle_ready(oracle, startup_seconds=60, tick_seconds=15)
+    s = compute_scores(load, ready, oracle, tick_seconds=15, capacity=50)
+    assert s.underprovisioned_minutes == pytest.approx(50.0)

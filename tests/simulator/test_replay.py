@@ -1,5 +1,10 @@
-"""The replay loop: what the issue says a simulation must show."""
+"""The replay loop (scalebridge.simulator.simulate / compare): the oracle never short and
+never beaten without shortfall, constant load causing no scaling, a step recovered
+within the startup lag and two syncs, the published metric shapes and their lag and
+window, forecasters joining by max, the first decision, the default initial size, and
+real traces.
 
+Source: docs/simulation.md (the fleet model, what a policy can name)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,20 +16,19 @@ from scalebridge import plugins
 from scalebridge.engine import BUILTIN_SEMANTICS, Decider
 from scalebridge.policy import Policy
 from scalebridge.protocol import CapacityForecast
-from scalebridge.simulator import (FleetModel, Startup, compare, compute_scores, default_initial, make_workload,
-                                   members_needed, oracle_for, oracle_ready, published_metrics, read_trace,
-                                   resample, score_run, simulate)
+from scalebridge.simulator import (
+    compare, compute_scores, default_initial, FleetModel, make_workload, members_needed, oracle_for,
+    oracle_ready, published_metrics, read_trace, resample, score_run, simulate, Startup)
+from scalebridge.testing.requests import cpu_policy
+
 
 REPO = Path(__file__).resolve().parents[2]
+
+
 TRACES = REPO.parent / "shared" / "traces"
+
+
 REAL = ["worldcup98_day46-78.csv", "nasa_http_1995-07-01_27.csv", "azure_llm_code_2024-05-10_16.csv"]
-
-
-def cpu_policy(target: float = 60, **extra) -> dict:
-    p = {"name": "cpu", "min_replicas": 1, "max_replicas": 200,
-         "metrics": [{"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": target}}]}
-    p.update(extra)
-    return p
 
 
 def registered() -> list[str]:
@@ -49,9 +53,6 @@ ALL = pytest.mark.parametrize("semantics", BUILTIN_SEMANTICS)
 def need_semantics(name: str) -> None:
     if name not in plugins.registry().semantics:
         pytest.skip(f"semantics {name!r} is not registered yet")
-
-
-# --- the oracle bounds every replay ------------------------------------------
 
 
 @pytest.mark.parametrize("workload", ["flash_crowd", "diurnal", "step", "sawtooth", "exponential_growth"])
@@ -148,9 +149,6 @@ def test_same_seed_same_result() -> None:
     c = simulate(cpu_policy(), trace.values, FleetModel(capacity=25, startup="uniform:30,240", seed=6,
                                                          drain_seconds=30), semantics="kubernetes")
     assert not np.array_equal(a.ready, c.ready)   # another seed draws other startups
-
-
-# --- what the semantics see ---------------------------------------------------
 
 
 def capture(monkeypatch) -> list:
@@ -260,9 +258,6 @@ def test_gce_load_balancing_simulates() -> None:
     assert run.desired[-1] >= 25   # 200 / (10 × 80 %)
 
 
-# --- the forecaster seam -------------------------------------------------------
-
-
 def test_forecaster_is_called_with_the_observed_history_and_joins_by_max() -> None:
     need_semantics("kubernetes")
     calls = []
@@ -295,9 +290,6 @@ def test_forecaster_may_return_a_capacity_forecast() -> None:
     with pytest.raises(ValueError):
         simulate(policy, np.full(4, 10.0), FleetModel(capacity=10, startup=0), semantics="kubernetes",
                  forecaster=lambda now, history, tick: -1)
-
-
-# --- compare ---------------------------------------------------------------------
 
 
 def test_compare_skips_what_cannot_run_and_scores_the_rest() -> None:
@@ -346,9 +338,6 @@ def test_bad_loads_are_rejected() -> None:
     for load in (np.array([]), np.array([1.0, -1.0]), np.array([np.nan])):
         with pytest.raises(ValueError):
             simulate(cpu_policy(), load, model, semantics="kubernetes")
-
-
-# --- the real traces -----------------------------------------------------------
 
 
 def real(name: str):
@@ -404,3 +393,51 @@ def test_startup_distribution_oracle_uses_the_shortest_startup() -> None:
         s = score_run(run, load, model, oracle_paid=oracle)
         if s.underprovisioned_seconds == 0:
             assert s.instance_hours >= s.oracle_instance_hours
+
+
+def need(name: str) -> None:
+    if name not in plugins.registry().semantics:
+        pytest.skip(f"semantics {name!r} is not registered")
+
+
+def test_lag_and_window_average_the_ticks_that_ended_by_now_minus_lag(monkeypatch) -> None:
+    """A decision at `now` sees the mean over [now - lag - window, now - lag);
+    the group series' points (stamped at the grain's end) appear only once
+    `now - lag` has reached them."""
+    need("kubernetes")
+    seen = []
+    original = Decider.step
+
+    def step(self, now, current, obs):
+        q = obs.metrics["q"]
+        seen.append((now, q.value, q.timestamp, list(q.series)))
+        return original(self, now, current, obs)
+
+    monkeypatch.setattr(Decider, "step", step)
+    policy = {"name": "p", "min_replicas": 1, "max_replicas": 100,
+              "metrics": [{"type": "external", "name": "q", "target": {"type": "Value", "value": 1e9}}]}
+    load = np.arange(1, 41, dtype=float) * 10          # tick k carries 10 (k + 1)
+    model = FleetModel(capacity=1000, startup=60, initial=10, metric_lag_seconds=30, metric_window_seconds=45)
+    simulate(policy, load, model, semantics="kubernetes")
+    by_now = {now: (value, stamp, series) for now, value, stamp, series in seen}
+    # now=60: window [-15, 30) = warm tick (10), tick 0 (10), tick 1 (20)
+    assert by_now[60.0][0] == pytest.approx(40 / 3) and by_now[60.0][1] == 30.0
+    assert by_now[75.0][0] == pytest.approx(20.0)      # ticks 0..2
+    assert by_now[165.0][0] == pytest.approx(80.0)     # ticks 6..8
+    # the first real one-minute point (ticks 0..3, mean 25) ends at 60 and is visible from now=90
+    assert (60.0, 25.0) not in by_now[75.0][2]
+    assert by_now[90.0][2][-1] == (60.0, 25.0)
+
+
+def test_the_first_decision_can_change_the_size() -> None:
+    """Precondition of the next test: the decision at tick 0 moves the fleet."""
+    need("kubernetes")
+    load = make_workload("step", duration_seconds=600).values          # 250, capacity 50
+    run = simulate(cpu_policy(60), load, FleetModel(capacity=50, startup=0, initial=1), semantics="kubernetes")
+    assert run.desired[0] != 1
+
+
+def test_default_initial_is_what_a_pods_target_on_the_load_holds() -> None:
+    policy = Policy.model_validate({"name": "rps", "min_replicas": 1, "max_replicas": 100, "metrics": [
+        {"type": "pods", "name": "rps", "target": {"type": "AverageValue", "average_value": 30}}]})
+    assert default_initial(policy, 250.0, 50.0) == 9        # ceil(250 / 30), what the policy holds

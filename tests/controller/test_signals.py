@@ -49,4 +49,7 @@ def test_a_signal_during_a_write_lets_it_finish_persists_and_exits_0(write_confi
     [written] = [r for r in rows.values() if r.state["scale_up_events"]]
     assert written.intent_size is None, "the write that finished was persisted as carried out"
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-    assert [r["action"] for r in audit] == ["applied"]
+    # every target was decided before the writes began; the writes not begun are reported, not made
+    assert sorted(r["action"] for r in audit) == ["applied", "failed", "failed"]
+    assert all("stopped before the write" in r["error"] for r in audit if r["action"] == "failed")
+    assert all(not r.state["scale_up_events"] for r in rows.values() if r is not written)

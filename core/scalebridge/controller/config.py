@@ -173,9 +173,33 @@ def read_yaml(path: str | Path) -> tuple[Any, dict]:
         raise ConfigError([f"{path}:1:1: the file is empty; a run configuration is a mapping "
                            "(sync_period_seconds, providers, policies, targets)"])
     try:
-        return load_yaml(text, str(path))
+        return _load_yaml_fast(text, str(path)) if _CLOADER is not None else load_yaml(text, str(path))
     except PolicyError as e:
         raise ConfigError(e.problems) from None
+
+
+try:   # libyaml composes a 10,000-target configuration in a fraction of pure Python's time
+    from yaml import CSafeLoader as _CLOADER
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    _CLOADER = None
+
+
+def _load_yaml_fast(text: str, file: str) -> tuple[Any, dict]:
+    """The positioned loader of policy files (``scalebridge.policyfile``: every key's
+    line and column, duplicate keys refused), on nodes libyaml composed."""
+    import yaml
+    from ..policyfile import _construct, load_yaml
+    try:
+        node = yaml.compose(text, Loader=_CLOADER)
+    except yaml.YAMLError:
+        return load_yaml(text, file)   # its message names the line and column
+    if node is None:
+        return load_yaml(text, file)
+    pos: dict = {}
+    try:
+        return _construct(node, (), pos, file), pos
+    except yaml.constructor.ConstructorError:
+        return load_yaml(text, file)
 
 
 def load_config(path: str | Path) -> LoadedConfig:

@@ -19,6 +19,7 @@ cluster-autoscaler's ``RunOnce`` every ``--scan-interval``.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import queue
@@ -38,12 +39,14 @@ from .config import Runtime, build, load_config
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
-from .reconcile import SyncContext, TargetRun, state_from_protocol, sync_target
+from .reconcile import SyncContext, TargetRun, act, decide_target, state_from_protocol
 from .store import StateStore, StoreError, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META"]
 
 VIRTUAL_CLOCK_META = "virtual_clock"
+#: the error of a decision whose write a stop (SIGTERM, SIGINT) left undone
+STOPPED = "stopped before the write (resolved by observing the target on the next start)"
 #: how long a stop waits for target syncs (writes) already running
 GRACE_SECONDS = 10.0
 #: backoff of a failing target: from one sync period, doubling, up to 20 periods
@@ -161,60 +164,88 @@ class Controller:
 
     # ------------------------------------------------------------------ syncing
 
+    def _map(self, fn: Callable[[TargetRun], Any], runs: list, skipped: list) -> list:
+        """``fn`` over ``runs`` on the pool (in order of ``runs`` within each chunk);
+        after a stop, runs not started are listed in ``skipped`` and the ones
+        running get :attr:`grace_seconds`."""
+        stop = self.stop_event
+        results: list = []
+        if self._pool is None or len(runs) <= 1:
+            for run in runs:
+                if stop.is_set():
+                    skipped.append(run)
+                    continue
+                results.append(fn(run))
+            return results
+        chunk = max(1, math.ceil(len(runs) / (self._pool.workers * 4)))
+        chunks = [runs[i:i + chunk] for i in range(0, len(runs), chunk)]
+        left = [len(chunks)]
+        lock = threading.Lock()
+        done = threading.Event()
+
+        def work(part: list) -> None:
+            try:
+                for run in part:
+                    if stop.is_set():
+                        skipped.append(run)
+                        continue
+                    results.append(fn(run))
+            finally:
+                with lock:
+                    left[0] -= 1
+                    if left[0] == 0:
+                        done.set()
+
+        for part in chunks:
+            self._pool.submit(lambda part=part: work(part))
+        while not done.wait(0.05):
+            if stop.is_set():
+                if not done.wait(self.grace_seconds):
+                    log(logging.WARNING, "stopping with target syncs still running", grace_seconds=self.grace_seconds)
+                break
+        return list(results)
+
     def sync(self, now: Optional[float] = None) -> SyncReport:
-        """One sync of every target not backing off, then one transaction of state."""
+        """One sync of every target not backing off: decide each, persist every
+        write's intent in one transaction, carry the writes out, then persist every
+        target's row in one transaction."""
+        # the cyclic garbage collector off for the sync: a sync allocates many short-lived
+        # objects (observations, records, rows), and each full collection would scan every
+        # target's history; reference counting frees them, the collector runs after
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            return self._sync(now)
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    def _sync(self, now: Optional[float]) -> SyncReport:
         now = self.clock.now() if now is None else now
         t0 = time.perf_counter()
         report = SyncReport(now)
         due = [r for r in self.runs if r.retry_at <= now]
         report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now)
         due.sort(key=lambda r: r.last_synced)
-        results: list[tuple[dict, bool]] = []
         ctx = self.ctx
-        stop = self.stop_event
         if self.metrics is not None:
             self.metrics.leader.set(1 if self.elector.is_leader() else 0)
-
-        if self._pool is None:
-            for run in due:
-                if stop.is_set():
-                    report.skipped.append(run.spec.name)
-                    continue
-                results.append(sync_target(run, now, ctx))
-        else:
-            chunk = max(1, math.ceil(len(due) / (self._pool.workers * 4)))
-            chunks = [due[i:i + chunk] for i in range(0, len(due), chunk)]
-            left = [len(chunks)]
-            lock = threading.Lock()
-            done = threading.Event()
-            if not chunks:
-                done.set()
-
-            def work(part: list[TargetRun]) -> None:
-                try:
-                    for run in part:
-                        if stop.is_set():
-                            report.skipped.append(run.spec.name)
-                            continue
-                        results.append(sync_target(run, now, ctx))
-                finally:
-                    with lock:
-                        left[0] -= 1
-                        if left[0] == 0:
-                            done.set()
-
-            for part in chunks:
-                self._pool.submit(lambda part=part: work(part))
-            while not done.wait(0.05):
-                if stop.is_set():
-                    if not done.wait(self.grace_seconds):
-                        log(logging.WARNING, "stopping with target syncs still running",
-                            grace_seconds=self.grace_seconds)
-                    break
+        skipped: list = []
+        outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped)
+        writes = [o for o in outcomes if o.desired is not None]
+        if writes:
+            self.store.save([o.run.row() for o in writes])   # the intents, before any write
+            if not self.stop_event.is_set():
+                self._map(lambda o: act(o, ctx, now), writes, skipped)
+        report.skipped.extend(getattr(x, "spec", getattr(getattr(x, "run", None), "spec", None)).name
+                              for x in skipped)
         records = []
-        for rec, failed in list(results):
+        for o in outcomes:
+            rec = o.record
+            if rec["action"] is None:   # a write a stop left undone: its intent is resolved on the next start
+                rec["action"], rec["error"] = "failed", STOPPED
             records.append(rec)
-            if failed:
+            if o.failed:
                 report.failed.append((rec["target"], rec["error"] or rec["action"]))
         report.records = records
         meta = None
@@ -290,6 +321,19 @@ def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] 
     """A controller for the run configuration at ``config`` (a path, or a loaded
     configuration). ``clock``: ``"real"``, ``"virtual"`` or a clock object; ``state``:
     ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog`."""
+    gc_was_on = gc.isenabled()
+    gc.disable()   # building many targets allocates only what lives on: nothing to collect
+    try:
+        return _build_controller(config, clock=clock, state=state, dry_run=dry_run, audit=audit, metrics=metrics,
+                                 leader_elect=leader_elect, elector=elector, until=until, seed=seed,
+                                 workers=workers)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_elect, elector, until, seed,
+                      workers) -> Controller:
     loaded = load_config(config) if isinstance(config, str) or hasattr(config, "__fspath__") else config
     virtual = clock == "virtual"
     runtime = build(loaded, clock="virtual" if virtual else "real")

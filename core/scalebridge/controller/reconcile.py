@@ -39,7 +39,7 @@ from .config import TargetSpec
 from .pacing import ProviderPacing
 from .store import StateStore, StoredTarget
 
-__all__ = ["TargetRun", "SyncContext", "sync_target", "REFUSAL_RECHECK_SECONDS", "state_from_protocol"]
+__all__ = ["TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target", "REFUSAL_RECHECK_SECONDS", "state_from_protocol"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
@@ -136,15 +136,29 @@ def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: fl
             ctx.pacing[run.spec.provider_key].hold(now + e.retry_after)
 
 
-def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, bool]:
-    """One sync of ``run``'s target at ``now``: its audit record, and whether it failed."""
+@dataclass(slots=True)
+class Outcome:
+    """One target's sync so far: its audit record, whether it failed, and the write
+    it is to make (``desired`` not None) — with the state as if carried out."""
+    run: TargetRun
+    record: dict
+    failed: bool = False
+    desired: Optional[int] = None
+    current: int = 0
+    carried: Optional[dict] = None
+
+
+def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
+    """Steps 1–4 of one sync of ``run``'s target at ``now``; a decision to carry out
+    comes back with its intent set on ``run`` (persist it, then :func:`act`)."""
     spec = run.spec
     rec = _record(spec, now)
+    out = Outcome(run, rec)
     pace = ctx.pacing[spec.provider_key]
     if not pace.reads.take(now):
         rec["action"] = "paced"
         rec["note"] = f"provider {spec.provider_key!r} has no read left at its pacing"
-        return rec, False
+        return out
     target = spec.target
     decider = run.decider
     ev: Optional[_Events] = None
@@ -179,7 +193,6 @@ def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, boo
         rec["reason"] = d.reason
         if d.error:
             rec["error"] = d.error
-        run.failures = 0
         run.last_synced = now
         m = ctx.metrics
         if m is not None:
@@ -189,7 +202,8 @@ def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, boo
         run.dirty = True
         if desired == current:
             rec["action"] = "unchanged"
-            return rec, False
+            run.failures = 0
+            return out
         if spec.dry_run or ctx.dry_run:
             rec["action"] = "dry_run"
         elif obs.in_flight:
@@ -200,53 +214,62 @@ def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, boo
         elif not pace.writes.take(now):
             rec["action"] = "paced"
             rec["note"] = f"provider {spec.provider_key!r} has no write left at its pacing"
-        else:
-            _write(run, ctx, rec, ev, current, desired, now)
-            return rec, rec["action"] == "failed"
+        else:   # to be carried out: the state as if it were, and the intent to persist first
+            carried = decider.state.to_protocol()
+            _restore(decider.state, ev)
+            run.intent_size, run.intent_state = desired, carried
+            out.desired, out.current, out.carried = desired, current, carried
+            return out   # failures reset once the write succeeds: a failing write keeps backing off
+        run.failures = 0
         _restore(decider.state, ev)
-        return rec, False
+        return out
     except ProviderError as e:
-        if ev is not None and rec["desired_replicas"] is not None and rec["action"] is None:
+        if ev is not None and rec["desired_replicas"] is not None:
             _restore(decider.state, ev)
         _fail(run, ctx, rec, e, now)
-        return rec, True
+        out.failed = True
+        return out
     except (RequestError, ScalebridgeError, ArithmeticError) as e:
         rec["action"] = "failed"
         rec["error"] = f"cannot decide: {e}"
-        return rec, True
+        out.failed = True
+        return out
     except Exception as e:  # noqa: BLE001 — a provider's or a semantics' bug must not stop the others
         rec["action"] = "failed"
         rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
-        return rec, True
+        out.failed = True
+        return out
     finally:
         if ctx.metrics is not None:
             ctx.metrics.sync_duration.observe(time.perf_counter() - t0)
 
 
-def _write(run: TargetRun, ctx: SyncContext, rec: dict, ev: _Events, current: int, desired: int,
-           now: float) -> None:
-    """Persist the intent, set the size, and keep the carried-out state; on failure
-    the intent stays pending and the next sync resolves it by observing."""
-    state = run.decider.state
-    carried = state.to_protocol()
-    _restore(state, ev)
-    run.intent_size, run.intent_state = desired, carried
-    ctx.store.save([run.row()])
-    direction = "up" if desired > current else "down"
+def act(out: Outcome, ctx: SyncContext, now: float) -> None:
+    """Step 5, after the intent was persisted: set the size; carried out → the
+    carried state is kept and the intent cleared; failed → the intent stays pending
+    and the next sync resolves it by observing (a write whose reply was lost may
+    have taken effect)."""
+    run, rec = out.run, out.record
+    desired = out.desired
+    direction = "up" if desired > out.current else "down"
     try:
         change = run.spec.target.set_size(desired)
     except ProviderError as e:
         _fail(run, ctx, rec, e, now)
+        out.failed = True
         if ctx.metrics is not None:
             ctx.metrics.scale_actions.labels(run.spec.name, direction, "failed").inc()
         return
     except Exception as e:  # noqa: BLE001
         rec["action"] = "failed"
         rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        out.failed = True
         return
-    _carried(state, carried)
+    _carried(run.decider.state, out.carried)
     run.intent_size = run.intent_state = None
+    run.failures = 0
     run.writes += 1
+    run.dirty = True
     rec["action"] = "applied"
     if change is not None and getattr(change, "size", desired) != desired:
         rec["size"] = change.size
@@ -254,6 +277,17 @@ def _write(run: TargetRun, ctx: SyncContext, rec: dict, ev: _Events, current: in
         rec["note"] = change.note
     if ctx.metrics is not None:
         ctx.metrics.scale_actions.labels(run.spec.name, direction, "applied").inc()
+
+
+def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, bool]:
+    """One whole sync of one target (decide, persist the intent, act): its audit
+    record and whether it failed. The loop does the same for many targets at once,
+    persisting all their intents in one transaction."""
+    out = decide_target(run, now, ctx)
+    if out.desired is not None:
+        ctx.store.save([run.row()])
+        act(out, ctx, now)
+    return out.record, out.failed
 
 
 def _carried(state: DecisionState, carried: dict) -> DecisionState:

@@ -159,3 +159,40 @@ def test_an_upward_import_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(globals(), "CORE", fake_core)
     assert violations(stage) == ["core/scalebridge/stages/bad.py:5: scalebridge.stages.bad (stages) imports "
                                  "scalebridge.semantics.base (semantics), a higher layer"]
+
+
+def documented_layers() -> list[tuple[str, frozenset[str]]]:
+    """The table of docs/architecture.md, "The layers": (layer, modules) per row,
+    the modules read from the backticked names of its second column."""
+    import re
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or cells[0] in ("layer", "---"):
+            continue
+        names = set()
+        for name in re.findall(r"`([^`]+)`", cells[1]):
+            name = name.rstrip("/")
+            names.add("__init__" if name == "scalebridge/__init__.py" else name)
+        rows.append((cells[0], frozenset(names)))
+    return rows
+
+
+def test_the_documented_layers_are_the_enforced_ones() -> None:
+    assert documented_layers() == LAYERS
+
+
+def test_every_file_and_package_the_architecture_names_exists() -> None:
+    import re
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = []
+    for name in sorted(set(re.findall(r"`([A-Za-z_][\w/.]*(?:\.py|/))`", text))):
+        where = [ROOT / name, CORE / "scalebridge" / name, CORE / name, PLUGINS / name]
+        if not any(p.exists() for p in where) and not any(PLUGINS.glob(f"*/{name}")):   # a plugin's layout
+            missing.append(name)
+    for name in sorted(set(re.findall(r"`(scalebridge_\w+)`", text))):
+        if not name.startswith("scalebridge_register_") and not (PLUGINS / name).is_dir():   # hooks aside
+            missing.append(name)
+    assert missing == []

@@ -1,5 +1,6 @@
-"""The guard: ok=False with a reason whenever a forecast must not be acted on."""
-
+"""The guard (scalebridge.forecasting.guard): ok=False with a reason whenever a forecast
+must not be acted on — too little, stale or non-finite history, a large recent error,
+a model worse than persistence, a broken model at any sampling interval."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from scalebridge.forecasting import GuardedForecaster, guarded, make_forecaster
+from scalebridge.forecasting import Forecast, guarded, GuardedForecaster, make_forecaster
+
 
 EPOCH = 1_767_225_600.0
 
@@ -204,3 +206,38 @@ def test_worse_than_persistence_must_be_significant() -> None:
     falls back."""
     assert _flagged_share(300) < 0.02
     assert _flagged_share(120) > 0.5
+
+
+class TenTimesOff:
+    """A model that is always 10× too high (a broken forecaster)."""
+    name = "broken"
+    min_history_seconds = 0.0
+
+    def __init__(self):
+        self.last = math.nan
+
+    def observe(self, t, v):
+        self.last = v
+
+    def forecast(self, now, h):
+        return Forecast(10 * self.last, 10 * self.last, now + h, now + h, True, None, self.name)
+
+
+def _broken_model_fallback_fraction(step: float, lead: float) -> float:
+    g = guarded(TenTimesOff())
+    flagged = n = 0
+    for k in range(int(4 * 3600 / step)):
+        t = EPOCH + step * k
+        g.observe(t, 1000.0 + 50.0 * math.sin(k))
+        f = g.forecast(t, lead)
+        n += 1
+        flagged += not f.ok
+    return flagged / n
+
+
+def test_a_broken_model_is_caught_at_minute_sampling():
+    assert _broken_model_fallback_fraction(60.0, 120.0) > 0.9
+
+
+def test_a_broken_model_is_caught_at_five_minute_sampling():
+    assert _broken_model_fallback_fraction(300.0, 120.0) > 0.9     # today 0.0

@@ -1,24 +1,27 @@
 """The risk budget (scalebridge.risk): a reactive HPA replayed on the load, and the
-margin quantile that makes the plan as often short as it would have been."""
+margin quantile that makes the plan as often short as that HPA would have been.
+
+Sources: docs/predictive.md; the replayed HPA follows
+https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/#algorithm-details
+and #default-behavior."""
+
 import math
 
 import numpy as np
 import pytest
 
-from scalebridge.errors import RequestError
 from scalebridge.engine import load_policy
+from scalebridge.errors import RequestError
 from scalebridge.policy import Predictive
 from scalebridge.predictive import PredictivePlanner
 from scalebridge.risk import DOWN_STABILIZATION_SECONDS, REACTION_SECONDS, ReactiveBaseline, RiskBudget
+
 
 CAP = 25_000.0
 
 
 def replay(baseline, loads, step=15.0):
     return [baseline.observe(k * step, float(x)) for k, x in enumerate(loads)]
-
-
-# ----------------------------------------------------------------------------- the baseline HPA
 
 
 def test_a_steady_load_is_served_by_ceil_load_over_target_and_never_short():
@@ -87,9 +90,6 @@ def test_scale_down_waits_for_the_stabilization_window():
     assert min(t for t, n in sizes if n == 2) - t0 >= DOWN_STABILIZATION_SECONDS - 15
 
 
-# ----------------------------------------------------------------------------- the budget
-
-
 def test_a_baseline_never_short_keeps_the_fixed_quantile():
     r = RiskBudget(0.9995, 86_400)
     for k in range(1000):
@@ -129,9 +129,6 @@ def test_the_budget_forgets_what_is_older_than_its_horizon():
     for k in range(240, 480):
         r.baseline(15.0 * k, False)
     assert r.target == pytest.approx(1 / 241, abs=1e-9)                 # one sample exactly an hour old
-
-
-# ----------------------------------------------------------------------------- the planner
 
 
 def budget_planner(utilization):

@@ -1,15 +1,20 @@
-"""The predictive planner: fast up with lead time, slow down, fallback with a reason."""
+"""The predictive planner (scalebridge.predictive): fast up with the lead time, slow down
+at the scale-down rate, a fallback with a reason; the noise model (count and burst
+noise, flash crowds, sudden drops), the learned margin, ramps extrapolated or not;
+ForecastOnly and ForecastAndScale in a decision.
+
+Source: docs/predictive.md."""
+
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from scalebridge import decide
 from scalebridge.policy import Predictive
-from scalebridge.predictive import ErrorModel, PredictivePlanner, fit_error_model
-from scalebridge.testing.requests import NOW, cpu_request
+from scalebridge.predictive import ErrorModel, fit_error_model, PredictivePlanner
+from scalebridge.testing.requests import cpu_request, NOW
 
 
 def planner(**kw):
@@ -123,9 +128,6 @@ def test_forecast_and_scale_raises_and_reports():
 def test_fallback_reason_reaches_the_response():
     r = decide(_forecast_request("ForecastAndScale", replicas=0, reason="too little history (40s of 3d)"))
     assert r["desired_replicas"] == 4 and r["forecast"]["reason"].startswith("too little history")
-
-
-# --- the margin: an error model fitted to the forecast's own errors ----------------------------
 
 
 def test_count_noise_is_fitted_as_the_poisson_part():

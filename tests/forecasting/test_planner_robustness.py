@@ -1,7 +1,9 @@
-"""Review of the forecasting models and the predictive planner: robustness on
-irregular, gappy, out-of-order and non-finite input, lead times at the edges,
-scale-down periods other than 60 s, bounded state, and the issue's accuracy
-claims under irregular sampling. Confirmed defects are strict xfails."""
+"""The predictive planner on awkward input: non-finite, out-of-order and gappy samples,
+history windows shorter than the sample interval, leads at the edges, scale-down
+periods other than a minute, switching models, extreme capacities, bounded state —
+never raising, and always saying why a forecast went unused.
+
+Source: docs/predictive.md."""
 from __future__ import annotations
 
 import math
@@ -9,16 +11,20 @@ import math
 import numpy as np
 import pytest
 
-from scalebridge.forecasting import Forecast, guarded, make_forecaster
 from scalebridge.policy import Predictive
-from scalebridge.predictive import PredictivePlanner, default_model
+from scalebridge.predictive import default_model, PredictivePlanner
+
 
 EPOCH = 1_767_225_600.0
+
+
 DAY = 86400.0
+
+
 MODELS = ["linear", "quadratic", "seasonal", "auto", "naive"]
 
 
-def planner(model="linear", startup=120, **kw):
+def robust_planner(model="linear", startup=120, **kw):
     kw.setdefault("capacity_per_replica", 25000)
     return PredictivePlanner(Predictive(mode="ForecastAndScale", model=model, **kw), startup_seconds=startup)
 
@@ -28,29 +34,10 @@ def daily(t):
     return 1000 + 500 * np.sin(x) + 200 * np.sin(2 * x + 1)
 
 
-class TenTimesOff:
-    """A model that is always 10× too high (a broken forecaster)."""
-    name = "broken"
-    min_history_seconds = 0.0
-
-    def __init__(self):
-        self.last = math.nan
-
-    def observe(self, t, v):
-        self.last = v
-
-    def forecast(self, now, h):
-        return Forecast(10 * self.last, 10 * self.last, now + h, now + h, True, None, self.name)
-
-
-# ----------------------------------------------------------------------------- defects the review found
-# (all fixed)
-
-
 @pytest.mark.parametrize("quantile", [None, 0.99])
 @pytest.mark.parametrize("bad", [math.inf, -math.inf])
 def test_infinite_sample_falls_back_instead_of_raising(bad, quantile):
-    p = planner(margin_quantile=quantile)
+    p = robust_planner(margin_quantile=quantile)
     for k in range(100):
         p.observe(EPOCH + 15 * k, 50_000.0)
     p.plan(EPOCH + 15 * 99)
@@ -61,7 +48,7 @@ def test_infinite_sample_falls_back_instead_of_raising(bad, quantile):
 
 
 def test_out_of_order_sample_does_not_replace_the_latest_load():
-    p = planner()
+    p = robust_planner()
     for k in range(100):
         p.observe(EPOCH + 15 * k, 50_000.0)
     p.observe(EPOCH + 15 * 50, 5_000_000.0)           # late: older than the latest sample
@@ -71,40 +58,9 @@ def test_out_of_order_sample_does_not_replace_the_latest_load():
     assert plan.replicas == 2
 
 
-def _broken_model_fallback_fraction(step: float, lead: float) -> float:
-    g = guarded(TenTimesOff())
-    flagged = n = 0
-    for k in range(int(4 * 3600 / step)):
-        t = EPOCH + step * k
-        g.observe(t, 1000.0 + 50.0 * math.sin(k))
-        f = g.forecast(t, lead)
-        n += 1
-        flagged += not f.ok
-    return flagged / n
-
-
-def test_a_broken_model_is_caught_at_minute_sampling():
-    assert _broken_model_fallback_fraction(60.0, 120.0) > 0.9
-
-
-def test_a_broken_model_is_caught_at_five_minute_sampling():
-    assert _broken_model_fallback_fraction(300.0, 120.0) > 0.9     # today 0.0
-
-
-def test_seasonal_with_quarter_hour_samples_still_forecasts():
-    m = guarded("seasonal")
-    t = EPOCH + np.arange(0, 4 * DAY, 900.0)
-    for ti, vi in zip(t.tolist(), daily(t).tolist()):
-        m.observe(ti, vi)
-    now = float(t[-1])
-    f = m.forecast(now, 600.0)
-    assert f.ok, f.reason
-    assert f.value == pytest.approx(float(daily(now + 600.0)), rel=0.05)
-
-
 @pytest.mark.parametrize("model", ["quadratic", "linear"])
 def test_a_lead_far_beyond_the_history_is_not_trusted_blindly(model):
-    p = planner(model, lead_time_seconds=6 * 3600)
+    p = robust_planner(model, lead_time_seconds=6 * 3600)
     values = []
     for k in range(81):                               # 20 minutes, ±5% around 100k
         v = 100_000 - 5_000 * math.sin(2 * math.pi * 15 * k / 1500)
@@ -116,7 +72,7 @@ def test_a_lead_far_beyond_the_history_is_not_trusted_blindly(model):
 
 @pytest.mark.parametrize("model", MODELS)
 def test_lead_zero_plan_says_why_no_forecast_was_used(model):
-    p = planner(model, startup=0)
+    p = robust_planner(model, startup=0)
     assert p.lead == 0
     for k in range(100):
         p.observe(EPOCH + 15 * k, 50_000.0)
@@ -126,56 +82,13 @@ def test_lead_zero_plan_says_why_no_forecast_was_used(model):
     assert plan.reason is not None
 
 
-# ----------------------------------------------------------------------------- what holds
-
-
-@pytest.mark.parametrize("step", [7.0, 300.0])
-@pytest.mark.parametrize("name,curve", [
-    ("linear", lambda s: 1000 + 3 * s),
-    ("quadratic", lambda s: 1000 + 0.5 * s + 0.001 * s * s),
-])
-def test_ramp_and_curve_within_one_percent_at_irregular_sampling(step, name, curve):
-    m = guarded(name)
-    for k in range(int(2 * 3600 / step)):
-        m.observe(EPOCH + k * step, curve(k * step))
-    s = (int(2 * 3600 / step) - 1) * step
-    for lead in (120.0, 600.0):
-        f = m.forecast(EPOCH + s, lead)
-        assert f.ok, f.reason
-        assert f.value == pytest.approx(curve(s + lead), rel=0.01)
-
-
-def test_ramp_with_jittered_sample_times_within_one_percent():
-    rng = np.random.default_rng(7)
-    t = np.cumsum(rng.uniform(3.0, 40.0, 400))        # every 3–40 s, duplicates of none
-    m = guarded("linear")
-    for ti in t.tolist():
-        m.observe(EPOCH + ti, 500 + 2 * ti)
-    now = EPOCH + float(t[-1])
-    f = m.forecast(now, 120.0)
-    assert f.ok and f.value == pytest.approx(500 + 2 * (float(t[-1]) + 120), rel=0.01)
-
-
-@pytest.mark.parametrize("step", [7.0, 300.0])
-def test_seasonal_daily_pattern_within_five_percent_at_irregular_sampling(step):
-    m = guarded("seasonal")
-    t = EPOCH + np.arange(0, 3 * DAY + 3600, step)
-    for ti, vi in zip(t.tolist(), daily(t).tolist()):
-        m.observe(ti, vi)
-    now = float(t[-1])
-    for lead in (120.0, 600.0, 3600.0):
-        f = m.forecast(now, lead)
-        assert f.ok, f.reason
-        assert f.value == pytest.approx(float(daily(now + lead)), rel=0.05)
-
-
 @pytest.mark.parametrize("quantile", [None, 0.99])
 @pytest.mark.parametrize("model", MODELS)
 def test_awkward_input_never_raises_and_an_unused_forecast_has_a_reason(model, quantile):
     """NaN, negatives, a constant zero, a 1000× jump, duplicates, a two-day gap:
     plan never raises, stays at or above the reactive proposal, and whenever it
     carries no forecast peak it carries a reason (lead > 0)."""
-    p = planner(model, margin_quantile=quantile)
+    p = robust_planner(model, margin_quantile=quantile)
     series = (
         [(15.0 * k, 0.0) for k in range(60)]
         + [(900 + 15.0 * k, 1000.0) for k in range(60)]
@@ -193,7 +106,7 @@ def test_awkward_input_never_raises_and_an_unused_forecast_has_a_reason(model, q
 
 
 def test_a_gap_of_hours_falls_back_with_a_reason_then_recovers():
-    p = planner("linear")
+    p = robust_planner("linear")
     for k in range(120):
         p.observe(EPOCH + 15 * k, 50_000.0)
     assert p.plan(EPOCH + 15 * 119).reason is None
@@ -206,7 +119,7 @@ def test_a_gap_of_hours_falls_back_with_a_reason_then_recovers():
 
 
 def test_a_history_window_shorter_than_the_sample_interval_falls_back_with_a_reason():
-    p = planner("quadratic", history_seconds=10)
+    p = robust_planner("quadratic", history_seconds=10)
     for k in range(100):
         p.observe(EPOCH + 15 * k, 100_000 + 1500 * k)
         plan = p.plan(EPOCH + 15 * k)
@@ -215,7 +128,7 @@ def test_a_history_window_shorter_than_the_sample_interval_falls_back_with_a_rea
 
 def test_a_constant_zero_signal_plans_zero():
     for model in ("linear", "quadratic", "auto", "naive"):
-        p = planner(model, margin_quantile=0.99)
+        p = robust_planner(model, margin_quantile=0.99)
         for k in range(400):
             p.observe(EPOCH + 15 * k, 0.0)
             plan = p.plan(EPOCH + 15 * k)
@@ -227,7 +140,7 @@ def test_scale_down_rate_holds_for_periods_other_than_a_minute(period):
     """The proposal loses at most 5% per `period` (give or take the member
     rounding up adds), whatever the spacing of plans; with a model whose
     forecast drops at once (naive) it decays at exactly that rate."""
-    p = planner("naive", scale_down_period_seconds=period, scale_down_rate_percent=5)
+    p = robust_planner("naive", scale_down_period_seconds=period, scale_down_rate_percent=5)
     for k in range(100):
         p.observe(EPOCH + 15 * k, 1_000_000.0)
     t0 = EPOCH + 15 * 99
@@ -241,7 +154,7 @@ def test_scale_down_rate_holds_for_periods_other_than_a_minute(period):
 
 
 def test_switching_the_model_mid_run_keeps_the_scale_down_rate():
-    p = planner("linear")
+    p = robust_planner("linear")
     for k in range(200):
         p.observe(EPOCH + 15 * k, 1_000_000.0)
     prev_t, prev = EPOCH + 15 * 199, p.plan(EPOCH + 15 * 199).replicas
@@ -257,7 +170,7 @@ def test_switching_the_model_mid_run_keeps_the_scale_down_rate():
 
 @pytest.mark.parametrize("capacity,load,expected", [(1e-3, 5.0, 5000), (1e12, 5e6, 1), (1e12, 0.0, 0)])
 def test_tiny_and_huge_capacity_per_replica(capacity, load, expected):
-    p = planner("linear", capacity_per_replica=capacity)
+    p = robust_planner("linear", capacity_per_replica=capacity)
     for k in range(100):
         p.observe(EPOCH + 15 * k, load)
     plan = p.plan(EPOCH + 15 * 99)
@@ -270,7 +183,7 @@ def test_state_stays_bounded_over_a_long_run():
     """Every buffer of the planner, its guard and its model is bounded: the sizes
     after 3 and after 6 hours are the same (a shorter margin horizon stands in
     for the day, so the test is fast; 60 days of 15 s samples stayed flat too)."""
-    p = planner("auto", margin_quantile=0.99, margin_history_seconds=3600, capacity_per_replica=100)
+    p = robust_planner("auto", margin_quantile=0.99, margin_history_seconds=3600, capacity_per_replica=100)
     rng = np.random.default_rng(1)
 
     def sizes():

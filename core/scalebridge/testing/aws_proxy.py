@@ -187,6 +187,7 @@ class AwsProxy:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True     # headers and body in separate writes: no delayed-ACK stall
 
             def log_message(self, *args):
                 pass

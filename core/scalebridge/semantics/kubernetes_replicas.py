@@ -204,18 +204,41 @@ def _usage_ratio(values: dict[str, int], counts: dict[str, int], target: int) ->
     return float(usage) / float(target), usage
 
 
+def _pods_with_metrics(members: list[Member], obs: MetricObservation, resource: Optional[str], now: float,
+                       cpu_init: float, readiness_delay: float) -> tuple:
+    """The opening both ``GetResourceReplicas`` and ``calcPlainMetricReplicas`` share:
+    the selector's pods grouped by ``groupPods`` (ready count, unready, missing,
+    the metrics of the rest), with upstream's two errors."""
+    if not members:
+        raise MetricError("no pods returned by selector while calculating replica count")
+    grouped = group_pods(members, obs.members or {}, resource == "cpu", now, cpu_init, readiness_delay,
+                         obs.timestamp, obs.window or 0.0)
+    if not grouped[3]:
+        raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+    return grouped
+
+
+def _rebalanced(current: int, ratio: float, new_ratio: float, tol: Tolerances, values: dict, counts: dict,
+                utilization: Optional[int], raw: Optional[int]) -> ReplicaCount:
+    """The closing both share, once missing and unready pods are filled in: no
+    change when the new ratio is within tolerance or crosses 1 the other way,
+    ``ceil(new_ratio × pods)`` unless that moves against the ratio."""
+    if tol.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+        return ReplicaCount(current, utilization, raw, tol.is_within(new_ratio))
+    pods = sum(counts[n] for n in values)
+    new_replicas = go_ceil(new_ratio * float(pods))
+    if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
+        return ReplicaCount(current, utilization, raw)
+    return ReplicaCount(new_replicas, utilization, raw)
+
+
 def resource_utilization_replicas(current: int, target_utilization: float, resource: str,
                                   tol: Tolerances, members: list[Member], obs: MetricObservation,
                                   now: float, cpu_init: float, readiness_delay: float) -> ReplicaCount:
     """``GetResourceReplicas`` (and the container variant: the caller passes that
     container's requests and samples)."""
-    samples = obs.members or {}
-    if not members:
-        raise MetricError("no pods returned by selector while calculating replica count")
-    ready_count, unready, missing, values, counts = group_pods(
-        members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
-    if not values:
-        raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+    ready_count, unready, missing, values, counts = _pods_with_metrics(members, obs, resource, now, cpu_init,
+                                                                      readiness_delay)
     requests = _pod_requests(members, resource)
     ratio, utilization, raw = _utilization_ratio(values, counts, requests, target_utilization)
 
@@ -238,13 +261,7 @@ def resource_utilization_replicas(current: int, target_utilization: float, resou
         for m in unready:
             values[m.name] = 0
     new_ratio, _, _ = _utilization_ratio(values, counts, requests, target_utilization)
-    if tol.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return ReplicaCount(current, utilization, raw, tol.is_within(new_ratio))
-    pods = sum(counts[n] for n in values)
-    new_replicas = go_ceil(new_ratio * float(pods))
-    if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
-        return ReplicaCount(current, utilization, raw)
-    return ReplicaCount(new_replicas, utilization, raw)
+    return _rebalanced(current, ratio, new_ratio, tol, values, counts, utilization, raw)
 
 
 def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, members: list[Member],
@@ -252,13 +269,8 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
                           cpu_init: float, readiness_delay: float) -> ReplicaCount:
     """``calcPlainMetricReplicas`` (pods metrics; resource metrics with an
     AverageValue target via ``GetRawResourceReplicas``)."""
-    samples = obs.members or {}
-    if not members:
-        raise MetricError("no pods returned by selector while calculating replica count")
-    ready_count, unready, missing, values, counts = group_pods(
-        members, samples, resource == "cpu", now, cpu_init, readiness_delay, obs.timestamp, obs.window or 0.0)
-    if not values:
-        raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+    ready_count, unready, missing, values, counts = _pods_with_metrics(members, obs, resource, now, cpu_init,
+                                                                      readiness_delay)
     ratio, usage = _usage_ratio(values, counts, target_milli)
 
     scale_up_with_unready = bool(unready) and ratio > 1.0
@@ -278,13 +290,7 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
         for m in unready:
             values[m.name] = 0
     new_ratio, _ = _usage_ratio(values, counts, target_milli)
-    if tol.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-        return ReplicaCount(current, None, usage, tol.is_within(new_ratio))
-    pods = sum(counts[n] for n in values)
-    new_replicas = go_ceil(new_ratio * float(pods))
-    if (new_ratio < 1.0 and new_replicas > current) or (new_ratio > 1.0 and new_replicas < current):
-        return ReplicaCount(current, None, usage)
-    return ReplicaCount(new_replicas, None, usage)
+    return _rebalanced(current, ratio, new_ratio, tol, values, counts, None, usage)
 
 
 def ready_pods_count(members: list[Member]) -> int:

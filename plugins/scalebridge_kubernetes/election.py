@@ -75,6 +75,8 @@ class LeaseElector(Elector):
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self.events: list[tuple[float, str]] = []
+        #: every attempt as (time, held the Lease afterwards)
+        self.attempts: list[tuple[float, bool]] = []
 
     # -- the record -------------------------------------------------------------------
     def _observe(self, lease: Any, now: float) -> None:
@@ -118,6 +120,7 @@ class LeaseElector(Elector):
         now = self.clock.now() if now is None else now
         with self._lock:
             ok = self._attempt(now)
+            self.attempts.append((now, ok))
             was = self._last_renew is not None
             if ok:
                 self._last_renew = now

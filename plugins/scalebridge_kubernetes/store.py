@@ -9,7 +9,7 @@ row: policy hash, committed state, pending intent) and ``meta``. Every write is
 a PUT carrying the ``resourceVersion`` last read
 (https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions);
 on 409 the store re-reads the ConfigMap, re-applies its rows and tries again
-(three times). With leader election on the same provider, only the leader
+(up to six attempts, transient failures after a short pause). With leader election on the same provider, only the leader
 writes: a follower's saves are dropped (it decides every sync but carries
 nothing out). A ConfigMap holds at most 1 MiB
 (https://kubernetes.io/docs/concepts/configuration/configmap/#motivation): a few
@@ -24,7 +24,8 @@ from typing import Any, Callable, Iterable, Optional
 from scalebridge.controller.store import StateStore, StoredTarget, StoreError
 from scalebridge.providers import ErrorKind, ProviderError
 
-ATTEMPTS = 3
+#: attempts of one write (conflicts re-read; transient failures pause 10 ms, 20 ms, 40 ms …)
+ATTEMPTS = 6
 
 
 class ConfigMapStore(StateStore):
@@ -45,6 +46,12 @@ class ConfigMapStore(StateStore):
         return f"ConfigMap {self.namespace}/{self.name}"
 
     def _get(self) -> None:
+        try:
+            self._get_or_raise()
+        except ProviderError as e:
+            raise StoreError(f"{self._where()}: {e}") from None
+
+    def _get_or_raise(self) -> None:
         c = self.client
         try:
             cm = c.call("get configmaps", c.core.read_namespaced_config_map, self.name, self.namespace)
@@ -52,7 +59,7 @@ class ConfigMapStore(StateStore):
             if e.kind is ErrorKind.NOT_FOUND:
                 self._rv, self._targets, self._meta, self._read = None, {}, {}, True
                 return
-            raise StoreError(f"{self._where()}: {e}") from None
+            raise
         data = cm.data or {}
         try:
             self._targets = json.loads(data.get("targets") or "{}")
@@ -79,18 +86,25 @@ class ConfigMapStore(StateStore):
         self.writes += 1
 
     def _modify(self, change: Callable[[], None]) -> None:
+        """Read (when needed), change, write; a conflict re-reads, a transient or
+        throttled failure is retried after a short pause (up to :data:`ATTEMPTS`)."""
+        last: Optional[ProviderError] = None
         for attempt in range(ATTEMPTS):
-            if not self._read:
-                self._get()
-            change()
             try:
+                if not self._read:
+                    self._get_or_raise()
+                change()
                 self._put()
                 return
             except ProviderError as e:
-                if e.kind is not ErrorKind.CONFLICT:
-                    raise StoreError(f"{self._where()}: {e}") from None
-                self._read = False      # changed underneath (or created meanwhile): read it again
-        raise StoreError(f"{self._where()}: still conflicting after {ATTEMPTS} attempts")
+                last = e
+                if e.kind is ErrorKind.CONFLICT:
+                    self._read = False      # changed underneath (or created meanwhile): read it again
+                elif e.retryable:
+                    time.sleep(min(0.01 * 2 ** attempt, e.retry_after or 1.0))
+                else:
+                    break
+        raise StoreError(f"{self._where()}: {last}")
 
     # -- StateStore --------------------------------------------------------------------
     def load_all(self) -> dict[str, StoredTarget]:

@@ -31,11 +31,11 @@ from typing import Any, Callable, Optional, Union
 from pydantic import ValidationError
 
 from ..engine import Decider
-from ..providers import Elector
+from ..providers import Elector, RefError
 from .audit import AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
-from .config import Runtime, build, load_config
+from .config import ConfigError, Runtime, build, load_config
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
@@ -339,6 +339,11 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
     runtime = build(loaded, clock="virtual" if virtual else "real")
     try:
         store = open_store(runtime.state, runtime.providers, override=state, base=loaded.path.parent)
+    except RefError as e:   # an option of a provider's own store
+        runtime.close()
+        key = e.key.split(".")
+        raise ConfigError([f"{loaded.where('state', *(key[1:] if key[0] == 'state' else key))}: {e.message}"]) \
+            from None
     except BaseException:
         runtime.close()
         raise

@@ -124,6 +124,14 @@ class Metric(_Model):
         return self
 
 
+def require_stated_utilization(policy: "Policy", why: str) -> None:
+    """Refuse the first Utilization target without ``average_utilization``, for a
+    semantics whose provider has no default for it (``why``: which field requires it)."""
+    from .errors import RequestError
+    for i in unstated_utilization(policy):
+        raise RequestError(f"$.policy.metrics[{i}].target.average_utilization", why)
+
+
 def unstated_utilization(policy: "Policy") -> list[int]:
     """Indexes of ``policy.metrics`` with a Utilization target that states no
     ``average_utilization``: GCE defaults it (cpuUtilization 0.6, load balancing

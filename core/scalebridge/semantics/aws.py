@@ -58,7 +58,7 @@ from typing import Optional
 from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
-from ..policy import Policy, unstated_utilization
+from ..policy import Policy, require_stated_utilization
 from ..stages.alarms import ALARM, INSUFFICIENT_DATA, aggregate, datapoints, evaluate_alarm
 from ..stages.signals import predictive_mode
 from ..stages.steps import new_capacity, select_step
@@ -532,10 +532,8 @@ class AwsSemantics(Semantics):
         if policy.min_replicas is None:
             raise RequestError("$.policy.min_replicas",
                                "required by the aws semantics (the Auto Scaling group's MinSize)")
-        for i in unstated_utilization(policy):
-            raise RequestError(f"$.policy.metrics[{i}].target.average_utilization",
-                               "required by the aws semantics (TargetTrackingConfiguration.TargetValue "
-                               "is required)")
+        require_stated_utilization(policy, "required by the aws semantics (TargetTrackingConfiguration."
+                                           "TargetValue is required)")
         for k, r in enumerate(policy.rules):
             if r.steps is not None and r.adjustment_type is None:
                 raise RequestError(f"$.policy.rules[{k}].adjustment_type",

@@ -15,7 +15,7 @@ from typing import Optional
 from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
-from ..policy import Metric, MetricTarget, Policy, ScalingRules, unstated_utilization
+from ..policy import Metric, MetricTarget, Policy, ScalingRules, require_stated_utilization
 from ..protocol import Member, MetricObservation
 from ..stages.signals import forecast_floor
 from ..stages.rate_limits import RatePolicy, limit_with_behavior, limit_without_behavior
@@ -112,11 +112,9 @@ class KubernetesSemantics(Semantics):
             # (as under gce)
             raise RequestError("$.policy.max_replicas",
                                "required by the kubernetes semantics (HorizontalPodAutoscalerSpec.maxReplicas)")
-        for i in unstated_utilization(policy):
-            # pkg/apis/autoscaling/validation/validation.go, validateResourceSource
-            raise RequestError(f"$.policy.metrics[{i}].target.average_utilization",
-                               "required by the kubernetes semantics (the API server: \"must set either a "
-                               "target raw value or a target utilization\")")
+        # pkg/apis/autoscaling/validation/validation.go, validateResourceSource
+        require_stated_utilization(policy, "required by the kubernetes semantics (the API server: \"must set "
+                                           "either a target raw value or a target utilization\")")
 
     # -- computeReplicasForMetric ---------------------------------------------------------
     def metric_proposal(self, ctx: Context, spec: Metric, tol: Tolerances, status_replicas: int) -> ReplicaCount:

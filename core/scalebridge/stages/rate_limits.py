@@ -33,54 +33,53 @@ def _period_start(state: DecisionState, now: float, current: int, period: float)
     return current - added + deleted
 
 
-def scale_up_limit(state: DecisionState, now: float, current: int, select: str,
-                   policies: Sequence[RatePolicy], exact: bool = False) -> int:
-    """``calculateScaleUpLimitWithScalingRules``."""
+def _limit(state: DecisionState, now: float, current: int, select: str, policies: Sequence[RatePolicy],
+           exact: bool, propose, pick, unlimited: int) -> int:
+    """The loop both limits share: each policy's limit from the size at the start of
+    its period (``getReplicasChangePerPeriod``), the first kept, then ``pick`` of
+    them (``selectPolicy``); ``unlimited`` when there is no policy."""
     if select == "Disabled":
         return current
     result = None
     for p in policies:
-        start = _period_start(state, now, current, p.period_seconds)
-        if p.type == "Pods":
-            proposed = start + p.value
-        elif exact:
-            proposed = -((-start * (100 + p.value)) // 100)
-        else:
-            proposed = int(math.ceil(float(start) * (1 + float(p.value) / 100)))
-        if result is None:
-            result = proposed
-        elif select == "Min":
-            result = min(result, proposed)
-        else:
-            result = max(result, proposed)
-    # no policies (an empty list): the loop never runs and the start value is returned —
-    # Max starts at MinInt32 (then clamped to current: no scale-up), Min at MaxInt32 (no limit)
-    return result if result is not None else (2**31 - 1 if select == "Min" else -(2**31))
+        proposed = propose(_period_start(state, now, current, p.period_seconds), p, exact)
+        result = proposed if result is None else pick(result, proposed)
+    return result if result is not None else unlimited
+
+
+def _up(start: int, p: RatePolicy, exact: bool) -> int:
+    if p.type == "Pods":
+        return start + p.value
+    if exact:
+        return -((-start * (100 + p.value)) // 100)
+    return int(math.ceil(float(start) * (1 + float(p.value) / 100)))
+
+
+def _down(start: int, p: RatePolicy, exact: bool) -> int:
+    if p.type == "Pods":
+        return start - p.value
+    if exact:
+        return (start * (100 - p.value)) // 100 if start >= 0 else -((-start * (100 - p.value)) // 100)
+    return int(float(start) * (1 - float(p.value) / 100))
+
+
+def scale_up_limit(state: DecisionState, now: float, current: int, select: str,
+                   policies: Sequence[RatePolicy], exact: bool = False) -> int:
+    """``calculateScaleUpLimitWithScalingRules``. No policies (an empty list): the
+    loop never runs and the start value is returned — Max starts at MinInt32 (then
+    clamped to current: no scale-up), Min at MaxInt32 (no limit)."""
+    if select == "Min":
+        return _limit(state, now, current, select, policies, exact, _up, min, 2**31 - 1)
+    return _limit(state, now, current, select, policies, exact, _up, max, -(2**31))
 
 
 def scale_down_limit(state: DecisionState, now: float, current: int, select: str,
                      policies: Sequence[RatePolicy], exact: bool = False) -> int:
-    """``calculateScaleDownLimitWithBehaviors``."""
-    if select == "Disabled":
-        return current
-    result = None
-    for p in policies:
-        start = _period_start(state, now, current, p.period_seconds)
-        if p.type == "Pods":
-            proposed = start - p.value
-        elif exact:
-            proposed = (start * (100 - p.value)) // 100 if start >= 0 else -((-start * (100 - p.value)) // 100)
-        else:
-            proposed = int(float(start) * (1 - float(p.value) / 100))
-        if result is None:
-            result = proposed
-        elif select == "Min":
-            result = max(result, proposed)
-        else:
-            result = min(result, proposed)
-    # no policies: Max starts at MaxInt32 (then clamped to current: no scale-down), Min at
-    # MinInt32 (no limit)
-    return result if result is not None else (-(2**31) if select == "Min" else 2**31 - 1)
+    """``calculateScaleDownLimitWithBehaviors``. No policies: Max starts at MaxInt32
+    (then clamped to current: no scale-down), Min at MinInt32 (no limit)."""
+    if select == "Min":
+        return _limit(state, now, current, select, policies, exact, _down, max, -(2**31))
+    return _limit(state, now, current, select, policies, exact, _down, min, 2**31 - 1)
 
 
 def limit_with_behavior(state: DecisionState, now: float, current: int, desired: int,

@@ -395,31 +395,32 @@ def combine_rules(evals: Iterable[RuleEvaluation], current: int) -> CombinedRule
     """Scale out when any scale-out rule fired, to the highest count asked;
     otherwise scale in only when every scale-in rule fired, to the highest
     count asked (the smallest reduction); otherwise keep ``current``."""
-    up_best = down_best = None
-    ups = downs = ups_fired = downs_fired = 0
-    up_winners: list = []
-    down_winners: list = []
+    up, down = _Tally(), _Tally()
     for e in evals:
-        if e.rule.direction == "Increase":
-            ups += 1
-            if e.fired:
-                ups_fired += 1
-                r = e.result
-                if up_best is None or r > up_best:
-                    up_best, up_winners = r, [e]
-                elif r == up_best:
-                    up_winners.append(e)
-        else:
-            downs += 1
-            if e.fired:
-                downs_fired += 1
-                r = e.result
-                if down_best is None or r > down_best:
-                    down_best, down_winners = r, [e]
-                elif r == down_best:
-                    down_winners.append(e)
-    if up_best is not None:
-        return CombinedRules(up_best, "Increase", up_winners, ups_fired, ups)
-    if downs and downs_fired == downs:
-        return CombinedRules(down_best, "Decrease", down_winners, downs_fired, downs)
-    return CombinedRules(current, None, [], downs_fired, downs)
+        (up if e.rule.direction == "Increase" else down).add(e)
+    if up.best is not None:
+        return CombinedRules(up.best, "Increase", up.winners, up.fired, up.rules)
+    if down.rules and down.fired == down.rules:
+        return CombinedRules(down.best, "Decrease", down.winners, down.fired, down.rules)
+    return CombinedRules(current, None, [], down.fired, down.rules)
+
+
+class _Tally:
+    """The rules of one direction: how many, how many fired, the highest count a
+    fired one asks for and the rules that ask for it."""
+    __slots__ = ("rules", "fired", "best", "winners")
+
+    def __init__(self) -> None:
+        self.rules = self.fired = 0
+        self.best = None
+        self.winners: list = []
+
+    def add(self, e: "RuleEvaluation") -> None:
+        self.rules += 1
+        if e.fired:
+            self.fired += 1
+            r = e.result
+            if self.best is None or r > self.best:
+                self.best, self.winners = r, [e]
+            elif r == self.best:
+                self.winners.append(e)

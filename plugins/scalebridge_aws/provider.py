@@ -15,9 +15,8 @@ One sync of one group (API Reference, https://docs.aws.amazon.com/autoscaling/ec
   its own cooldowns), clamped to the group's MinSize/MaxSize ("All requests to
   change the Auto Scaling group's desired capacity … must fall within these
   limits", UG asg-capacity-limits.html; the API answers ValidationError
-  otherwise), with a note on instances protected from scale-in ("Instance
-  scale-in protection … does not protect instances from … manual termination",
-  and Auto Scaling does not terminate protected instances on scale-in,
+  otherwise), with a note on instances protected from scale-in (Auto Scaling
+  does not terminate them when the desired capacity drops,
   UG ec2-auto-scaling-instance-protection.html);
 - managed_by: ``DescribePolicies``: an enabled scaling policy (target tracking,
   step, simple, or predictive in ``ForecastAndScale``) means the group's own

@@ -210,3 +210,43 @@ def test_a_bad_metric_source_fails_the_target_naming_the_key(world, tmp_path):
     assert rc == 1 and rec["action"] == "failed" and rec["error_kind"] == "invalid"
     assert "metrics.queue_depth.source.statistc: unknown key" in rec["error"]
     assert world.desired() == 2
+
+
+def test_a_pending_instance_is_not_in_a_scale_outs_base(world, tmp_path):
+    """4 desired, 3 in service at 75 %, 1 Pending: "we do not consider instances
+    that are warming up as part of the current capacity" when scaling out —
+    ceil(3 × 75 / 50) = 5, not ceil(4 × 1.5) = 6
+    (UG as-scaling-simple-step.html#as-step-scaling-warmup)."""
+    ids = world.group("web", desired=4, max_size=10)
+    world.age(3600)
+    world.set_state(ids[3], "Pending")
+    for i in ids[:3]:
+        world.put_cpu(i, [75] * 5)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rc == 0, rec
+    assert (rec["current_replicas"], rec["desired_replicas"]) == (4, 5) and world.desired() == 5
+
+
+def test_a_warming_instance_is_neither_the_metric_nor_the_base(world, tmp_path):
+    """3 warmed up at 75 %, 1 just launched at 10 %: its datapoints are left out
+    of the aggregate and of the scale-out's base — 5."""
+    ids = world.group("web", desired=3, max_size=10)
+    world.age(3600)
+    world.asg.set_desired_capacity(AutoScalingGroupName="web", DesiredCapacity=4)
+    new = [i for i in world.instances() if i not in ids]
+    for i in ids:
+        world.put_cpu(i, [75] * 5)
+    world.put_cpu(new[0], [10] * 5)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rc == 0, rec
+    assert (rec["current_replicas"], rec["desired_replicas"]) == (4, 5)
+
+
+def test_a_bad_ref_key_is_one_line_naming_the_file_line_and_key(world, tmp_path, capsys):
+    run = Runner(tmp_path, world)
+    config = run.config([{"name": "web", "ref": {"auto_scaling_group": "web", "asg_name": "x"}}], QUEUE_POLICY,
+                        QUEUE_SOURCE)
+    rc = main(["run", str(config), "--once", "--state", str(tmp_path / "s.db")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1
+    assert "run.yaml:" in err[0] and "ref.asg_name" in err[0] and "Traceback" not in err[0]

@@ -293,3 +293,19 @@ def test_kill_at_call_dies_before_the_call_takes_effect(tmp_path):
     assert done.returncode == -9
     after = FakeProvider(world=str(world))
     assert after.target({"name": "web"}).state.size == 3 and after.total_calls == 3
+
+
+def test_kill_after_seconds_dies_once_at_the_first_call_past_the_time(tmp_path):
+    world = tmp_path / "world.json"
+    code = ("from scalebridge.testing.fake import FakeProvider\n"
+            f"f = FakeProvider(world={str(world)!r}, kill_after_seconds=[30])\n"
+            "t = f.target({'name': 'web'})\n"
+            "for k in range(5):\n"
+            "    t.observe(1767225600.0 + 15 * k)\n"
+            "    t.set_size(2 + k)\n")
+    first = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert first.returncode == -9
+    after = FakeProvider(world=str(world))
+    assert [s for _, s in after.history("web")] == [2, 3] and after.kills_fired == [30.0]
+    second = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert second.returncode == 0          # the kill fired once, in the dead process

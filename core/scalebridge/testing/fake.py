@@ -26,7 +26,9 @@ and in-process::
 **The world.** Each target has a desired size (what :meth:`FakeTarget.set_size` sets,
 ``Observation.current_replicas``) and members named ``<name>-<k>``. A write settles
 at once, or — with ``settle_observes: N`` (and/or ``settle_seconds: S``) — stays in
-flight for the next N observes (and until S seconds after the write): new members
+flight for the next N observes (and until S seconds after the write; settling on
+the clock alone keeps a world independent of how often it is observed, as a restart
+test needs): new members
 are ``Pending`` and not ready, removed ones ``deleting``, and
 ``Observation.in_flight`` names the operation, as a GCE resize, an ASG scaling
 activity or a VMSS update do. ``managed_by`` in a ref makes
@@ -63,11 +65,14 @@ in flight (a controller must make none); ``log_calls: true`` keeps
 :attr:`FakeProvider.call_log`, ``(now, target, call, outcome)`` per call.
 
 **A world on disk.** ``world: PATH`` keeps the world (sizes, members, writes in
-flight, call counts, each target's write history) in a JSON file, rewritten
-atomically (temporary file, fsync, rename) after every call, so a new process
-continues the same world. ``kill_after_write: [n, …]`` SIGKILLs the process right
+flight, call counts, stacked writes, each target's write history) in a JSON file, rewritten
+atomically (temporary file, fsync, rename) after every call that changed it (a
+write, an observe that moved an operation on; call counts ride along), so a new
+process continues the same world. ``kill_after_write: [n, …]`` SIGKILLs the process right
 after the n-th applied write of the world (counted across processes, once the
-world is saved), ``kill_at_call: [n, …]`` right before the n-th call takes effect;
+world is saved), ``kill_at_call: [n, …]`` right before the n-th call takes effect,
+``kill_after_seconds: [s, …]`` right before the first call at or after ``start_time +
+s`` (each once);
 ``pause_after_write: S`` sleeps S seconds after each write. These hit the windows
 a crash-safe controller must survive deterministically.
 
@@ -106,7 +111,7 @@ _OPERATION = {"observe": "get", "read_metrics": "metrics.list", "set_size": "res
 _REF_KEYS = frozenset({"name", "size", "members", "load", "metrics", "cpu_request", "managed_by", "min_size",
                        "max_size", "metric_delay", "settle_observes", "settle_seconds"})
 _OPTION_KEYS = frozenset({"settle_observes", "settle_seconds", "faults", "script", "world", "world_fsync",
-                          "kill_after_write", "kill_at_call", "pause_after_write", "capabilities", "pacing",
+                          "kill_after_write", "kill_at_call", "kill_after_seconds", "pause_after_write", "capabilities", "pacing",
                           "start_time", "log_calls", "metric_window"})
 UNLIMITED = Pacing(writes_per_second=1e9, write_burst=10 ** 9, reads_per_second=1e9, read_burst=10 ** 9)
 
@@ -396,6 +401,7 @@ class FakeTarget(Target):
             st = self.state
             pend = st.pending
             if pend is not None:
+                p._dirty = True          # the operation moved on: the world on disk must say so
                 if pend.observes_left > 0 or now < pend.until:
                     pend.observes_left = max(0, pend.observes_left - 1)
                 else:
@@ -585,6 +591,10 @@ class FakeProvider(Provider):
                                         else _number(v, f"pacing.{k}", lo=1e-9)) for k, v in pacing.items()})
         self.kill_after_write = _numbers(options.get("kill_after_write", []), "kill_after_write")
         self.kill_at_call = _numbers(options.get("kill_at_call", []), "kill_at_call")
+        after = options.get("kill_after_seconds", [])
+        after = after if isinstance(after, list) else [after]
+        self.kill_after_seconds = sorted(_number(v, f"kill_after_seconds[{i}]") for i, v in enumerate(after))
+        self.kills_fired: list[float] = []
         self.pause_after_write = _number(options.get("pause_after_write", 0.0), "pause_after_write")
         self.log_calls = bool(options.get("log_calls", False))
         self.world_fsync = bool(options.get("world_fsync", True))
@@ -699,6 +709,11 @@ class FakeProvider(Provider):
         if self.total_calls in self.kill_at_call:
             self._save(force=True)
             self._kill()
+        for after in self.kill_after_seconds:
+            if after not in self.kills_fired and self.now >= self.start_time + after:
+                self.kills_fired.append(after)
+                self._save(force=True)
+                self._kill()
         kind, retry_after = None, None
         for s in self.script:
             if s.times > 0 and s.matches(target, call, nth):
@@ -723,8 +738,7 @@ class FakeProvider(Provider):
     def _done(self, target: str, call: str, outcome: str) -> None:
         if self.log_calls:
             self.call_log.append((self.now, target, call, outcome))
-        if self.world is not None and not (call == "set_size" and outcome == "ok"):   # a write saved itself
-            self._dirty = True
+        if self.world is not None and self._dirty:
             self._save()
 
     def _after_write(self) -> None:
@@ -745,7 +759,9 @@ class FakeProvider(Provider):
         targets = dict(self._saved)
         targets.update({n: t.state.to_json() for n, t in self.targets.items()})
         return {"version": 1, "now": self.now, "total_calls": self.total_calls, "total_writes": self.total_writes,
-                "calls": {f"{t}|{c}": n for (t, c), n in self.calls.items()}, "targets": targets}
+                "calls": {f"{t}|{c}": n for (t, c), n in self.calls.items()},
+                "stacked_writes": [list(w) for w in self.stacked_writes], "kills_fired": self.kills_fired,
+                "targets": targets}
 
     def _save(self, force: bool = False) -> None:
         if self.world is None or not (force or self._dirty):
@@ -784,6 +800,8 @@ class FakeProvider(Provider):
             for key, n in data["calls"].items():
                 t, c = key.rsplit("|", 1)
                 self.calls[(t, c)] = int(n)
+            self.stacked_writes = [tuple(w) for w in data.get("stacked_writes", [])]  # type: ignore[misc]
+            self.kills_fired = [float(t) for t in data.get("kills_fired", [])]
             self._saved = dict(data["targets"])
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise _bad("world", f"{self.world} is not a fake world file ({type(e).__name__}: {e})") from None

@@ -171,7 +171,8 @@ def _unparseable_error(operation_model=None, response_dict=None, **_: Any) -> No
     status = response_dict.get("status_code") or 200
     if status < 400:
         return
-    protocol = operation_model.service_model.resolved_protocol
+    sm = operation_model.service_model
+    protocol = getattr(sm, "resolved_protocol", None) or sm.protocol
     body = response_dict.get("body") or b""
     if isinstance(body, str):
         body = body.encode()
@@ -204,7 +205,7 @@ class AwsClients:
     def __init__(self, region: Optional[str] = None, endpoint_url: Optional[str] = None,
                  profile: Optional[str] = None, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
                  retry_mode: str = DEFAULT_RETRY_MODE, connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
-                 read_timeout: float = DEFAULT_READ_TIMEOUT, max_pool_connections: int = 10):
+                 read_timeout: float = DEFAULT_READ_TIMEOUT, max_pool_connections: int = 32):
         self.region = region
         self.endpoint_url = endpoint_url
         self.profile = profile

@@ -169,13 +169,6 @@ def plan(group: str, queries: Sequence[MetricQuery], members: Iterable[str]) -> 
     return series, sources
 
 
-def _lcm(values: Iterable[int]) -> int:
-    out = 1
-    for v in values:
-        out = out * v // math.gcd(out, v)
-    return out
-
-
 def _batches(series: list[_Series], span: float) -> list[list[_Series]]:
     """Series in calls of at most MAX_QUERIES queries and MAX_DATAPOINTS datapoints."""
     out: list[list[_Series]] = []
@@ -215,34 +208,48 @@ def read_metrics(clients, group: str, now: float, delay: float, observation,
     if not series:
         return {}
     end_raw = now - delay
-    step = _lcm({s.period for s in series})
     base = 60 if all(s.period % 60 == 0 for s in series) else min(s.period for s in series)
     end = math.floor(end_raw / base) * base
-    window = max(float(q.window_seconds or 0) for q in queries)
-    window = max(window, max(s.period for s in series))
-    start = math.floor((end - window) / step) * step - step
-    start_dt = datetime.fromtimestamp(start, timezone.utc)
+    windows = {q.name: max(float(q.window_seconds or 0), 0.0) for q in queries}
+    # one call per distinct start: the series of a window share StartTime (in the
+    # common case every query's: one call); a start is aligned to each period
+    by_start: dict[float, list[_Series]] = {}
+    for s in series:
+        w = max(windows[s.query], s.period)
+        start = math.floor((end - w) / s.period) * s.period - s.period
+        by_start.setdefault(start, []).append(s)
+    if len(by_start) > 1:       # merge windows that differ little: one StartTime for them all
+        merged: dict[float, list[_Series]] = {}
+        earliest = min(by_start)
+        for start, ss in by_start.items():
+            if all((start - earliest) % s.period == 0 and (end - earliest) // s.period <= 1440 for s in ss):
+                merged.setdefault(earliest, []).extend(ss)
+            else:
+                merged.setdefault(start, []).extend(ss)
+        by_start = merged
     end_dt = datetime.fromtimestamp(end, timezone.utc)
     raw: dict[str, list] = {}
-    for batch in _batches(series, end - start):
-        token = None
-        while True:
-            params: dict = {"MetricDataQueries": [s.body for s in batch], "StartTime": start_dt, "EndTime": end_dt,
-                            "ScanBy": "TimestampAscending"}
-            if token:
-                params["NextToken"] = token
-            resp = clients.call("cloudwatch", "get_metric_data", region=region, **params)
-            for r in resp.get("MetricDataResults", ()):
-                if r.get("StatusCode") in ("Forbidden", "InternalError"):
-                    msgs = "; ".join(m.get("Value", "") for m in r.get("Messages", ()) or ())
-                    kind = ErrorKind.FORBIDDEN if r["StatusCode"] == "Forbidden" else ErrorKind.TRANSIENT
-                    raise ProviderError(kind, f"GetMetricData: {r['StatusCode']} for {r.get('Id')}: {msgs}",
-                                        operation="GetMetricData")
-                pts = raw.setdefault(r["Id"], [])
-                pts.extend(zip(r.get("Timestamps", ()), r.get("Values", ())))
-            token = resp.get("NextToken")
-            if not token:
-                break
+    for start, group_series in sorted(by_start.items()):
+        start_dt = datetime.fromtimestamp(start, timezone.utc)
+        for batch in _batches(group_series, end - start):
+            token = None
+            while True:
+                params: dict = {"MetricDataQueries": [s.body for s in batch], "StartTime": start_dt,
+                                "EndTime": end_dt, "ScanBy": "TimestampAscending"}
+                if token:
+                    params["NextToken"] = token
+                resp = clients.call("cloudwatch", "get_metric_data", region=region, **params)
+                for r in resp.get("MetricDataResults", ()):
+                    if r.get("StatusCode") in ("Forbidden", "InternalError"):
+                        msgs = "; ".join(m.get("Value", "") for m in r.get("Messages", ()) or ())
+                        kind = ErrorKind.FORBIDDEN if r["StatusCode"] == "Forbidden" else ErrorKind.TRANSIENT
+                        raise ProviderError(kind, f"GetMetricData: {r['StatusCode']} for {r.get('Id')}: {msgs}",
+                                            operation="GetMetricData")
+                    pts = raw.setdefault(r["Id"], [])
+                    pts.extend(zip(r.get("Timestamps", ()), r.get("Values", ())))
+                token = resp.get("NextToken")
+                if not token:
+                    break
     by_id = {s.id: s for s in series}
     per_query: dict[str, dict] = {}
     for sid, pts in raw.items():

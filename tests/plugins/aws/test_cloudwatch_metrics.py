@@ -120,3 +120,18 @@ def test_sources_cpu_default_and_extended_statistics():
     assert parse_source("lat", {"namespace": "N", "metric_name": "L", "statistic": "p99"}).stat == "p99"
     assert parse_source("lat", {"namespace": "N", "metric_name": "L", "extended_statistic": "tm90"}).stat == "tm90"
     assert parse_source("lat", {"namespace": "N", "metric_name": "L", "period_seconds": 300}).period == 300
+
+
+def test_a_long_forecast_history_does_not_stretch_the_short_windows(world, provider, proxy):
+    """A predictive metric's two days of hourly datapoints and target tracking's
+    15 minutes of one-minute ones: two StartTimes, so the per-instance series
+    stay 15 minutes long (GetMetricData's 100,800 datapoints a call)."""
+    world.group("web", desired=2)
+    now = time.time()
+    t = provider().target({"auto_scaling_group": "web"})
+    forecast = MetricQuery("load", "forecast", {}, 2 * 86400.0, 3600.0, frozenset({"series"}),
+                           {"namespace": "Shop", "metric_name": "Requests", "statistic": "Sum"})
+    t.read_metrics(now, t.observe(now), [cpu_query(), forecast])
+    calls = [c for c in proxy.calls if c.action == "GetMetricData"]
+    spans = sorted(c.params["EndTime"] - c.params["StartTime"] for c in calls)
+    assert len(calls) == 2 and spans[0] <= 1200 and spans[1] >= 2 * 86400

@@ -675,14 +675,22 @@ class FakeProvider(Provider):
         with self.lock:
             return sum(t.state.writes for n, t in self.targets.items() if target is None or n == target)
 
+    def _state(self, target: str) -> _State:
+        t = self.targets.get(target)
+        if t is not None:
+            return t.state
+        if target in self._saved:          # in the world on disk, not asked for by this process yet
+            return _State.from_json(target, self._saved[target])
+        raise KeyError(f"no target {target!r} in this fake world")
+
     def size(self, target: str) -> int:
-        return self.targets[target].state.size
+        return self._state(target).size
 
     def history(self, target: str) -> list[tuple[float, int]]:
         """``(now, size)`` of every applied write on ``target``, in order (across processes
         with a world on disk)."""
         with self.lock:
-            return [(t, int(s)) for t, s in self.targets[target].state.history]
+            return [(t, int(s)) for t, s in self._state(target).history]
 
     def set_load(self, target: str, load: Any) -> None:
         """Change a target's load (a number or a load mapping) from now on."""

@@ -54,10 +54,11 @@ def test_a_replica_not_holding_the_election_decides_but_never_writes(write_confi
         c.close()
 
 
-def test_leader_elect_without_a_provider_that_can_elect_is_one_line(write_config, scalebridge):
+def test_leader_elect_without_a_provider_that_can_elect_is_one_line(write_config, scalebridge, tmp_path):
     path = write_config([{"name": "web", "ref": {"name": "web"}}])
-    code, _, err = scalebridge("run", path, "--once", "--leader-elect")
+    code, _, err = scalebridge("run", path, "--once", "--leader-elect", "--state", tmp_path / "s.db")
     assert code == 2 and "--leader-elect" in err and "Traceback" not in err
+    assert not (tmp_path / "s.db").exists()
 
 
 def test_json_logs_and_the_audit_on_stdout(write_config, scalebridge, tmp_path):

@@ -237,7 +237,8 @@ def cmd_state(args) -> int:
                     continue
                 out[name] = {"policy_hash": r.policy_hash, "updated_at": r.updated_at, "state": r.state,
                              "pending_write": None if r.intent_size is None else
-                             {"size": r.intent_size, "state": r.intent_state}}
+                             {"size": r.intent_size, "decided_at": (r.intent_meta or {}).get("time"),
+                                                "state": r.intent_state}}
             print(json.dumps(out[args.target] if args.target is not None else out, indent=2))
             return 0
         if not store.delete(args.target):

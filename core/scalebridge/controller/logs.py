@@ -31,8 +31,20 @@ class _Json(logging.Formatter):
         return to_json(out, fallback=str).decode()
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def configure(fmt: str = "text", level: int = logging.INFO) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _Stderr()
     handler.setFormatter(_Json() if fmt == "json" else _Text())
     LOGGER.handlers[:] = [handler]
     LOGGER.setLevel(level)

@@ -39,7 +39,7 @@ from .config import ConfigError, Runtime, build, load_config
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
-from .reconcile import SyncContext, TargetRun, act, decide_target, state_from_protocol
+from .reconcile import SyncContext, TargetRun, act, decide_target
 from .store import StateStore, StoreError, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META"]
@@ -144,13 +144,12 @@ class Controller:
                 run.dirty = True
                 continue
             try:
-                run.decider.state = state_from_protocol(row.state)
+                run.load(row)
             except ValidationError as e:
                 log(logging.WARNING, "persisted state unreadable: starting from empty state", target=run.spec.name,
                     error=str(e).splitlines()[0])
+                run.intent = None
                 run.dirty = True
-                continue
-            run.intent_size, run.intent_state = row.intent_size, row.intent_state
 
     def persist(self, meta: Optional[dict] = None) -> int:
         rows = []
@@ -337,7 +336,16 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
     loaded = load_config(config) if isinstance(config, str) or hasattr(config, "__fspath__") else config
     virtual = clock == "virtual"
     runtime = build(loaded, clock="virtual" if virtual else "real")
+    clk: Clock
+    if virtual:
+        clk = VirtualClock(0.0)   # placed once the store says where it stopped
+    elif clock is not None and not isinstance(clock, str):
+        clk = clock
+    else:
+        clk = RealClock()
     try:
+        if elector is None and leader_elect:   # before the store: a bad flag creates no state file
+            elector = make_elector(runtime.providers, loaded.config.leader_election, clk)
         store = open_store(runtime.state, runtime.providers, override=state, base=loaded.path.parent)
     except RefError as e:   # an option of a provider's own store
         runtime.close()
@@ -348,7 +356,6 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
         runtime.close()
         raise
     try:
-        clk: Clock
         start_time = None
         if virtual:
             recorded = store.get_meta(VIRTUAL_CLOCK_META)
@@ -356,17 +363,11 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
             start_time = float(min(starts)) if starts else 0.0
             if isinstance(recorded, dict) and "next" in recorded:
                 start_time = float(recorded.get("start", start_time))
-                clk = VirtualClock(float(recorded["next"]))
+                clk.set(float(recorded["next"]))  # type: ignore[attr-defined]
             else:
-                clk = VirtualClock(start_time)
-        elif isinstance(clock, Clock) or (clock is not None and not isinstance(clock, str)):
-            clk = clock  # type: ignore[assignment]
-            if getattr(clk, "virtual", False):
-                start_time = clk.now()
-        else:
-            clk = RealClock()
-        if elector is None and leader_elect:
-            elector = make_elector(runtime.providers, loaded.config.leader_election, clk)
+                clk.set(start_time)  # type: ignore[attr-defined]
+        elif getattr(clk, "virtual", False):
+            start_time = clk.now()
         if elector is not None:
             elector.start()
         log_ = AuditLog(audit) if isinstance(audit, str) else audit

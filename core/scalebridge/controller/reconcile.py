@@ -39,7 +39,8 @@ from .config import TargetSpec
 from .pacing import ProviderPacing
 from .store import StateStore, StoredTarget
 
-__all__ = ["TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target", "REFUSAL_RECHECK_SECONDS", "state_from_protocol"]
+__all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target",
+           "REFUSAL_RECHECK_SECONDS", "state_from_protocol", "not_carried"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
@@ -53,12 +54,23 @@ def state_from_protocol(state: Optional[dict]) -> DecisionState:
 
 
 @dataclass(slots=True)
+class Intent:
+    """A write about to be made (or made, its outcome not yet known): the size, the
+    sync time it was decided at, the state as if carried out, the state before the
+    decision, and the decision's audit fields."""
+    size: int
+    time: float
+    carried: dict
+    pre: dict
+    record: dict
+
+
+@dataclass(slots=True)
 class TargetRun:
     """What the controller keeps of one target between syncs."""
     spec: TargetSpec
     decider: Decider
-    intent_size: Optional[int] = None
-    intent_state: Optional[dict] = None
+    intent: Optional[Intent] = None
     refused_by: Optional[str] = None
     next_refusal_check: float = -math.inf
     failures: int = 0
@@ -67,10 +79,23 @@ class TargetRun:
     dirty: bool = False
     writes: int = 0
 
-    def row(self, state: Optional[dict] = None) -> StoredTarget:
-        return StoredTarget(self.spec.name, self.spec.policy_hash,
-                            self.decider.state.to_protocol() if state is None else state,
-                            self.intent_size, self.intent_state, time.time())
+    def row(self) -> StoredTarget:
+        """The persisted row: with a pending intent, the committed state is the one
+        before that decision."""
+        it = self.intent
+        if it is None:
+            return StoredTarget(self.spec.name, self.spec.policy_hash, self.decider.state.to_protocol(),
+                                updated_at=time.time())
+        return StoredTarget(self.spec.name, self.spec.policy_hash, it.pre, it.size, it.carried, time.time(),
+                            {"time": it.time, "record": it.record})
+
+    def load(self, row: StoredTarget) -> None:
+        """The persisted row back (a pending intent is resolved on the next sync)."""
+        self.decider.state = state_from_protocol(row.state)
+        if row.intent_size is not None and row.intent_state is not None:
+            meta = row.intent_meta or {}
+            self.intent = Intent(row.intent_size, float(meta.get("time", -math.inf)), row.intent_state, row.state,
+                                 dict(meta.get("record") or {}))
 
 
 @dataclass
@@ -107,19 +132,55 @@ def _restore(state: DecisionState, ev: _Events) -> None:
     state.extra = ev.extra
 
 
+_DECISION_FIELDS = ("current_replicas", "recommended_replicas", "desired_replicas", "reason")
+
+
 def _record(spec: TargetSpec, now: float) -> dict:
     return {"time": now, "target": spec.name, "provider": spec.provider_key, "semantics": spec.semantics,
             "current_replicas": None, "recommended_replicas": None, "desired_replicas": None, "reason": None,
             "action": None, "error": None}
 
 
-def _resolve_intent(run: TargetRun, current: int) -> None:
-    """A write whose outcome was not persisted (a crash, a timeout): carried out when
-    the provider now holds the intent's size — then its state is committed once."""
-    if current == run.intent_size and run.intent_state is not None:
-        run.decider.state = state_from_protocol(run.intent_state)
-    run.intent_size = run.intent_state = None
+_EVENT_KEYS = ("scale_up_events", "scale_down_events", "last_scale")
+_LOG_KEYS = ("recommendations", "sizes")
+
+
+def not_carried(pre: dict, carried: dict) -> dict:
+    """The state of a decision not carried out: the carried state's
+    ``recommendations`` and ``sizes``, everything else as it was before."""
+    out = {k: v for k, v in pre.items() if k not in _LOG_KEYS}
+    for k in _LOG_KEYS:
+        if k in carried:
+            out[k] = carried[k]
+    return out
+
+
+def _pre(carried: dict, ev: "_Events", now: float) -> dict:
+    """The state before the decision at ``now``: the carried state without this
+    decision's entries, with the events as they were."""
+    out: dict[str, Any] = {k: [e for e in carried[k] if e["time"] < now] for k in _LOG_KEYS if k in carried}
+    out["scale_up_events"] = [{"time": t, "change": v, "cause": c} for t, v, c in ev.up]
+    out["scale_down_events"] = [{"time": t, "change": v, "cause": c} for t, v, c in ev.down]
+    if ev.last_scale is not None:
+        out["last_scale"] = dict(ev.last_scale)
+    out.update(from_json(to_json(ev.extra)) if ev.extra else {})
+    return out
+
+
+def _resolve_intent(run: TargetRun, current: int, now: float) -> Optional[Intent]:
+    """A write whose outcome was not persisted (a crash, a lost reply): carried out
+    when the provider now holds the intent's size — its state is then committed,
+    once. Returns the intent when it was decided at this very sync time (a
+    controller restarted inside that sync on the virtual clock): carried out, it is
+    not decided again; not carried out, it is decided again from the state before it."""
+    it = run.intent
+    run.intent = None
     run.dirty = True
+    if current == it.size:
+        run.decider.state = state_from_protocol(it.carried)
+        return it if it.time == now else None
+    run.decider.state = state_from_protocol(it.pre if it.time == now else not_carried(it.pre, it.carried))
+    return None
 
 
 def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
@@ -169,8 +230,14 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         if type(current) is not int or current < 0:
             raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {current!r}, not a count")
         rec["current_replicas"] = current
-        if run.intent_size is not None:
-            _resolve_intent(run, current)
+        if run.intent is not None:
+            done = _resolve_intent(run, current, now)
+            if done is not None:   # decided and carried out at this time by a process that died since
+                rec.update({k: v for k, v in done.record.items() if k in _DECISION_FIELDS})
+                rec["action"] = "applied"
+                rec["note"] = "carried out before a restart"
+                run.last_synced = now
+                return out
         if now >= run.next_refusal_check:
             run.refused_by = target.managed_by()
             run.next_refusal_check = now + ctx.refusal_recheck_seconds
@@ -217,7 +284,8 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         else:   # to be carried out: the state as if it were, and the intent to persist first
             carried = decider.state.to_protocol()
             _restore(decider.state, ev)
-            run.intent_size, run.intent_state = desired, carried
+            run.intent = Intent(desired, now, carried, _pre(carried, ev, now),
+                                {k: rec[k] for k in _DECISION_FIELDS})
             out.desired, out.current, out.carried = desired, current, carried
             return out   # failures reset once the write succeeds: a failing write keeps backing off
         run.failures = 0
@@ -266,7 +334,7 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         out.failed = True
         return
     _carried(run.decider.state, out.carried)
-    run.intent_size = run.intent_state = None
+    run.intent = None
     run.failures = 0
     run.writes += 1
     run.dirty = True

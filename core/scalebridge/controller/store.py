@@ -41,13 +41,16 @@ class StoreError(ScalebridgeError):
 @dataclass
 class StoredTarget:
     """One target's persisted row. ``state`` and ``intent_state`` are protocol
-    ``state`` objects; ``intent_size`` is None when no write is pending."""
+    ``state`` objects; ``intent_size`` is None when no write is pending. With a
+    pending write, ``state`` is the committed state from before that decision and
+    ``intent_state`` the state as if it were carried out."""
     name: str
     policy_hash: str
     state: dict
     intent_size: Optional[int] = None
     intent_state: Optional[dict] = None
     updated_at: float = 0.0
+    intent_meta: Optional[dict] = None   #: the intent's sync time and decision (``time``, ``record``)
 
 
 class StateStore(ABC):
@@ -85,10 +88,12 @@ CREATE TABLE IF NOT EXISTS targets (
     state TEXT NOT NULL,
     intent_size INTEGER,
     intent_state TEXT,
-    updated_at REAL NOT NULL
+    updated_at REAL NOT NULL,
+    intent_meta TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+_COLUMNS = "name, policy_hash, state, intent_size, intent_state, updated_at, intent_meta"
 
 
 class SQLiteStore(StateStore):
@@ -111,38 +116,41 @@ class SQLiteStore(StateStore):
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.executescript(_SCHEMA)
-            self._db.execute("SELECT name, policy_hash, state, intent_size, intent_state, updated_at "
-                             "FROM targets LIMIT 0")
+            cols = {r[1] for r in self._db.execute("PRAGMA table_info(targets)")}
+            if cols and "intent_meta" not in cols and not readonly:   # a file from before the column
+                self._db.execute("ALTER TABLE targets ADD COLUMN intent_meta TEXT")
+            self._db.execute(f"SELECT {_COLUMNS} FROM targets LIMIT 0")
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a scalebridge state file ({e})") from None
 
     def load_all(self) -> dict[str, StoredTarget]:
         with self._lock:
             try:
-                rows = self._db.execute("SELECT name, policy_hash, state, intent_size, intent_state, updated_at "
-                                        "FROM targets ORDER BY name").fetchall()
+                rows = self._db.execute(f"SELECT {_COLUMNS} FROM targets ORDER BY name").fetchall()
             except sqlite3.DatabaseError as e:
                 raise StoreError(f"{self.path}: cannot read the state ({e})") from None
         out = {}
-        for name, h, state, isize, istate, at in rows:
+        for name, h, state, isize, istate, at, imeta in rows:
             out[name] = StoredTarget(name, h, from_json(state), isize,
-                                     from_json(istate) if istate is not None else None, at)
+                                     from_json(istate) if istate is not None else None, at,
+                                     from_json(imeta) if imeta is not None else None)
         return out
 
     def save(self, rows: Iterable[StoredTarget], meta: Optional[dict[str, Any]] = None) -> None:
         now = time.time()
         params = [(r.name, r.policy_hash, to_json(r.state).decode(), r.intent_size,
                    to_json(r.intent_state).decode() if r.intent_state is not None else None,
-                   r.updated_at or now) for r in rows]
+                   r.updated_at or now, to_json(r.intent_meta).decode() if r.intent_meta is not None else None)
+                  for r in rows]
         with self._lock:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.executemany("INSERT INTO targets (name, policy_hash, state, intent_size, intent_state, updated_at) "
-                               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
+                db.executemany(f"INSERT INTO targets ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                               "ON CONFLICT(name) DO UPDATE SET "
                                "policy_hash=excluded.policy_hash, state=excluded.state, "
                                "intent_size=excluded.intent_size, intent_state=excluded.intent_state, "
-                               "updated_at=excluded.updated_at", params)
+                               "updated_at=excluded.updated_at, intent_meta=excluded.intent_meta", params)
                 for k, v in (meta or {}).items():
                     db.execute("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
                                "value=excluded.value", (k, to_json(v).decode()))

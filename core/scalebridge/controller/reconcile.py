@@ -79,6 +79,16 @@ class TargetRun:
     dirty: bool = False
     writes: int = 0
 
+    @property
+    def intent_size(self) -> Optional[int]:
+        """The size of a write whose outcome is not known yet, or None."""
+        return self.intent.size if self.intent is not None else None
+
+    @property
+    def intent_state(self) -> Optional[dict]:
+        """The state as if that write were carried out, or None."""
+        return self.intent.carried if self.intent is not None else None
+
     def row(self) -> StoredTarget:
         """The persisted row: with a pending intent, the committed state is the one
         before that decision."""

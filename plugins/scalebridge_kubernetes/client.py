@@ -157,6 +157,8 @@ class KubeClient:
             raise RefError("context" if context and "context" in str(e).lower() else "kubeconfig", str(e)) from None
         except (OSError, ValueError, TypeError, KeyError) as e:
             raise RefError("kubeconfig", f"{type(e).__name__}: {e}") from None
+        # the controller syncs targets on up to 16 threads sharing this session
+        cfg.connection_pool_maxsize = 32
         urllib3 = self._urllib3
         # connection failures are retried twice and a read of a GET once, quickly; an API
         # status (429, 5xx) is returned to the controller, which backs off with Retry-After

@@ -156,3 +156,18 @@ def test_an_hpa_on_the_deployment_refuses_the_target_and_leaves_it(k8s, run):
     assert "HorizontalPodAutoscaler shop/web" in (recs[-1]["error"] or "")
     assert k8s.get("apps", "deployments", "shop", "web")["spec"]["replicas"] == 4
     assert not [r for r in k8s.requests if r.method in ("PUT", "PATCH", "POST")]
+
+
+def test_observe_prints_what_the_provider_saw_and_never_writes(k8s, run, tmp_path, capsys):
+    long_running(k8s, k8s.add_deployment, "shop", "web", replicas=4, requests={"cpu": "500m"})
+    k8s.set_pod_usage("shop", "web", {"cpu": "450m"})
+    run(WEB, "--dry-run")       # writes the run configuration
+    k8s.requests.clear()
+    capsys.readouterr()
+    rc = main(["observe", str(tmp_path / "run.yaml"), "--output", "json"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    seen = json.loads(out)
+    text = json.dumps(seen)
+    assert "450m" in text and '"current_replicas": 4' in text
+    assert not [r for r in k8s.requests if r.method in ("PUT", "PATCH", "POST")]

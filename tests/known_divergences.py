@@ -41,10 +41,6 @@ DIVERGENCES: dict[str, Divergence] = {d.id: d for d in [
                "Azure reads one point per rule grain",
                "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings "
                "(timeGrain)"),
-    Divergence("provider-testing-kit",
-               "scalebridge.testing has no fake provider, provider conformance suite or pytest plugin for "
-               "provider authors yet",
-               "docs/plugins.md (the providers hook and scalebridge.providers.Provider)"),
     Divergence("request-duplicate-key",
                "a key given twice in a JSON request is last-wins; a policy file refuses duplicate keys",
                "docs/protocol.md (input forms)"),

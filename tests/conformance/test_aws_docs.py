@@ -1,7 +1,7 @@
 """Amazon EC2 Auto Scaling (and the CloudWatch alarms it acts on): cases taken
 from the providers' documentation.
 
-Each case in ``aws/cases.json`` is one protocol request (``spec/decide-protocol.md``,
+Each case in ``aws/cases.json`` is one protocol request (docs/protocol.md,
 ``"semantics": "aws"``) with the answer the documentation implies. ``source`` and
 ``quote`` say where the numbers come from ("constructed" when the numbers are ours,
 checked by hand against the quoted rule); ``gap`` (when present) names the

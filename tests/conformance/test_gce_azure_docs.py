@@ -1,7 +1,7 @@
 """GCE autoscaler and Azure Monitor autoscale: cases taken from the providers' documentation.
 
 Each case in ``gce/cases.json`` and ``azure/cases.json`` is one protocol request
-(``spec/decide-protocol.md``) with the answer the documentation implies.
+(docs/protocol.md) with the answer the documentation implies.
 ``source`` and ``quote`` say where the numbers come from; ``note`` says how the
 numbers were checked, and ``gap`` (when present) names the undocumented choice
 in ``docs/research/gce.md`` / ``docs/research/azure.md`` that the case encodes.

@@ -41,7 +41,7 @@ def test_missing_observations_are_reported():
     r = decide(request(4, 60, rules=[{**STEP_OUT, "metric": "rps"}], metrics=[{**TT_CPU, "name": "mem"}]))
     assert r["metrics"][0]["error"].startswith("insufficient data")
     assert "no observations for metric 'rps'" in r["metrics"][1]["error"]
-    # spec (Response, error): "set, with desired_replicas == current_replicas, when no
+    # the protocol (Response, error): "set, with desired_replicas == current_replicas, when no
     # decision can be made (every metric failed …)" — AWS keeps the group as it is
     assert r["desired_replicas"] == 4 and r["reason"] == "InvalidMetrics"
     assert r["error"].startswith("every metric failed (2 of 2), first error is: insufficient data")

@@ -20,7 +20,7 @@ from scalebridge.testing.requests import (
 
 
 def test_schedule_end_is_held_by_stabilization():
-    """Spec: after a schedule ends, the stabilization window holds its size like
+    """The protocol: after a schedule ends, the stabilization window holds its size like
     any other signal's. Schedule 09:00 UTC for 2 h, 12 VMs; CPU asks for 2."""
     t9 = 1768381200.0                       # 2026-01-14 09:00 UTC
     pol = {"min_replicas": 1, "max_replicas": 20, "metrics": [cpu(60)],

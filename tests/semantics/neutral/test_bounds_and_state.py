@@ -39,7 +39,7 @@ def test_min_replicas_defaults_to_one_and_max_is_required():
 
 
 def test_first_sight_records_the_current_count():
-    # docs/semantics.md: "first sight | the current count is a recommendation"; spec (state):
+    # docs/semantics.md: "first sight | the current count is a recommendation"; the protocol (state):
     # "An absent `recommendations` means the target was never seen"
     r = decide(neutral(6, "100m", members=pods(6), state={}))
     assert r["desired_replicas"] == 6 and r["reason"] == "ScaleDownStabilized"
@@ -48,7 +48,7 @@ def test_first_sight_records_the_current_count():
 
 
 def test_proposal_still_bounded():
-    # spec: "When set, metric calculation is skipped; stabilization, rate limits, profiles and
+    # the protocol: "When set, metric calculation is skipped; stabilization, rate limits, profiles and
     # bounds still apply."
     req = neutral(6, "100m", members=pods(6), policy={"max_replicas": 10})
     req["observations"]["proposal"] = 20
@@ -61,7 +61,7 @@ def test_proposal_still_bounded():
 
 
 def test_state_drops_entries_older_than_every_window():
-    # spec: "Entries older than every window that needs them are dropped."
+    # the protocol: "Entries older than every window that needs them are dropped."
     st = {"recommendations": [{"time": NOW - 700, "replicas": 9}, {"time": NOW - 500, "replicas": 5}]}
     r = decide(neutral(4, "500m", state=st))
     assert [e["time"] for e in r["state"]["recommendations"]] == [NOW - 500, NOW]

@@ -14,7 +14,7 @@ NO_WINDOW = {"scale_down": {"stabilization_window_seconds": 0}}
 
 
 def test_mode_off_reports_recommendation_and_records_no_scale_event():
-    # spec: "Under `OFF` and `ONLY_SCALE_OUT` the response still carries `recommended_replicas`";
+    # the protocol: "Under `OFF` and `ONLY_SCALE_OUT` the response still carries `recommended_replicas`";
     # state: "when `desired_replicas != current_replicas`, a scale event at `now`"
     rules = [{"metric": "q", "operator": "GreaterThan", "threshold": 10, "time_window_seconds": 120,
               "action": {"direction": "Increase", "type": "ChangeCount", "value": 2, "cooldown_seconds": 600}}]
@@ -27,7 +27,7 @@ def test_mode_off_reports_recommendation_and_records_no_scale_event():
 
 
 def test_only_up_alias():
-    # spec: "`mode`: `ON`, `ONLY_SCALE_OUT` (alias `ONLY_UP`), `OFF`"
+    # the protocol: "`mode`: `ON`, `ONLY_SCALE_OUT` (alias `ONLY_UP`), `OFF`"
     r = decide(neutral(6, "100m", members=pods(6), policy={"mode": "ONLY_UP", "behavior": NO_WINDOW}))
     assert (r["recommended_replicas"], r["desired_replicas"]) == (2, 6)
 
@@ -43,7 +43,7 @@ def _mode_step(mode, now, current, cpu, q, state):
 
 
 def test_only_scale_out_blocked_rule_action_keeps_the_earlier_rule_cooldown():
-    # spec (state): "`last_scale.cooldown_seconds` is the cooldown that activity imposes (default: its
+    # the protocol (state): "`last_scale.cooldown_seconds` is the cooldown that activity imposes (default: its
     # rule's ...)"; "when `desired_replicas != current_replicas`, a scale event" — a blocked scale-in is
     # not an activity; policy.md: mode "ONLY_SCALE_OUT ... the recommendation is computed in every mode".
     r = _mode_step("ONLY_SCALE_OUT", NOW, 4, "500m", 80, {"recommendations": []})   # rule: 4 -> 6, 60 s
@@ -69,7 +69,7 @@ def test_same_sequence_under_on_holds_for_the_scale_in_rules_cooldown():
 
 
 def test_only_scale_out_rule_scale_in_starts_no_cooldown():
-    # spec: a scale event only "when `desired_replicas != current_replicas`"
+    # the protocol: a scale event only "when `desired_replicas != current_replicas`"
     r = decide(rules_request(5, [in_rule()], {"q": {"series": series([10, 10])}},
                              {"mode": "ONLY_SCALE_OUT", "behavior": NO_WINDOW}))
     assert (r["recommended_replicas"], r["desired_replicas"]) == (4, 5)

@@ -21,7 +21,7 @@ def test_default_capacity_when_nothing_can_be_read():
 
 
 def test_default_fallback_when_every_metric_failed_even_with_a_lower_schedule():
-    # spec (Response.error): "set, with desired_replicas == current_replicas, when no decision
+    # the protocol (Response.error): "set, with desired_replicas == current_replicas, when no decision
     # can be made (every metric failed; ...) — unless the semantics has a documented fallback
     # count"; docs/semantics.md (no data, scalebridge): "`max(current, default)` if a default
     # exists, else no change".
@@ -34,7 +34,7 @@ def test_default_fallback_when_every_metric_failed_even_with_a_lower_schedule():
 
 
 def test_profile_rules_replace_top_level_rules():
-    # spec (profiles): "its `rules` replace the top-level ones"
+    # the protocol (profiles): "its `rules` replace the top-level ones"
     def rule(v):
         return [{"metric": "q", "operator": "GreaterThan", "threshold": 10, "time_window_seconds": 120,
                  "action": {"direction": "Increase", "type": "ChangeCount", "value": v}}]
@@ -46,7 +46,7 @@ def test_profile_rules_replace_top_level_rules():
 
 
 def test_fixed_date_profile_capacity_and_iso_strings():
-    # spec: "The active profile's capacity replaces `min_replicas`/`max_replicas`/...";
+    # the protocol: "The active profile's capacity replaces `min_replicas`/`max_replicas`/...";
     # "`fixed_date.start/end` may also be ISO-8601 strings without offset, read in `time_zone`"
     fixed = {"name": "fx", "capacity": {"minimum": 5, "maximum": 20, "default": 5},
              "fixed_date": {"start": "2025-12-31T23:00:00", "end": "2026-01-01T01:00:00", "time_zone": "UTC"}}
@@ -59,7 +59,7 @@ def test_fixed_date_profile_capacity_and_iso_strings():
 
 
 def test_every_metric_failed_without_default_is_an_error():
-    # spec: "`error`: set, with `desired_replicas == current_replicas`, when no decision can be
+    # the protocol: "`error`: set, with `desired_replicas == current_replicas`, when no decision can be
     # made (every metric failed; ...)"
     req = neutral(4, "500m")
     req["observations"]["metrics"] = {}
@@ -69,7 +69,7 @@ def test_every_metric_failed_without_default_is_an_error():
 
 
 def test_default_fallback_is_clamped_and_profile_default_wins():
-    # spec: "`default_replicas`: the count to use when metrics cannot be read ... for a policy
+    # the protocol: "`default_replicas`: the count to use when metrics cannot be read ... for a policy
     # without profiles"; "The active profile's capacity replaces ... `default_replicas`";
     # (azure) "`max(current, default)`, then clamped to the active profile's range, reason `ProfileDefault`"
     req = neutral(3, "500m", policy={"default_replicas": 6, "max_replicas": 5})
@@ -97,7 +97,7 @@ def test_rules_only_policy_nothing_readable_falls_back_to_default():
 
 @pytest.mark.parametrize("offset, profile, desired", [(-1, "eve", 8), (0, "night", 4), (1, "night", 4)])
 def test_default_capacity_follows_the_profile_in_force_at_its_boundary(offset, profile, desired):
-    # spec (profiles): "a recurrence profile runs until the next profile starts"; "The active
+    # the protocol (profiles): "a recurrence profile runs until the next profile starts"; "The active
     # profile's capacity replaces `min_replicas`/`max_replicas`/`default_replicas`"
     profiles = [{"name": "night", "capacity": {"minimum": 1, "maximum": 12, "default": 3},
                  "recurrence": {"days": ["Thursday"], "hours": [0], "minutes": [0], "time_zone": "UTC"}},

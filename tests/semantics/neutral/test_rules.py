@@ -65,7 +65,7 @@ def _firing(state=None, settings=None):
 
 
 def test_cooldown_counts_from_completed_at():
-    # spec: "`last_scale.completed_at` is when that scaling activity finished (cooldowns count from it)"
+    # the protocol: "`last_scale.completed_at` is when that scaling activity finished (cooldowns count from it)"
     st = {"recommendations": [], "last_scale": {"time": NOW - 400, "completed_at": NOW - 200, "direction": "Increase",
                                                 "cause": "rule", "cooldown_seconds": 300}}
     r = decide(_firing(st))
@@ -73,7 +73,7 @@ def test_cooldown_counts_from_completed_at():
 
 
 def test_last_scale_cooldown_defaults():
-    # spec: "`last_scale.cooldown_seconds` is the cooldown that activity imposes (default: its
+    # the protocol: "`last_scale.cooldown_seconds` is the cooldown that activity imposes (default: its
     # rule's, else the settings' default)"; docs/semantics.md: "rule cooldown | 300 s"
     assert decide(_firing())["state"]["last_scale"]["cooldown_seconds"] == 300
     r = decide(_firing(settings={"default_cooldown_seconds": 100}))
@@ -81,7 +81,7 @@ def test_last_scale_cooldown_defaults():
 
 
 def test_non_rule_event_does_not_hold_rules():
-    # spec: "Azure cooldowns count only `cause: rule` events" (the neutral composes Azure's rules)
+    # the protocol: "Azure cooldowns count only `cause: rule` events" (the neutral composes Azure's rules)
     st = {"recommendations": [], "last_scale": {"time": NOW - 10, "direction": "Increase", "cause": "metric",
                                                 "cooldown_seconds": 300}}
     assert decide(_firing(st))["desired_replicas"] == 7
@@ -93,7 +93,7 @@ NO_WINDOW = {"scale_down": {"stabilization_window_seconds": 0}}
 @pytest.mark.parametrize("direction", ["out", "in"])
 def test_rule_action_clamped_by_bounds_still_starts_its_cooldown(direction):
     # docs/semantics.md (pipeline, 2): "Azure-style rules with cooldowns"; neutral.py: "a rule-caused
-    # action is held during the last rule action's cooldown"; spec (state): "a scale event at `now`
+    # action is held during the last rule action's cooldown"; the protocol (state): "a scale event at `now`
     # with its `cause` (`rule`, ...)", "Azure cooldowns count only `cause: rule` events".
     # The azure semantics records the same clamped move with cause "rule" and holds the next rule.
     if direction == "out":   # 4 -> asks 14, max 8
@@ -119,7 +119,7 @@ def test_rule_scale_out_beats_a_metric_asking_for_less():
     r = decide(req)
     assert r["desired_replicas"] == 6 and r["reason"] == "DesiredWithinRange"
     assert r["state"]["last_scale"]["cause"] == "rule" and r["state"]["last_scale"]["cooldown_seconds"] == 300
-    # spec (Response): "`metrics[i]` follows `policy.metrics[i]` for target metrics, then the rules in
+    # the protocol (Response): "`metrics[i]` follows `policy.metrics[i]` for target metrics, then the rules in
     # force ... the raw proposal of that metric or rule before combining"
     assert [(m["name"], m["replicas"], m.get("triggered")) for m in r["metrics"]] == \
         [("cpu", 1, None), ("q", 6, True)]
@@ -145,14 +145,14 @@ def test_metric_scale_in_is_not_flapping_checked():
 
 
 def test_flapping_estimate_uses_current_count_and_stabilization_holds_the_reduced_count():
-    # spec: "`current_replicas` ... Per-instance division and flapping estimates use it"; Azure's
+    # the protocol: "`current_replicas` ... Per-instance division and flapping estimates use it"; Azure's
     # estimate v × current / n: at 1 → 25 × 4 / 1 = 100 > 70 flaps, at 2 → 50 does not.
     rules = [out_rule(threshold=70), in_rule(value=3)]
     obs = {"q": {"series": series([25, 25])}}
     r = decide(rules_request(4, rules, obs, {"behavior": NO_WINDOW}, ))
     assert r["desired_replicas"] == 2 and r["state"]["last_scale"]["cause"] == "rule"
     # with a 600 s window holding a 3 from 5 minutes ago: the rule's reduced count (2) is this
-    # decision's unstabilized recommendation (spec: "this decision's unstabilized recommendation
+    # decision's unstabilized recommendation (the protocol: "this decision's unstabilized recommendation
     # appended to `recommendations`"), the window keeps 3
     r = decide(rules_request(4, rules, obs, state={"recommendations": [{"time": NOW - 300, "replicas": 3}]}))
     assert r["desired_replicas"] == 3 and r["reason"] == "ScaleDownStabilized"
@@ -198,7 +198,7 @@ def test_rate_limited_rule_action_then_its_cooldown():
 
 
 def test_service_allowed_next_value_rule_in_the_pipeline():
-    # spec: "`allowed_replicas`: the sizes the service allows, ascending (Azure `ServiceAllowedNextValue`)"
+    # the protocol: "`allowed_replicas`: the sizes the service allows, ascending (Azure `ServiceAllowedNextValue`)"
     rule = in_rule(type="ServiceAllowedNextValue")
     del rule["action"]["value"]
     r = decide(rules_request(8, [rule], {"q": {"series": series([10, 10])}},

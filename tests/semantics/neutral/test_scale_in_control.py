@@ -25,7 +25,7 @@ NO_WINDOW = {"scale_down": {"stabilization_window_seconds": 0}}
 
 
 def test_scale_in_control_percent_floor():
-    # spec: "minus `floor(percent × peak / 100)`"
+    # the protocol: "minus `floor(percent × peak / 100)`"
     pol = {"scale_in_control": {"max_scaled_in_replicas": {"percent": 25}, "time_window_seconds": 600},
            "behavior": NO_WINDOW}
     st = {"recommendations": [], "sizes": [{"time": NOW - 300, "replicas": 10}]}
@@ -41,7 +41,7 @@ def _control(down_pods, window=0, mode="ON"):
 
 
 def test_scale_in_control_applies_after_rate_limits_and_sizes_record_the_result():
-    # docs/semantics.md: "4. rate policies ..., then bounds; 5. scale-in controls (GCE)"; spec: "the size
+    # docs/semantics.md: "4. rate policies ..., then bounds; 5. scale-in controls (GCE)"; the protocol: "the size
     # never drops below the peak of `state.sizes` within `time_window_seconds` minus `fixed`"; "its
     # `recommended_replicas` to `sizes`"
     st = {"recommendations": [], "sizes": [{"time": NOW - 300, "replicas": 10}]}
@@ -61,7 +61,7 @@ def test_scale_in_control_after_stabilization():
 
 
 def test_only_scale_out_records_the_controlled_recommendation_in_sizes():
-    # spec: "Under `OFF` and `ONLY_SCALE_OUT` the response still carries `recommended_replicas`";
+    # the protocol: "Under `OFF` and `ONLY_SCALE_OUT` the response still carries `recommended_replicas`";
     # "its `recommended_replicas` to `sizes`"
     st = {"recommendations": [], "sizes": [{"time": NOW - 300, "replicas": 10}]}
     r = decide(neutral(10, "100m", policy=_control(5, mode="ONLY_SCALE_OUT"), state=st))

@@ -55,7 +55,7 @@ def quiet_rule_request(current, **policy):
 
 
 def test_forecast_never_causes_a_scale_in_by_itself():
-    # spec (observations.forecast): "It joins the signals by max; it never causes a
+    # the protocol (observations.forecast): "It joins the signals by max; it never causes a
     # scale-in by itself (AWS and GCE predictive scaling behave so)."
     req = quiet_rule_request(6, predictive={"mode": "ForecastAndScale"})
     req["observations"]["forecast"] = {"replicas": 2}
@@ -65,7 +65,7 @@ def test_forecast_never_causes_a_scale_in_by_itself():
 
 
 def test_default_cpu_metric_is_60_percent():
-    # docs/semantics.md: "no metrics, rules or schedules | 60% CPU"; DESIGN: "per-metric ceil formula"
+    # docs/semantics.md: "no metrics, rules or schedules | 60% CPU"
     req = neutral(4, "900m")
     del req["policy"]["metrics"]
     r = decide(req)                       # ceil(4 × 90 / 60) = 6
@@ -73,7 +73,7 @@ def test_default_cpu_metric_is_60_percent():
 
 
 def test_per_direction_tolerance_wins_over_the_policy_tolerance():
-    # spec: "`tolerance`: a number for both directions, or per direction in
+    # the protocol: "`tolerance`: a number for both directions, or per direction in
     # `behavior.scale_up.tolerance` / `behavior.scale_down.tolerance`, which win."
     r = decide(neutral(4, "540m", policy={"tolerance": 0.1}))          # ratio 1.08: held
     assert r["desired_replicas"] == 4 and r["reason"] == "WithinTolerance"
@@ -100,7 +100,7 @@ def test_initializing_members_ignored_only_when_scaling_out():
                                                  ({"mode": "Disabled"}, False), ({}, True),
                                                  ({"mode": "Enabled"}, True)])
 def test_forecast_mode_defaults(predictive, applied):
-    # spec: "absent `predictive` means `Disabled`; a present one without `mode` defaults to
+    # the protocol: "absent `predictive` means `Disabled`; a present one without `mode` defaults to
     # `ForecastOnly` under `aws` ... and `ForecastAndScale` elsewhere"; "(`Enabled` is an alias)"
     req = neutral(4, "500m", policy={} if predictive is None else {"predictive": predictive})
     req["observations"]["forecast"] = {"replicas": 8}
@@ -111,7 +111,7 @@ def test_forecast_mode_defaults(predictive, applied):
 
 
 def test_schedule_does_not_replace_max_and_is_held_after_it_ends():
-    # spec (schedules): "it does not replace min/max, and after it ends the stabilization
+    # the protocol (schedules): "it does not replace min/max, and after it ends the stabilization
     # window holds its size like any other signal."
     sched = [{"name": "peak", "schedule": "0 * * * *", "time_zone": "UTC", "duration_seconds": 300,
               "min_required_replicas": 9}]
@@ -125,7 +125,7 @@ def test_schedule_does_not_replace_max_and_is_held_after_it_ends():
 
 
 def test_schedule_ending_during_the_window_is_released_600s_after_its_last_recommendation():
-    # spec (schedules): "after it ends the stabilization window holds its size like any other signal";
+    # the protocol (schedules): "after it ends the stabilization window holds its size like any other signal";
     # conventions: "`now − w < t ≤ now`"; docs/semantics.md: "scale-down stabilization | 600 s"
     sched = [{"name": "peak", "schedule": "0 * * * *", "time_zone": "UTC", "duration_seconds": 300,
               "min_required_replicas": 9}]
@@ -143,7 +143,7 @@ def test_schedule_ending_during_the_window_is_released_600s_after_its_last_recom
 
 
 def test_metrics_list_holds_metrics_in_policy_order_then_rules_in_force():
-    # spec (Response): "`metrics[i]` follows `policy.metrics[i]` for target metrics, then the rules in
+    # the protocol (Response): "`metrics[i]` follows `policy.metrics[i]` for target metrics, then the rules in
     # force ... with `"triggered": true|false`"; "`error` a message when it could not be computed"
     req = neutral(4, "500m", policy={"rules": [out_rule(metric="a"), dict(in_rule(metric="b"), enabled=False),
                                                in_rule(metric="c")], "behavior": NO_WINDOW})

@@ -27,7 +27,7 @@ def test_rate_policies_in_exact_arithmetic():
 
 
 def test_select_policy_disabled_blocks_that_direction():
-    # spec: "`select_policy` `Max`, `Min` or `Disabled`" (Kubernetes-style rate policies)
+    # the protocol: "`select_policy` `Max`, `Min` or `Disabled`" (Kubernetes-style rate policies)
     r = decide(neutral(4, "1000m", policy={"behavior": {"scale_up": {"select_policy": "Disabled"}}}))
     assert r["desired_replicas"] == 4 and r["recommended_replicas"] == 4 and r["reason"] == "ScaleUpLimit"
     r = decide(neutral(8, "100m", members=pods(8),

@@ -1,6 +1,6 @@
 """Differential property: a decision sequence is the same whether the caller keeps
 state in a :class:`scalebridge.Decider` or round-trips it through the protocol
-(spec/decide-protocol.md, ``state``: "the previous response's ``state``").
+(the protocol's ``state``: "the previous response's ``state``").
 
 For each built-in semantics, hypothesis draws a policy that keeps history
 (stabilization windows, rate policies, scale-in controls, cooldowns, profiles,

@@ -1,14 +1,13 @@
-"""The seed document's decision table (shared/seeds/000_*.txt), through `scalebridge decide`.
+"""``scalebridge decide`` over the demo's decision table — 4 replicas, an average CPU
+utilization target of 60 %, min 2, max 8, no stabilization and no tolerance — and
+``scalebridge demo`` printing that table."""
 
-4 replicas, average CPU utilization target 60%, min 2, max 8; the seed leaves
-stabilization and tolerance out, so the window is 0 and tolerance 0 — and with
-the default tolerance the five results are the same.
-"""
 import json
 
 import pytest
 
-from scalebridge.demo import SEED_EXPECTED, SEED_ROWS, seed_request
+from scalebridge.demo import SEED_EXPECTED, seed_request, SEED_ROWS
+
 
 ROWS = list(zip(SEED_ROWS, SEED_EXPECTED))
 

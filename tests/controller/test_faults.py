@@ -91,9 +91,11 @@ def _run(tmp_path, name: str, providers: dict, targets: list[dict]):
             lost += [f"tick {k}: {why}" for why in _lost_writes(c, fakes)]
             if k % 100 == 99:
                 rows = SQLiteStore(state, readonly=True).load_all()
-                unpersisted += [f"tick {k}: {r.spec.name}" for r in c.runs
-                                if rows[r.spec.name].state != r.decider.state.to_protocol()
-                                or rows[r.spec.name].intent_size != r.intent_size]
+                for r in c.runs:    # what is on disk is what the controller holds: the state, or the intent
+                    row = rows[r.spec.name]
+                    if (row.intent_size, row.intent_state) != (r.intent_size, r.intent_state) or \
+                            (r.intent_size is None and row.state != r.decider.state.to_protocol()):
+                        unpersisted.append(f"tick {k}: {r.spec.name}")
     finally:
         c.close()
     records = [json.loads(line) for line in audit.read_text().splitlines()]

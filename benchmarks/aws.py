@@ -41,6 +41,7 @@ AMI = "ami-12c6146b"
 POINTS = 3
 #: moto answers a 400-series GetMetricData in seconds: the benchmark's read timeout
 READ_TIMEOUT = 300
+PERIOD = 15.0
 POLICY = {"semantics": "aws", "min_replicas": 1, "max_replicas": 1000,
           "metrics": [{"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": 50}}]}
 
@@ -126,6 +127,7 @@ def calls_per_sync(world: World, proxy, sizes: list[int], syncs: int) -> list[di
 
 def fleet(world: World, proxy, groups: int, syncs: int, workers: int) -> dict:
     import yaml
+    from scalebridge.controller.clock import VirtualClock
     from scalebridge.controller.loop import build_controller
     world.reset()
     proxy.reset()
@@ -141,15 +143,20 @@ def fleet(world: World, proxy, groups: int, syncs: int, workers: int) -> dict:
             yaml.safe_dump({"providers": {"aws": {"region": REGION, "endpoint_url": proxy.url, "max_attempts": 1,
                                                      "read_timeout": READ_TIMEOUT}},
                             "policies": {"cpu": POLICY}, "targets": targets}, f)
-        c = build_controller(config, state=os.path.join(tmp, "state.db"), workers=workers)
+        # the loop's clock, without its sleeps: every sync 15 s after the last, as `scalebridge run` paces them
+        clock = VirtualClock(now)
+        c = build_controller(config, clock=clock, state=os.path.join(tmp, "state.db"), workers=workers)
         try:
             t0 = time.perf_counter()
             first = c.sync()
             t_first = time.perf_counter() - t0
             first_calls = by_service(proxy.calls)
             proxy.reset()
+            reports = []
             t0 = time.perf_counter()
-            reports = [c.sync() for _ in range(syncs)]
+            for _ in range(syncs):
+                clock.advance(PERIOD)
+                reports.append(c.sync())
             t_steady = time.perf_counter() - t0
             steady_calls = by_service(proxy.calls)
         finally:
@@ -160,6 +167,7 @@ def fleet(world: World, proxy, groups: int, syncs: int, workers: int) -> dict:
             "first_sync_actions": first.actions(), "first_sync_calls": first_calls,
             "steady_target_syncs_per_second": round(n / t_steady, 1),
             "steady_calls_per_target_sync": {k: round(v / n, 3) for k, v in steady_calls.items()},
+            "steady_actions": dict(collections.Counter(a for r in reports for a in (x["action"] for x in r.records))),
             "steady_failed": sum(len(r.failed) for r in reports)}
 
 
@@ -183,8 +191,9 @@ def main(argv=None) -> int:
     try:
         world = World(url)
         with redirect_stderr(io.StringIO()):
-            out = {"calls_per_sync": calls_per_sync(world, proxy, [int(x) for x in args.sizes.split(",")], args.syncs),
-                   "fleet": fleet(world, proxy, args.groups, args.syncs, args.workers)}
+            sizes = [int(x) for x in args.sizes.split(",") if x]
+            out = {"calls_per_sync": calls_per_sync(world, proxy, sizes, args.syncs) if sizes else [],
+                   "fleet": fleet(world, proxy, args.groups, args.syncs, args.workers) if args.groups else {}}
     finally:
         proxy.stop()
         server.stop()

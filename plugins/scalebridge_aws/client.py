@@ -124,6 +124,8 @@ def map_error(exc: BaseException, operation: str) -> ProviderError:
         kind = ErrorKind.THROTTLED if ("throttl" in low or "too many requests" in low or "rate exceeded" in low) \
             else ErrorKind.TRANSIENT
         return ProviderError(kind, f"{operation}: unreadable response ({str(exc)[:200]})", operation=operation)
+    if isinstance(exc, (botocore_exceptions.ParamValidationError, botocore_exceptions.NoRegionError)):
+        return ProviderError(ErrorKind.INVALID, f"{operation}: {exc}", operation=operation)
     if isinstance(exc, botocore_exceptions.BotoCoreError):
         return ProviderError(ErrorKind.TRANSIENT, f"{operation}: {exc}", operation=operation)
     if isinstance(exc, (ConnectionError, TimeoutError, OSError)):

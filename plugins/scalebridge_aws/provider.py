@@ -69,10 +69,13 @@ class AwsProvider(Provider):
     name = "aws"
     semantics = "aws"
     capabilities = frozenset({Capability.METRICS})
-    #: EC2's documented request-token buckets (mutating: 200 tokens, 5 a second;
-    #: non-mutating: 100 tokens, 20 a second),
-    #: https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html
-    pacing = Pacing(writes_per_second=5.0, write_burst=200, reads_per_second=20.0, read_burst=100)
+    #: rates from EC2's documented request-token buckets (mutating actions refill
+    #: 5 tokens a second from a bucket of 200; non-mutating ones 20 a second),
+    #: https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html — the
+    #: lowest documented rates of the APIs a sync calls. The read burst is one
+    #: sync period's refill (20/s × the 15 s default period = 300 target syncs), so
+    #: a controller of up to 300 groups is never paced within a sync
+    pacing = Pacing(writes_per_second=5.0, write_burst=200, reads_per_second=20.0, read_burst=300)
     ref_keys = frozenset({"auto_scaling_group"})
 
     def __init__(self, region: Optional[str] = None, endpoint_url: Optional[str] = None,

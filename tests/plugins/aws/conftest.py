@@ -146,14 +146,33 @@ def world_session(moto_url, proxy_session):
     return World(moto_url, proxy_session)
 
 
-@pytest.fixture
-def world(moto_url, proxy_session, world_session):
+def reset(moto_url: str, proxy: AwsProxy, world: World) -> World:
     req = urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")
     urllib.request.urlopen(req, timeout=30).read()
-    proxy_session.reset()
-    proxy_session.strict = True
-    world_session._template = None
-    return world_session
+    proxy.reset()
+    proxy.strict = True
+    world._template = None
+    return world
+
+
+@pytest.fixture
+def world(moto_url, proxy_session, world_session):
+    return reset(moto_url, proxy_session, world_session)
+
+
+@pytest.fixture(scope="module")
+def module_world(moto_url, proxy_session, world_session):
+    """One reset for a module whose tests only read the world they share (each
+    test still gets the proxy's faults and calls cleared: ``shared``)."""
+    return reset(moto_url, proxy_session, world_session)
+
+
+@pytest.fixture
+def shared(module_world):
+    module_world.proxy.faults.clear()
+    module_world.proxy.calls.clear()
+    yield module_world
+    module_world.proxy.faults.clear()
 
 
 @pytest.fixture

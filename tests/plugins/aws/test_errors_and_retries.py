@@ -18,6 +18,27 @@ from scalebridge.testing.aws_proxy import Fault
 CPU = MetricQuery("cpu", "resource", {}, 300.0, 60.0, frozenset({"member_series"}))
 
 
+@pytest.fixture(scope="module")
+def _one_group(module_world):
+    module_world.group("web")
+    from scalebridge_aws.provider import AwsProvider
+    made = []
+
+    def make(**opts):
+        p = AwsProvider(**{"region": "us-east-1", "endpoint_url": module_world.url, "max_attempts": 1, **opts})
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.close()
+
+
+@pytest.fixture
+def shared_group(shared, _one_group):
+    return shared.proxy, _one_group
+
+
 def observe(provider, **opts):
     t = provider(**opts).target({"auto_scaling_group": "web"})
     return t, lambda: t.observe(time.time())
@@ -37,8 +58,8 @@ def observe(provider, **opts):
      ErrorKind.FORBIDDEN),
     (Fault("error", status=400, code="ValidationError", message="1 validation error detected"), ErrorKind.INVALID),
 ])
-def test_describe_failures_map_to_kinds(world, provider, proxy, fault, kind):
-    world.group("web")
+def test_describe_failures_map_to_kinds(shared_group, fault, kind):
+    proxy, provider = shared_group
     fault.action = "DescribeAutoScalingGroups"
     proxy.add(fault)
     t, obs = observe(provider)
@@ -152,3 +173,12 @@ def test_an_unknown_profile_is_forbidden(world, monkeypatch, tmp_path):
     with pytest.raises(ProviderError) as e:
         c.call("autoscaling", "describe_auto_scaling_groups")
     assert e.value.kind is ErrorKind.FORBIDDEN and "nobody" in str(e.value)
+
+
+def test_a_request_boto3_refuses_to_send_is_invalid(world):
+    from scalebridge_aws.client import AwsClients
+    c = AwsClients("us-east-1", world.url, max_attempts=1)
+    with pytest.raises(ProviderError) as e:
+        c.call("autoscaling", "set_desired_capacity", AutoScalingGroupName="", DesiredCapacity=1)
+    assert e.value.kind is ErrorKind.INVALID and e.value.operation == "SetDesiredCapacity"
+    assert world.proxy.count() == 0       # never sent

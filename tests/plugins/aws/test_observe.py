@@ -25,47 +25,12 @@ def test_a_group_of_two_in_service(world, provider):
         assert abs(m["start_time"] - time.time()) < 600     # EC2 LaunchTime
 
 
-@pytest.mark.parametrize("state, phase, ready, deleting", [
-    ("Pending", "Pending", False, None),
-    ("Pending:Wait", "Pending", False, None),
-    ("Pending:Proceed", "Pending", False, None),
-    ("InService", "Running", True, None),
-    ("Terminating", "Running", False, True),
-    ("Terminating:Wait", "Running", False, True),
-    ("Terminating:Proceed", "Running", False, True),
-])
-def test_each_lifecycle_state_as_a_member(world, provider, state, phase, ready, deleting):
-    ids = world.group("web", desired=2)
-    world.set_state(ids[0], state)
-    obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
-    m = next(m for m in obs.members if m["name"] == ids[0])
-    assert (m["phase"], m["ready"], m.get("deleting")) == (phase, ready, deleting)
-
-
-@pytest.mark.parametrize("state", ["Standby", "EnteringStandby", "Detaching", "Warmed:Running", "Warmed:Stopped"])
-def test_standby_detaching_and_warm_pool_instances_are_not_members(world, provider, state):
-    ids = world.group("web", desired=2)
-    world.set_state(ids[0], state)
-    obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
-    assert [m["name"] for m in obs.members] == [ids[1]]
-    assert obs.status_replicas == 1
-    assert obs.details["lifecycle_states"][state] == 1
-
-
 def test_standby_through_the_api(world, provider):
     ids = world.group("web", desired=2)
     world.asg.enter_standby(AutoScalingGroupName="web", InstanceIds=[ids[0]], ShouldDecrementDesiredCapacity=True)
     obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
     assert obs.current_replicas == 1
     assert [m["name"] for m in obs.members] == [ids[1]]
-
-
-def test_an_unhealthy_instance_in_service_is_not_ready(world, provider):
-    ids = world.group("web", desired=2)
-    world.set_state(ids[0], "InService", health="Unhealthy")
-    obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
-    m = next(m for m in obs.members if m["name"] == ids[0])
-    assert m["phase"] == "Running" and m["ready"] is False
 
 
 def test_ready_transition_time_when_seen_entering_service(world, provider):

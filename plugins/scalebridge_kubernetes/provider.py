@@ -22,6 +22,7 @@ What one sync reads and writes, as the HPA controller does
 """
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar, Mapping, Optional
 
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
@@ -72,6 +73,8 @@ class KubernetesProvider(Provider):
         for key, value in (("kubeconfig", kubeconfig), ("context", context)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise RefError(key, f"a non-empty string, not {value!r}")
+        if kubeconfig is not None and not os.path.exists(os.path.expanduser(kubeconfig)):
+            raise RefError("kubeconfig", f"no such file: {os.path.expanduser(kubeconfig)}")
         if in_cluster is not None and not isinstance(in_cluster, bool):
             raise RefError("in_cluster", f"true or false, not {in_cluster!r}")
         for key, value in (("qps", qps), ("burst", burst), ("request_timeout_seconds", request_timeout_seconds)):
@@ -94,9 +97,15 @@ class KubernetesProvider(Provider):
     def client(self):
         """The API session, made on first use (the SDK is imported then)."""
         if self._client is None:
-            from .client import KubeClient
-            self._client = KubeClient(qps=self.qps, burst=self.burst, timeout=self.timeout, **self.options)
+            self._client = self._new_client()
         return self._client
+
+    def _new_client(self):
+        from .client import KubeClient
+        try:
+            return KubeClient(qps=self.qps, burst=self.burst, timeout=self.timeout, **self.options)
+        except RefError as e:   # a kubeconfig that does not load, a context it lacks
+            raise ProviderError(ErrorKind.INVALID, f"the kubernetes provider's {e.key}: {e.message}") from None
 
     def target(self, ref: Mapping[str, Any]) -> "KubernetesTarget":
         if not isinstance(ref, Mapping):
@@ -135,8 +144,7 @@ class KubernetesProvider(Provider):
         limiter, so that target calls never starve a renewal (kube-controller-manager
         gives leader election its own client too)."""
         if self._control is None:
-            from .client import KubeClient
-            self._control = KubeClient(qps=self.qps, burst=self.burst, timeout=self.timeout, **self.options)
+            self._control = self._new_client()
         return self._control
 
     def elector(self, namespace: str, name: str, identity: str, clock: Any):

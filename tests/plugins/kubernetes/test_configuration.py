@@ -111,7 +111,7 @@ def test_the_rate_limiter_lets_a_burst_through_then_paces():
     assert now[0] == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize("options, key", [({"qps": 0}, "qps"), ({"burst": "ten"}, "burst"),
+@pytest.mark.parametrize("options, key", [({"qps": 0}, "qps"), ({"kubeconfig": "/nonexistent/kc"}, "kubeconfig"), ({"burst": "ten"}, "burst"),
                                           ({"in_cluster": "yes"}, "in_cluster"), ({"kube_config": "x"}, "kube_config"),
                                           ({"context": ""}, "context")])
 def test_bad_options_name_their_key(options, key):
@@ -130,7 +130,7 @@ def test_bad_options_name_their_key(options, key):
     ({"kind": "Deployment", "name": 3}, "ref.name")])
 def test_bad_refs_name_their_key_without_calling_the_api(ref, key):
     from scalebridge_kubernetes import KubernetesProvider
-    p = KubernetesProvider(kubeconfig="/nonexistent")     # never read: target() does not call the cluster
+    p = KubernetesProvider(context="nowhere")     # never loaded: target() does not call the cluster
     with pytest.raises(RefError) as e:
         p.target(ref)
     assert e.value.key == key
@@ -144,3 +144,12 @@ def test_the_plugin_registers_without_importing_the_sdk():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_a_context_the_kubeconfig_lacks_fails_the_call_as_invalid(kubeconfig):
+    from scalebridge.providers import ErrorKind, ProviderError
+    from scalebridge_kubernetes import KubernetesProvider
+    p = KubernetesProvider(kubeconfig=kubeconfig, context="staging")
+    with pytest.raises(ProviderError) as e:
+        p.target({"kind": "Deployment", "name": "web"}).observe(0.0)
+    assert e.value.kind is ErrorKind.INVALID and "context" in str(e.value)

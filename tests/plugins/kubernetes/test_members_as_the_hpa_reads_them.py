@@ -15,55 +15,55 @@ POLICY = {"min_replicas": 1, "max_replicas": 20,
 CPU = MetricQuery("cpu", "resource", POLICY["metrics"][0], 60.0)
 
 
-def cluster(k8s):
+def cluster(k8s, now=NOW):
     """Eight pods of one Deployment (spec.replicas 8), one of each kind groupPods
     tells apart, each requesting 500m CPU."""
-    k8s.clock = lambda: NOW
+    k8s.clock = lambda: now
     k8s.auto_reconcile = False
     k8s.add_deployment("shop", "web", replicas=8, requests={"cpu": "500m"})
     web = {"app": "web"}
     req = {"cpu": "500m"}
-    k8s.add_pod("shop", "ready-1", labels=web, requests=req, start_time=NOW - 3600)
-    k8s.add_pod("shop", "ready-2", labels=web, requests=req, start_time=NOW - 3600)
+    k8s.add_pod("shop", "ready-1", labels=web, requests=req, start_time=now - 3600)
+    k8s.add_pod("shop", "ready-2", labels=web, requests=req, start_time=now - 3600)
     # not ready now, but it was ready after the initial readiness delay: counted
-    k8s.add_pod("shop", "unready-later", labels=web, requests=req, ready=False, start_time=NOW - 3600,
-                ready_transition_time=NOW - 600)
+    k8s.add_pod("shop", "unready-later", labels=web, requests=req, ready=False, start_time=now - 3600,
+                ready_transition_time=now - 600)
     # past the CPU initialization period and never ready since the readiness delay: unready
-    k8s.add_pod("shop", "never-ready", labels=web, requests=req, ready=False, start_time=NOW - 400,
-                ready_transition_time=NOW - 390)
+    k8s.add_pod("shop", "never-ready", labels=web, requests=req, ready=False, start_time=now - 400,
+                ready_transition_time=now - 390)
     # inside the CPU initialization period, its sample taken within one window of turning ready: unready
-    k8s.add_pod("shop", "initializing", labels=web, requests=req, start_time=NOW - 100,
-                ready_transition_time=NOW - 20)
-    k8s.add_pod("shop", "no-metrics", labels=web, requests=req, start_time=NOW - 3600)     # missing
+    k8s.add_pod("shop", "initializing", labels=web, requests=req, start_time=now - 100,
+                ready_transition_time=now - 20)
+    k8s.add_pod("shop", "no-metrics", labels=web, requests=req, start_time=now - 3600)     # missing
     k8s.add_pod("shop", "pending", labels=web, requests=req, phase="Pending", ready=False)  # unready
-    k8s.add_pod("shop", "deleting", labels=web, requests=req, start_time=NOW - 3600, deleting=True)  # ignored
+    k8s.add_pod("shop", "deleting", labels=web, requests=req, start_time=now - 3600, deleting=True)  # ignored
     k8s.add_pod("shop", "failed", labels=web, requests=req, phase="Failed", ready=False,
-                start_time=NOW - 3600)                                                     # ignored
-    k8s.add_pod("shop", "other-app", labels={"app": "api"}, requests=req, start_time=NOW - 3600)  # not selected
+                start_time=now - 3600)                                                     # ignored
+    k8s.add_pod("shop", "other-app", labels={"app": "api"}, requests=req, start_time=now - 3600)  # not selected
     for pod in ("ready-1", "ready-2", "unready-later", "never-ready", "initializing", "deleting", "failed",
                 "other-app"):
-        k8s.set_pod_metrics("shop", pod, {"app": {"cpu": "900m"}}, timestamp=NOW - 10, window=30)
+        k8s.set_pod_metrics("shop", pod, {"app": {"cpu": "900m"}}, timestamp=now - 10, window=30)
 
 
-def written_by_hand():
+def written_by_hand(now=NOW):
     """The same cluster as a decision request, written from the upstream rules."""
-    def pod(name, phase="Running", ready=True, start=NOW - 3600, transition=None, deleting=False):
+    def pod(name, phase="Running", ready=True, start=now - 3600, transition=None, deleting=False):
         return {"name": name, "phase": phase, "ready": ready, "start_time": start,
                 "ready_transition_time": start if transition is None else transition, "deleting": deleting,
                 "requests": {"cpu": "500m"}}
     members = [pod("deleting", deleting=True), pod("failed", phase="Failed", ready=False),
-               pod("initializing", start=NOW - 100, transition=NOW - 20),
-               pod("never-ready", ready=False, start=NOW - 400, transition=NOW - 390),
+               pod("initializing", start=now - 100, transition=now - 20),
+               pod("never-ready", ready=False, start=now - 400, transition=now - 390),
                pod("no-metrics"),
                # no startTime yet: read like a pod without a Ready condition (ready null)
                {"name": "pending", "phase": "Pending", "ready": None, "start_time": None,
-                "ready_transition_time": NOW, "deleting": False, "requests": {"cpu": "500m"}},
-               pod("ready-1"), pod("ready-2"), pod("unready-later", ready=False, transition=NOW - 600)]
+                "ready_transition_time": now, "deleting": False, "requests": {"cpu": "500m"}},
+               pod("ready-1"), pod("ready-2"), pod("unready-later", ready=False, transition=now - 600)]
     samples = {n: "900m" for n in ("deleting", "failed", "initializing", "never-ready", "ready-1", "ready-2",
                                    "unready-later")}
-    return {"semantics": "kubernetes", "now": NOW, "current_replicas": 8, "policy": POLICY,
+    return {"semantics": "kubernetes", "now": now, "current_replicas": 8, "policy": POLICY,
             "observations": {"status_replicas": 0, "members": members,
-                             "metrics": {"cpu": {"members": samples, "timestamp": NOW - 10, "window": 30}}}}
+                             "metrics": {"cpu": {"members": samples, "timestamp": now - 10, "window": 30}}}}
 
 
 def from_the_plugin(provider):
@@ -156,3 +156,35 @@ def test_a_container_resource_metric_reads_that_containers_requests_and_usage(k8
     obs2 = t2.observe(NOW)
     assert obs2.members[0]["requests"] == {"cpu": "600m"}
     assert t2.read_metrics(NOW, obs2, [whole])["cpu"]["members"] == {"web-a": "490m", "web-b": "490m"}
+
+
+def test_scalebridge_run_decides_what_scalebridge_decide_says_of_the_hand_written_request(k8s, kubeconfig,
+                                                                                         tmp_path, capsys):
+    """The same cluster, now on the wall clock, through ``scalebridge run --once
+    --dry-run``; the hand-written request through ``scalebridge decide``."""
+    import json
+    import time
+
+    import yaml
+
+    from scalebridge.cli import main
+    now = time.time()
+    cluster(k8s, now)
+    k8s.clock = time.time
+    (tmp_path / "request.json").write_text(json.dumps(written_by_hand(now)))
+    capsys.readouterr()
+    assert main(["decide", str(tmp_path / "request.json")]) == 0
+    decided = json.loads(capsys.readouterr().out.splitlines()[0])
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(yaml.safe_dump({"providers": {"kubernetes": {"kubeconfig": str(kubeconfig)}},
+                                   "policies": {"p": dict(POLICY, semantics="kubernetes")},
+                                   "targets": [{"name": "web", "provider": "kubernetes", "policy": "p",
+                                                "ref": {"kind": "Deployment", "namespace": "shop", "name": "web"}}]}))
+    rc = main(["run", str(cfg), "--once", "--dry-run", "--audit", str(tmp_path / "audit.jsonl"),
+               "--state", str(tmp_path / "state.db")])
+    record = json.loads((tmp_path / "audit.jsonl").read_text().splitlines()[0])
+    assert rc == 0
+    assert decided["desired_replicas"] == 9
+    assert (record["current_replicas"], record["recommended_replicas"], record["desired_replicas"]) == \
+        (decided["current_replicas"], decided["recommended_replicas"], decided["desired_replicas"])
+    assert record["action"] == "dry_run"

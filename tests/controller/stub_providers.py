@@ -8,3 +8,23 @@ def needs_missing_sdk(**options):
     """A provider whose SDK is not installed: the factory imports it, as plugins do."""
     require("scalebridge_no_such_sdk.client", "nosuch", "nosuch")
     raise AssertionError("unreachable")
+
+
+from scalebridge.testing.fake import FakeProvider  # noqa: E402
+
+
+class StoringFake(FakeProvider):
+    """A fake provider that offers the two optional hooks: a state store of its own
+    (an SQLite file at the ``path`` option) and an election it never wins."""
+
+    def state_store(self, path=None, **unknown):
+        from scalebridge.controller.store import SQLiteStore
+        from scalebridge.providers import RefError
+        if unknown:
+            raise RefError(f"state.{sorted(unknown)[0]}", "not an option of this store (path)")
+        return SQLiteStore(path)
+
+    def elector(self, namespace, name, identity, clock):
+        from scalebridge.controller.election import NeverLeader
+        self.elected = (namespace, name, identity)
+        return NeverLeader()

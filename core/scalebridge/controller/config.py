@@ -401,6 +401,9 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 key = key[1:]
             problems.append(f"{loaded.where(*loc, 'ref', *key)}: {e.message}")
             continue
+        except MissingExtra as e:
+            problems.append(f"{loaded.where(*loc, 'provider')}: {e}")
+            continue
         except ScalebridgeError as e:
             problems.append(f"{loaded.where(*loc, 'ref')}: {e}")
             continue

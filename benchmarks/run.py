@@ -2,8 +2,9 @@
 """The controller's speed: one sync of 10,000 targets on the fake provider.
 
 Goal (issue 13, "Must show"): one sync takes <= 10% of the 15 s sync period
-(<= 1.5 s) and the process stays <= 500 MB. Each target has four members and a
-load of its own (so some scale out, some stay, some are held by stabilization),
+(<= 1.5 s) and the process stays <= 500 MB. Each target has four members, a policy
+with a CPU utilization metric and a pair of threshold rules (``--no-rules``: the
+metric only), a load of its own (so some scale out, some stay, some are held by stabilization),
 every semantics is represented, and the fake provider is unpaced, so the syncs
 do all the work a real one would: observe, read metrics, decide, write (an
 intent persisted before each write), persist every row in one transaction, write
@@ -18,7 +19,8 @@ decisions per second, the actions taken; the peak resident memory
 spends its time (cProfile, by cumulative and by own time).
 
     .venv/bin/python benchmarks/run.py [--targets 10000] [--syncs 5] [--workers N]
-                                       [--semantics all|kubernetes,...] [--profile] [--keep DIR]
+                                       [--semantics all|kubernetes,...] [--no-rules] [--profile]
+                                       [--keep DIR]
 """
 from __future__ import annotations
 
@@ -57,7 +59,7 @@ POLICY = {"min_replicas": 1, "max_replicas": 50,
                      "action": {"direction": "Decrease", "type": "ChangeCount", "value": 1}}]}
 
 
-def write_config(directory: Path, n: int, semantics: tuple[str, ...]) -> Path:
+def write_config(directory: Path, n: int, semantics: tuple[str, ...], rules: bool = True) -> Path:
     targets = []
     for k in range(n):
         # demand between 1 and 6.5 members' worth on 4 members: ~10% to ~160% utilization
@@ -68,7 +70,8 @@ def write_config(directory: Path, n: int, semantics: tuple[str, ...]) -> Path:
                         "ref": {"name": f"t{k:05d}", "size": 4, "load": load}})
     config = {"sync_period_seconds": PERIOD,
               "providers": {"fake": {"type": "scalebridge.testing.fake:FakeProvider"}},
-              "policies": {"web": POLICY}, "targets": targets}
+              "policies": {"web": POLICY if rules else {k: v for k, v in POLICY.items() if k != "rules"}},
+              "targets": targets}
     path = directory / "run.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
@@ -84,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--syncs", type=int, default=5, help="syncs after the first (steady state)")
     ap.add_argument("--workers", type=int, default=None, help="the controller's pool (default: its own)")
     ap.add_argument("--semantics", default="all")
+    ap.add_argument("--no-rules", action="store_true", help="the policy's CPU metric only (no threshold rules)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, help="write the configuration, state and audit here")
     args = ap.parse_args(argv)
@@ -92,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     directory = args.keep or Path(tempfile.mkdtemp(prefix="scalebridge-bench-"))
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        config = write_config(directory, args.targets, semantics)
+        config = write_config(directory, args.targets, semantics, rules=not args.no_rules)
         t0, c0 = time.perf_counter(), time.process_time()
         controller = build_controller(str(config), clock=VirtualClock(DEFAULT_START), state=str(directory / "state.db"),
                                       audit=str(directory / "audit.jsonl"), workers=args.workers, seed=1)

@@ -543,7 +543,12 @@ class FakeTarget(Target):
         if "series" in shapes or "member_series" in shapes:
             grain = q.grain_seconds if q.grain_seconds > 0 else 60.0
             k = max(1, int(q.window_seconds // grain))
-            series = [[end - grain * i, load.at(rel - grain * i) * scale] for i in range(k - 1, -1, -1)]
+            if load.steps:
+                series = [[end - grain * i, load.at(rel - grain * i) * scale] for i in range(k - 1, -1, -1)]
+            else:    # base + a sine, inlined: a sync reads this for every target
+                base, amp, w, ph, sin = load.base, load.amplitude, 2 * math.pi / load.period, load.phase, math.sin
+                series = [[end - grain * i, max(0.0, base + amp * sin(w * (rel - grain * i + ph))) * scale]
+                          for i in range(k - 1, -1, -1)]
             if "series" in shapes:
                 out["series"] = series
             if "member_series" in shapes:

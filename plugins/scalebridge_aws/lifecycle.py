@@ -27,10 +27,9 @@ UG ec2-auto-scaling-mixed-instances-groups-instance-weighting.html).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
-__all__ = ["PENDING", "IN_SERVICE", "TERMINATING", "STANDBY", "member_of", "Members", "unsettled"]
+__all__ = ["PENDING", "IN_SERVICE", "TERMINATING", "STANDBY", "member_of", "unsettled", "weight"]
 
 PENDING = frozenset({"Pending", "Pending:Wait", "Pending:Proceed"})
 IN_SERVICE = frozenset({"InService"})
@@ -38,7 +37,8 @@ TERMINATING = frozenset({"Terminating", "Terminating:Wait", "Terminating:Proceed
 STANDBY = frozenset({"EnteringStandby", "Standby"})
 
 
-def _weight(instance: Mapping) -> int:
+def weight(instance: Mapping) -> int:
+    """An instance's capacity units (``WeightedCapacity``, default 1)."""
     w = instance.get("WeightedCapacity")
     if w in (None, ""):
         return 1
@@ -54,7 +54,7 @@ def member_of(instance: Mapping, launch_time: Optional[float],
     instance is not part of the group's capacity (standby, detaching, warm pool)."""
     state = instance.get("LifecycleState") or ""
     m: dict = {"name": instance["InstanceId"], "start_time": launch_time}
-    w = _weight(instance)
+    w = weight(instance)
     if w != 1:
         m["weight"] = w
     if state in PENDING:
@@ -71,16 +71,6 @@ def member_of(instance: Mapping, launch_time: Optional[float],
     return m
 
 
-@dataclass
-class Members:
-    """What one ``DescribeAutoScalingGroups`` entry says of the group's instances."""
-    members: list = field(default_factory=list)
-    status_replicas: int = 0                 # capacity launching or in service (not terminating)
-    in_service: int = 0
-    states: dict = field(default_factory=dict)   # LifecycleState -> count
-    protected: list = field(default_factory=list)   # ProtectedFromScaleIn instance ids
-
-
 def unsettled(desired: int, instances: Iterable[Mapping]) -> bool:
     """The group looks busy: an instance is not ``InService`` or the capacity in
     service differs from the desired capacity (a scaling activity is likely in
@@ -92,5 +82,5 @@ def unsettled(desired: int, instances: Iterable[Mapping]) -> bool:
             continue
         if state not in IN_SERVICE:
             return True
-        cap += _weight(i)
+        cap += weight(i)
     return cap != desired

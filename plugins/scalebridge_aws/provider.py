@@ -285,7 +285,7 @@ class AutoScalingGroupTarget(Target):
             if i.get("ProtectedFromScaleIn"):
                 protected.append(i["InstanceId"])
             else:
-                unprotected += lifecycle._weight(i)
+                unprotected += lifecycle.weight(i)
         if not protected:
             return None
         ids = ", ".join(protected[:5]) + (f" and {len(protected) - 5} more" if len(protected) > 5 else "")

@@ -323,7 +323,7 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("--until", type=_duration, metavar="DURATION", help="with --clock virtual: how much "
                                                                         "simulated time to run (6h, 2d)")
     r.add_argument("--seed", type=int, default=None, help="seed of the backoff jitter (reproducible runs)")
-    r.add_argument("--workers", type=int, default=None, metavar="N", help="targets synced at once (default 16)")
+    r.add_argument("--workers", type=int, default=None, metavar="N", help="targets synced at once (default 5, the HPA controller's concurrent syncs)")
     r.set_defaults(func=cmd_run)
 
     o = sub.add_parser("observe", help="read each target once and print what its provider saw; never writes",

@@ -26,11 +26,14 @@ from ..protocol import Settings
 from ..providers import Capability, MetricQuery, MissingExtra, Provider, RefError, Target, provider_semantics
 
 __all__ = ["ConfigError", "RunConfig", "LoadedConfig", "TargetSpec", "Runtime", "load_config", "build",
-           "DEFAULT_SYNC_PERIOD_SECONDS", "DEFAULT_STATE_PATH", "is_run_config"]
+           "DEFAULT_SYNC_PERIOD_SECONDS", "DEFAULT_STATE_PATH", "DEFAULT_WORKERS", "is_run_config"]
 
 #: the HPA's default ``--horizontal-pod-autoscaler-sync-period`` (15 s),
 #: https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/
 DEFAULT_SYNC_PERIOD_SECONDS = 15.0
+#: targets synced at once: kube-controller-manager's ``--concurrent-horizontal-pod-autoscaler-syncs``
+#: default (5), https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/
+DEFAULT_WORKERS = 5
 #: the embedded default state file, in the working directory
 DEFAULT_STATE_PATH = "scalebridge-state.db"
 
@@ -89,7 +92,7 @@ class RunConfig(_Model):
     policies: dict[str, Union[str, dict[str, Any]]] = Field(default_factory=dict)
     targets: list[TargetConfig] = Field(min_length=1)
     workers: Optional[Annotated[Int, Field(ge=1, le=256)]] = Field(
-        None, description="extension: targets synced at once (default: min(16, targets))")
+        None, description="extension: targets synced at once (default 5, the HPA controller's)")
 
 
 @dataclass

@@ -35,7 +35,7 @@ from ..providers import Elector, RefError
 from .audit import AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
-from .config import ConfigError, Runtime, build, load_config
+from .config import DEFAULT_WORKERS, ConfigError, Runtime, build, load_config
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
@@ -126,7 +126,7 @@ class Controller:
             spec.target.use_policy(decider.policy, decider.settings)
             self.runs.append(TargetRun(spec, decider))
         self._load()
-        n = workers or runtime.loaded.config.workers or min(16, max(1, len(self.runs)))
+        n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, len(self.runs)))
         self._pool = _Pool(n) if n > 1 and len(self.runs) > 1 else None
         self.syncs = 0
         self._closed = False

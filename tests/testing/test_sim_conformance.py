@@ -1,0 +1,30 @@
+"""The provider conformance suite passes on the built-in ``sim`` provider, loaded
+through the entry-point group as any third-party provider is."""
+from __future__ import annotations
+
+import pytest
+
+from scalebridge import plugins
+from scalebridge.providers import ErrorKind
+from scalebridge.testing import check_provider
+
+
+def _sim_factory():
+    if "sim" not in plugins.registry().providers:
+        pytest.skip("the sim provider is not registered")
+    return plugins.provider_factory("sim")
+
+
+def test_the_sim_provider_keeps_the_contract():
+    sim = _sim_factory()()
+
+    def provoke(target, call: str, kind: ErrorKind) -> bool:
+        target.fail_next(call, kind, retry_after=5.0 if kind is ErrorKind.THROTTLED else None)
+        return True
+
+    report = check_provider(sim, {"workload": "diurnal", "capacity": 100, "startup": 60}, provoke=provoke,
+                            bad_refs=[{"workload": "diurnal", "capacity": 100, "startup": 60, "zone": "x"},
+                                      {"workload": "no-such-load", "capacity": 100, "startup": 60},
+                                      {"workload": "diurnal", "capacity": -1, "startup": 60}])
+    assert len(report.provoked) == 15 and not report.skipped
+    assert "resize: the size reads back" in report.passed

@@ -250,3 +250,21 @@ def test_a_bad_ref_key_is_one_line_naming_the_file_line_and_key(world, tmp_path,
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1
     assert "run.yaml:" in err[0] and "ref.asg_name" in err[0] and "Traceback" not in err[0]
+
+
+def test_aws_target_tracking_scales_in_after_15_minutes_below_90_percent(world, tmp_path):
+    """5 instances at 35 % vs 50 % for the scale-in alarm's 15 one-minute
+    datapoints: "we remove just one instance" — ceil(5 × 35 / 50) = 4
+    (UG as-scaling-target-tracking.html); 14 datapoints are not enough."""
+    ids = world.group("web", desired=5, max_size=10)
+    world.age(3600)
+    for i in ids:
+        world.put_cpu(i, [35] * 14)
+    run = Runner(tmp_path, world)
+    rc, [rec] = run([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rc == 0 and rec["desired_replicas"] == 5 and world.desired() == 5
+    for i in ids:
+        world.put_cpu(i, [35] * 16)
+    rc, [rec] = run([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rc == 0, rec
+    assert (rec["current_replicas"], rec["desired_replicas"]) == (5, 4) and world.desired() == 4

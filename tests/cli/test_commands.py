@@ -100,5 +100,5 @@ def test_semantics_all_answers_for_every_semantics_on_a_profile_policy(cli):
     proc = cli("decide", "--semantics", "all", stdin=json.dumps(req))
     assert "Traceback" not in proc.stderr
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
-    assert [r["semantics"] for r in lines] == SEMANTICS
+    assert [r["semantics"] for r in lines] == list(SEMANTICS)
     assert next(r for r in lines if r["semantics"] == "azure")["desired_replicas"] == 3

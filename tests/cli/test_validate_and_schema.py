@@ -81,7 +81,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_REQUESTS = sorted(glob.glob(str(ROOT / "examples" / "requests" / "*.json")))
 
 
-EXAMPLE_POLICIES = sorted(glob.glob(str(ROOT / "examples" / "**" / "*.yaml"), recursive=True))
+# every policy file of examples/ (examples/run/*.yaml are run configurations, not policies)
+EXAMPLE_POLICIES = sorted(p for p in glob.glob(str(ROOT / "examples" / "**" / "*.yaml"), recursive=True)
+                          if Path(p).parent != ROOT / "examples" / "run")
 
 
 POLICY = """\

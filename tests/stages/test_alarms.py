@@ -14,6 +14,9 @@ from scalebridge.stages.alarms import (
     aggregate, ALARM, breach_test, datapoints, evaluate_alarm, INSUFFICIENT_DATA, OK)
 from scalebridge.testing.requests import NOW
 
+CW_MISSING = ("https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/"
+              "AlarmThatSendsEmail.html#alarms-evaluating-missing-data")
+
 
 # The two documented tables (CW_MISSING), data points oldest -> newest, 0 not breaching,
 # X breaching, - missing; the state under MISSING, IGNORE, BREACHING, NOT BREACHING

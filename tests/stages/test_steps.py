@@ -11,6 +11,8 @@ import pytest
 from scalebridge.policy import StepAdjustment
 from scalebridge.stages.steps import compile_steps, new_capacity, percent_change, round_percent, select_step
 
+STEPS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html"
+
 
 def _steps(*triples):
     return compile_steps([StepAdjustment(lower=lo, upper=hi, adjustment=a) for lo, hi, a in triples])

@@ -11,6 +11,13 @@ a Kubernetes Pod's status as the HPA reads it
 (https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/#algorithm-details),
 of a Compute Engine VM in a managed instance group, and of an EC2 instance in an
 Auto Scaling group.
+
+    from scalebridge import decide
+    from scalebridge.testing.requests import cpu_request
+
+    def test_my_semantics_doubles_on_double_load():
+        r = decide(cpu_request(4, "1", semantics="my-semantics"))   # 100 % of 1 core against 50 %, as kubernetes
+        assert r["desired_replicas"] == 8
 """
 from __future__ import annotations
 

@@ -12,6 +12,9 @@ from scalebridge.testing.requests import (
     aws_request as request, AWS_STEP_IN as STEP_IN, AWS_STEP_OUT as STEP_OUT, AWS_TT_CPU as TT_CPU,
     aws_warming_group as _warming_group, instances, NOW)
 
+UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
+UG_WARMUP = UG + "ec2-auto-scaling-default-instance-warmup.html"
+
 
 @pytest.mark.parametrize("settings,policy_warmup,desired", [
     ({}, None, 13),                                   # default cooldown 300 > 200: warming, 10 + 3

@@ -8,6 +8,8 @@ from scalebridge import decide
 from scalebridge.testing.requests import (
     aws_request as request, AWS_STEP_IN as STEP_IN, AWS_STEP_OUT as STEP_OUT, instances, NOW)
 
+UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
+
 
 def test_scale_out_wins_over_scale_in():
     """UG as-scale-based-on-demand.html#multiple-scaling-policy-resolution: the largest capacity wins."""

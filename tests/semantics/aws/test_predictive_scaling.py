@@ -12,6 +12,10 @@ from scalebridge.semantics.aws import forecast_at
 from scalebridge.testing.requests import (
     aws_request as request, AWS_STEP_IN as STEP_IN, AWS_STEP_OUT as STEP_OUT, AWS_TT_CPU as TT_CPU, NOW)
 
+UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
+API_PRED = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PredictiveScalingConfiguration.html"
+UG_PRED = UG + "ec2-auto-scaling-predictive-scaling.html"
+
 
 def test_scheduling_buffer_selects_the_hour_that_launches_now():
     """API_PredictiveScalingConfiguration SchedulingBufferTime: "the forecast says to add capacity at

@@ -10,6 +10,8 @@ from scalebridge.testing.requests import (
     aws_request as request, AWS_STEP_IN as STEP_IN, AWS_STEP_OUT as STEP_OUT, AWS_TT_CPU as TT_CPU,
     aws_warming_group as _warming_group, instances)
 
+UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
+
 
 def test_weighted_capacity_units():
     """UG as-scaling-simple-step.html#as-scaling-adjustment: "When instance weighting is used …

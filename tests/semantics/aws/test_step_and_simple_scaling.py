@@ -14,6 +14,8 @@ from scalebridge.testing.requests import (
     aws_request as request, AWS_SIMPLE_OUT as SIMPLE_OUT, AWS_STEP_IN as STEP_IN, aws_step_policy as _step,
     instances, NOW)
 
+UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
+
 
 def test_simple_policy_waits_for_its_cooldown():
     """UG Cooldown.html: simple policies wait for the cooldown; "A scaling-specific cooldown period

@@ -11,6 +11,11 @@ from scalebridge import decide
 from scalebridge.testing.requests import (
     aws_request as request, aws_step_policy as _step, AWS_TT_CPU as TT_CPU, instances, NOW)
 
+UG = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
+UG_TT = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html"
+UG_WARMUP = UG + "ec2-auto-scaling-default-instance-warmup.html"
+UG_SQS = UG + "as-using-sqs-queue.html"
+
 
 def test_external_average_value_reads_a_total():
     """An external metric's observation is a total (protocol: "values from outside; summed"); its

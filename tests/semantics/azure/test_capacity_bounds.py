@@ -9,6 +9,8 @@ import pytest
 from scalebridge import decide
 from scalebridge.testing.requests import azure_request as request, azure_rule as rule, azure_series as series
 
+BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
+
 
 def test_bounds_reset_on_next_run():
     """BEST_URL: "you set the range between 3 and 6. If you have one running instance, the autoscale engine

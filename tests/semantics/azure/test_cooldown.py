@@ -2,13 +2,18 @@
 the previous rule action, across moves into [minimum, maximum] and profile changes,
 with 5 minutes when the rule that acted is not known.
 
-Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings (cooldown), https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started,
+Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings (cooldown),
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started,
 https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices."""
 from __future__ import annotations
 
 from scalebridge import decide
 from scalebridge.testing.requests import (
     AZURE_NOW as NOW, azure_request as request, azure_rule as rule, azure_series as series, AzureRun as Run)
+
+SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
+BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
+MULTI_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-multiprofile"
 
 
 def test_cooldown_worked_example_sequence():

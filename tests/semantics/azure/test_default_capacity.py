@@ -10,6 +10,9 @@ from scalebridge import decide
 from scalebridge.testing.requests import (
     AZURE_NOW as NOW, azure_request as request, azure_rule as rule, azure_series as series)
 
+SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
+BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
+
 
 def test_default_capacity_fallback_reports_error_and_starts_no_cooldown():
     """SETTINGS_URL: "If there's a problem reading the resource metric, and the current capacity is below

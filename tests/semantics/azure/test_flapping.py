@@ -2,8 +2,10 @@
 estimate (metric × current / new count) would scale out again; the worked examples of
 the flapping, best-practices, settings-schema and troubleshooting pages.
 
-Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-flapping, https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices,
-https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings, https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-troubleshoot."""
+Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-flapping,
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices,
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings,
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-troubleshoot."""
 from __future__ import annotations
 
 import pytest
@@ -11,6 +13,11 @@ import pytest
 from scalebridge import decide
 from scalebridge.testing.requests import (
     AZURE_NOW as NOW, azure_request as request, azure_rule as rule, azure_series as series, AzureRun as Run)
+
+SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
+BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
+FLAP_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-flapping"
+TS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-troubleshoot"
 
 
 def test_best_practices_80_60_sequence():

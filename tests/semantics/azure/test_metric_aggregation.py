@@ -2,7 +2,8 @@
 time grain, then the time aggregation over the time window; dividePerInstance; the
 metric delay; exact threshold comparison.
 
-Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings (metricTrigger), https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-custom-metric,
+Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings (metricTrigger),
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-custom-metric,
 https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices."""
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ import pytest
 from scalebridge import decide
 from scalebridge.testing.requests import (
     AZURE_NOW as NOW, azure_request as request, azure_rule as rule, azure_series as series)
+
+SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
+BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
+CUSTOM_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-custom-metric"
+REST_URL = "https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update"
 
 
 def test_statistic_then_time_aggregation():

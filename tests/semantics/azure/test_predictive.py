@@ -8,6 +8,8 @@ from scalebridge import decide
 from scalebridge.testing.requests import (
     AZURE_NOW as NOW, azure_request as request, azure_rule as rule, azure_series as series)
 
+PRED_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-predictive"
+
 
 def test_predictive_enabled_fires_scale_out_within_look_ahead():
     """PRED_URL: "If you want your Virtual Machine Scale Set to scale out when the CPU usage exceeds 70% and

@@ -2,8 +2,10 @@
 across midnight and the week, daylight saving time in the profile's zone), fixed
 dates winning over recurrences, the default profile, and every REST time zone.
 
-Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-multiprofile, https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings,
-https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started, https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update
+Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-multiprofile,
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings,
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started,
+https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update
 (timeZone)."""
 from __future__ import annotations
 
@@ -15,6 +17,11 @@ import pytest
 
 from scalebridge import decide
 from scalebridge.testing.requests import AZURE_NOW as NOW, azure_rule as rule, azure_series as series
+
+SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
+MULTI_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-multiprofile"
+REST_URL = "https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update"
+GS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started"
 
 
 BUSINESS_HOURS = {

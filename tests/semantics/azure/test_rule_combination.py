@@ -3,13 +3,17 @@ if every scale-in rule fires; the largest scale-out and the smallest scale-in wi
 a scale-out beats a scale-in.
 
 Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices ("Considerations for scaling when multiple
-rules are configured in a profile"), https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings."""
+rules are configured in a profile"),
+https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings."""
 from __future__ import annotations
 
 import pytest
 
 from scalebridge import decide
 from scalebridge.testing.requests import azure_request as request, azure_rule as rule, azure_series as series
+
+SETTINGS_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings"
+BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-best-practices"
 
 
 FOUR_RULES = [rule("cpu", "GreaterThan", 75, "Increase"), rule("memory", "GreaterThan", 75, "Increase"),

@@ -9,6 +9,8 @@ from __future__ import annotations
 from scalebridge import decide
 from scalebridge.testing.requests import azure_request as request, azure_rule as rule, azure_series as series
 
+REST_URL = "https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update"
+
 
 def test_percent_change_rounding_choices():
     """A-GAP-1: PercentChangeCount rounds the change up by default (10 × 15 % = 1.5 → 2);

@@ -10,6 +10,9 @@ from scalebridge import decide
 from scalebridge.testing.requests import (
     cpu, GCE_NOW as NOW, gce_request as request, GceChain, per_vm, vm_cpu_observations as cpu_obs, vms)
 
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+CPU = "https://cloud.google.com/compute/docs/autoscaler/scaling-cpu"
+
 
 def test_default_is_cpu_60_percent():
     """https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers: "If none of these are specified, the default will be to autoscale

@@ -13,6 +13,8 @@ from scalebridge import decide
 from scalebridge.testing.requests import (
     cpu, GCE_NOW as NOW, gce_request as request, GceChain, per_vm, vm_cpu_observations as cpu_obs, vms)
 
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+
 
 def test_initializing_vms_ignored_only_when_scaling_out():
     """https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers coolDownPeriodSec: "when scaling out, the autoscaler ignores data from

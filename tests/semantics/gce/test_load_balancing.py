@@ -8,6 +8,9 @@ from __future__ import annotations
 from scalebridge import decide
 from scalebridge.testing.requests import gce_request as request, load_balancing as lb, per_vm, vms
 
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+LB = "https://cloud.google.com/compute/docs/autoscaler/scaling-load-balancing"
+
 
 def test_lb_group_serving_capacity_is_proportional_to_the_target():
     """LB: "autoscaling adds or removes VM instances in the group when the load balancer

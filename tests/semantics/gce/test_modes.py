@@ -11,6 +11,9 @@ from scalebridge import decide
 from scalebridge.testing.requests import (
     cpu, GCE_NOW as NOW, gce_request as request, GceChain, per_vm, queue, queue_observation as q, vms)
 
+DECIDE = "https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions"
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+
 
 @pytest.mark.parametrize("mode,desired", [("ON", 4), ("ONLY_SCALE_OUT", 10), ("ONLY_UP", 10), ("OFF", 10)])
 def test_modes_on_a_scale_in(mode, desired):

@@ -13,6 +13,9 @@ from scalebridge.testing.requests import (
     average_value as group, cpu, GCE_NOW as NOW, gce_request as request, per_vm, pods_average as gauge,
     queue, vms)
 
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+MON = "https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics"
+
 
 def test_per_group_metric_scales_to_zero():
     """https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics: "if you need to scale your MIG down to zero VMs from time to time, you

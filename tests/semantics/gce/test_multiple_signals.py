@@ -13,6 +13,11 @@ from scalebridge.testing.requests import (
     average_value as group, cpu, gce_four_signal_example as four_signal_example, GCE_NOW as NOW,
     gce_request as request, load_balancing as lb, per_vm, pods_average as gauge, queue, vms)
 
+MULTI = "https://cloud.google.com/compute/docs/autoscaler/multiple-signals"
+DECIDE = "https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions"
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+CPU = "https://cloud.google.com/compute/docs/autoscaler/scaling-cpu"
+
 
 def test_four_signals_7_7_11_14_and_weekday_schedule_15():
     """https://cloud.google.com/compute/docs/autoscaler/multiple-signals: "In this case, the autoscaler resizes the MIG to 15 VMs if the

@@ -10,6 +10,12 @@ from scalebridge.testing.requests import (
     average_value as group, cpu, GCE_NOW as NOW, gce_request as request, GceChain, per_vm,
     vm_cpu_observations as cpu_obs, vms)
 
+DECIDE = "https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions"
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+CPU = "https://cloud.google.com/compute/docs/autoscaler/scaling-cpu"
+PRED = "https://cloud.google.com/compute/docs/autoscaler/predictive-autoscaling"
+PREDICT = "https://cloud.google.com/compute/docs/autoscaler/predictive-autoscaling"
+
 
 def test_forecast_joins_by_max_and_never_scales_in():
     members = vms(4)

@@ -12,6 +12,11 @@ from scalebridge.testing.requests import (
     average_value as group, GCE_NOW as NOW, gce_request as request, GceChain, queue, queue_observation as q,
     queue_observations as queue_obs)
 
+DECIDE = "https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions"
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+# Google Cloud blog, "Scale in at your own pace with Compute Engine autoscaler controls" (2020), mirror:
+BLOG = "https://globalcloudplatforms.com/2020/11/07/scale-in-at-your-own-pace-with-compute-engine-autoscaler-controls/"
+
 
 def test_rest_percent_example_80_percent_of_150_is_120():
     """https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers scaleInControl.maxScaledInReplicas.calculated: "the calculated value

@@ -18,6 +18,11 @@ from scalebridge.testing.requests import (
     average_value as group, cpu, GCE_NOW as NOW, gce_request as request, GceChain, per_vm,
     vm_cpu_observations as cpu_obs, vms)
 
+DECIDE = "https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions"
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+CPU = "https://cloud.google.com/compute/docs/autoscaler/scaling-cpu"
+SCHED = "https://cloud.google.com/compute/docs/autoscaler/scaling-schedules"
+
 
 def test_schedule_end_is_held_by_stabilization():
     """The protocol: after a schedule ends, the stabilization window holds its size like

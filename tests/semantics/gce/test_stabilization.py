@@ -13,6 +13,9 @@ from scalebridge.testing.requests import (
     cpu, GCE_NOW as NOW, gce_request as request, GceChain, queue, queue_observation as q,
     queue_observations as queue_obs, vm_cpu_observations as cpu_obs)
 
+DECIDE = "https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions"
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+
 
 def test_ten_minute_stabilization_holds_scale_in_until_the_peak_leaves():
     """https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions: "…required in order to serve peak load over the last 10 minutes.

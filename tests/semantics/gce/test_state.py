@@ -14,6 +14,8 @@ from scalebridge.testing.requests import (
     average_value as group, cpu, gce_four_signal_example as four_signal_example, GCE_NOW as NOW,
     gce_request as request, queue)
 
+DECIDE = "https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions"
+
 
 def test_proposal_skips_metrics_but_not_stabilization_or_bounds():
     req = request(4, [cpu(60)], {"proposal": 30},

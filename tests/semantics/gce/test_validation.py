@@ -15,6 +15,9 @@ from scalebridge import decide
 from scalebridge.errors import RequestError
 from scalebridge.testing.requests import cpu, GCE_NOW as NOW, gce_request as request, per_vm, vms
 
+REST = "https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers"
+MON = "https://cloud.google.com/compute/docs/autoscaler/scaling-cloud-monitoring-metrics"
+
 
 def test_min_replicas_is_required():
     from scalebridge.errors import RequestError

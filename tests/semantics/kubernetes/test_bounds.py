@@ -1,7 +1,8 @@
 """The kubernetes semantics' bounds: a size of zero with a minimum disables scaling; a
 current size above the maximum or below the minimum is brought within them.
 
-Source: kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go (reconcileAutoscaler, convertDesiredReplicasWithRules)."""
+Source: kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go (reconcileAutoscaler,
+convertDesiredReplicasWithRules)."""
 
 from scalebridge import decide
 from scalebridge.testing.requests import cpu_request

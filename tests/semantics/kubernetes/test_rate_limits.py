@@ -3,8 +3,10 @@ their periods (Percent truncated down, ceiled up), selectPolicy, the scale event
 each direction's limit sees and how a new event overwrites an outdated one, and
 the limit without a behavior.
 
-Source: kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go (normalizeDesiredReplicasWithBehaviors, calculateScaleUpLimitWithScalingRules,
-calculateScaleDownLimitWithBehaviors, storeScaleEvent); https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/#scaling-policies."""
+Source: kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go (normalizeDesiredReplicasWithBehaviors,
+calculateScaleUpLimitWithScalingRules,
+calculateScaleDownLimitWithBehaviors,
+storeScaleEvent); https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/#scaling-policies."""
 from __future__ import annotations
 
 from scalebridge import decide

@@ -1,7 +1,8 @@
 """The kubernetes semantics' stabilization windows: the recommendations recorded, and the
 first decision seeding the window with the current size.
 
-Source: kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go (stabilizeRecommendationWithBehaviors, storeScaleEvent);
+Source: kubernetes/kubernetes pkg/controller/podautoscaler/horizontal.go (stabilizeRecommendationWithBehaviors,
+storeScaleEvent);
 https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/#stabilization-window."""
 from __future__ import annotations
 

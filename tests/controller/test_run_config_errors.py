@@ -10,7 +10,7 @@ import pytest
 from scalebridge import plugins
 from scalebridge.controller.config import ConfigError, build, load_config
 
-from .conftest import CPU_POLICY, FAKE, config_text
+from .conftest import CPU_POLICY, FAKE
 
 
 def _only_lines(err: str, path) -> list[str]:

@@ -11,7 +11,7 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..errors import ScalebridgeError
 
@@ -43,6 +43,16 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
     if not 0 <= v <= 65535:
         raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {v}")
+    return v
+
+
+def _workers(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of targets, got {text!r}") from None
+    if not 1 <= v <= 256:
+        raise argparse.ArgumentTypeError(f"expected 1 to 256, got {v}")
     return v
 
 
@@ -323,7 +333,8 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("--until", type=_duration, metavar="DURATION", help="with --clock virtual: how much "
                                                                         "simulated time to run (6h, 2d)")
     r.add_argument("--seed", type=int, default=None, help="seed of the backoff jitter (reproducible runs)")
-    r.add_argument("--workers", type=int, default=None, metavar="N", help="targets synced at once (default 5, the HPA controller's concurrent syncs)")
+    r.add_argument("--workers", type=_workers, default=None, metavar="N",
+                   help="targets synced at once (default 5, the HPA controller's concurrent syncs)")
     r.set_defaults(func=cmd_run)
 
     o = sub.add_parser("observe", help="read each target once and print what its provider saw; never writes",

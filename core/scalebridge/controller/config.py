@@ -346,8 +346,8 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     for i, t in enumerate(cfg.targets):
         loc = ("targets", i)
         if t.name in seen:
-            problems.append(f"{loaded.where(*loc, 'name')}: duplicate target name {t.name!r} (also targets[{seen[t.name]}]); "
-                            "each target's name is the key of its persisted state")
+            problems.append(f"{loaded.where(*loc, 'name')}: duplicate target name {t.name!r} "
+                            f"(also targets[{seen[t.name]}]); each target's name is the key of its persisted state")
             continue
         seen[t.name] = i
         provider = providers.get(t.provider)
@@ -360,7 +360,8 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 installed = ", ".join(sorted(plugins.registry().providers)) or "none"
                 extra = ""
                 if t.provider in plugins.BUILTIN_PROVIDER_EXTRAS:
-                    extra = f" (install it with: pip install 'scalebridge[{plugins.BUILTIN_PROVIDER_EXTRAS[t.provider]}]')"
+                    extra = (" (install it with: pip install "
+                             f"'scalebridge[{plugins.BUILTIN_PROVIDER_EXTRAS[t.provider]}]')")
                 problems.append(f"{loaded.where(*loc, 'provider')}: unknown provider {t.provider!r}{extra}; "
                                 f"configured providers: {configured}; installed providers are: {installed}")
                 continue

@@ -40,7 +40,7 @@ from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
 from .reconcile import SyncContext, TargetRun, act, decide_target
-from .store import StateStore, StoreError, open_store
+from .store import StateStore, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META"]
 

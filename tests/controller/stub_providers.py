@@ -28,3 +28,24 @@ class StoringFake(FakeProvider):
         from scalebridge.controller.election import NeverLeader
         self.elected = (namespace, name, identity)
         return NeverLeader()
+
+
+class BuggyFake(FakeProvider):
+    """A fake whose target ``bug`` raises a plain exception (a plugin's bug) and whose
+    target ``odd`` reports a member in a phase the protocol does not know."""
+
+    def target(self, ref):
+        t = super().target(ref)
+        if ref.get("name") == "bug":
+            def observe(now):
+                raise RuntimeError("plugin bug")
+            t.observe = observe
+        elif ref.get("name") == "odd":
+            real = t.observe
+
+            def observe(now):
+                obs = real(now)
+                obs.members = [dict(m, phase="Sleeping") for m in obs.members]
+                return obs
+            t.observe = observe
+        return t

@@ -8,7 +8,8 @@ conflicts) over 10,000 syncs of its targets, on a virtual clock, in-process:
 - no write stacked on one in flight;
 - throttled and failing targets back off: after the n-th consecutive retryable
   failure a target is not called again for half of ``period × 2^(n-1)`` (the
-  equal-jitter floor) nor before a ``Retry-After``; the calls are counted;
+  equal-jitter floor), and a ``Retry-After`` holds the whole provider (no call to
+  any of its targets before it ends); the calls are counted;
 - every failure is in the audit log (``failed`` with the kind) and in
   ``scalebridge_provider_errors_total{provider,kind}``;
 - targets of a healthy provider decide exactly as they do without the flaky one.
@@ -180,6 +181,11 @@ def test_failing_targets_back_off_and_honour_retry_after(runs):
                 checked_retry_after += 1
             checked_long += least > PERIOD
     assert checked_retry_after > 100 and checked_long > 20
+    # a throttled provider is held as a whole: no call to any of its targets inside a Retry-After
+    for f in flaky.faults_raised:
+        if f.retry_after:
+            inside = [c for c in flaky.call_log if f.now < c[0] < f.now + f.retry_after]
+            assert inside == [], f"{len(inside)} calls inside the Retry-After of {f.retry_after} s from {f.now}"
     # counted: each flaky target was called at fewer ticks than it had (it sat out its backoffs)
     for target, times in calls_at.items():
         assert len(times) < TICKS * 0.85, f"{target} was called at {len(times)} of {TICKS} ticks"

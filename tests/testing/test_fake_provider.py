@@ -309,3 +309,12 @@ def test_kill_after_seconds_dies_once_at_the_first_call_past_the_time(tmp_path):
     assert [s for _, s in after.history("web")] == [2, 3] and after.kills_fired == [30.0]
     second = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
     assert second.returncode == 0          # the kill fired once, in the dead process
+
+
+def test_one_target_per_name():
+    fake = FakeProvider()
+    web = fake.target({"name": "web", "size": 2})
+    assert fake.target({"name": "web", "size": 2}) is web
+    with pytest.raises(RefError) as e:
+        fake.target({"name": "web", "size": 5})
+    assert e.value.key == "ref.name"

@@ -23,16 +23,24 @@ and in-process::
     web.set_size(5); fake.writes("web")        # 1
     fake.inject("throttled", target="web", call="set_size", retry_after=30)
 
+**A target's ref**: ``name`` (required; one target per name in a provider
+instance), ``size`` (the initial desired size, default 1), ``members`` (how many
+of them are ready at first, default all), ``load`` and ``metrics`` (below),
+``cpu_request`` (each member's, default 1), ``min_size``/``max_size`` (the
+provider's own bounds: a write beyond them is clamped and says so),
+``metric_delay`` (seconds the metric windows end before ``now``), ``managed_by``
+(the name :meth:`FakeTarget.managed_by` answers: another autoscaler manages the
+target), and ``settle_observes``/``settle_seconds`` overriding the provider's.
+
 **The world.** Each target has a desired size (what :meth:`FakeTarget.set_size` sets,
 ``Observation.current_replicas``) and members named ``<name>-<k>``. A write settles
 at once, or — with ``settle_observes: N`` (and/or ``settle_seconds: S``) — stays in
 flight for the next N observes (and until S seconds after the write; settling on
 the clock alone keeps a world independent of how often it is observed, as a restart
-test needs): new members
-are ``Pending`` and not ready, removed ones ``deleting``, and
-``Observation.in_flight`` names the operation, as a GCE resize, an ASG scaling
-activity or a VMSS update do. ``managed_by`` in a ref makes
-:meth:`FakeTarget.managed_by` name that autoscaler.
+test needs): new members are ``Pending`` and not ready, removed ones ``deleting``,
+and ``Observation.in_flight`` names the operation, as a GCE resize, an ASG scaling
+activity or a VMSS update do. The world's clock is the latest ``now`` it was
+observed at; a write happens then.
 
 **The load** is a deterministic function of time: a number, or
 ``{base, amplitude, period, phase, steps: [[offset_seconds, value], …]}`` — ``base``
@@ -357,6 +365,7 @@ class FakeTarget(Target):
 
     def __init__(self, provider: "FakeProvider", state: _State, ref: Mapping[str, Any]):
         self.provider = provider
+        self.ref = dict(ref)
         self.state = state
         self.name = state.name
         self.cpu_request = _number(ref.get("cpu_request", 1.0), "ref.cpu_request", lo=1e-9)
@@ -634,8 +643,11 @@ class FakeProvider(Provider):
             raise _bad("ref.name", "required: the target's name (a non-empty string)")
         size = int(_number(ref.get("size", 1), "ref.size", integer=True))
         with self.lock:
-            if name in self.targets:
-                return self.targets[name]
+            known = self.targets.get(name)
+            if known is not None:
+                if dict(ref) != known.ref:
+                    raise _bad("ref.name", f"{name!r} is already a target of this fake provider, with another ref")
+                return known
             saved = self._saved.get(name)
             if saved is not None:
                 state = _State.from_json(name, saved)

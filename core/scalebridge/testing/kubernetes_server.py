@@ -299,7 +299,7 @@ class KubernetesServer:
         self.pod_metrics: dict[tuple[str, str], tuple[dict, Optional[float], float]] = {}
         #: (namespace, workload name) -> per-container usage given to its pods
         self.workload_usage: dict[tuple[str, str], dict] = {}
-        #: (namespace, metric) -> [(pod or None, labels, value, timestamp)] pods custom metrics
+        #: (namespace, metric) -> pod -> (value, the metric's labels): pods custom metrics
         self.custom_pod_metrics: dict[tuple[str, str], dict[str, tuple[str, dict]]] = {}
         #: (namespace, resource, name, metric) -> value
         self.object_metrics: dict[tuple[str, str, str, str], str] = {}

@@ -121,6 +121,17 @@ class AwsProvider(Provider):
         return AutoScalingGroupTarget(self.clients, group, region, allow_scaling_policies=allow,
                                       metric_delay_seconds=self.metric_delay_seconds)
 
+    def check_metric_source(self, name: str, source: Optional[Mapping[str, Any]]) -> None:
+        """Raise :class:`RefError` naming ``metrics.<name>.source.<key>`` when a
+        target's metric source is not one this provider reads (for a
+        configuration check before the first sync; :mod:`.metrics` documents the keys)."""
+        from .metrics import parse_source
+        try:
+            parse_source(name, source)
+        except ProviderError as e:
+            where, _, message = e.message.partition(": ")
+            raise RefError(where, message) from None
+
     def close(self) -> None:
         self.clients.close()
 

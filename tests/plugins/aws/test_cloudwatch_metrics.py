@@ -135,3 +135,13 @@ def test_a_long_forecast_history_does_not_stretch_the_short_windows(world, provi
     calls = [c for c in proxy.calls if c.action == "GetMetricData"]
     spans = sorted(c.params["EndTime"] - c.params["StartTime"] for c in calls)
     assert len(calls) == 2 and spans[0] <= 1200 and spans[1] >= 2 * 86400
+
+
+def test_a_source_can_be_checked_before_the_first_sync():
+    from scalebridge.providers import RefError
+    from scalebridge_aws.provider import AwsProvider
+    p = AwsProvider(region="us-east-1")
+    p.check_metric_source("cpu", None)
+    with pytest.raises(RefError) as e:
+        p.check_metric_source("queue", {"namespace": "AWS/SQS", "metric_name": "X", "statistc": "Sum"})
+    assert e.value.key == "metrics.queue.source.statistc" and "unknown key" in e.value.message

@@ -26,7 +26,6 @@ One sync of one group (API Reference, https://docs.aws.amazon.com/autoscaling/ec
 """
 from __future__ import annotations
 
-import time
 from typing import Any, Mapping, Optional
 
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
@@ -140,16 +139,15 @@ class AutoScalingGroupTarget(Target):
     """One Auto Scaling group."""
 
     def __init__(self, clients: AwsClients, group: str, region: Optional[str] = None, *,
-                 allow_scaling_policies: bool = False, metric_delay_seconds: float = DEFAULT_METRIC_DELAY,
-                 clock=time.time):
+                 allow_scaling_policies: bool = False, metric_delay_seconds: float = DEFAULT_METRIC_DELAY):
         self.clients = clients
         self.group = group
         self.region = region
         self.allow_scaling_policies = allow_scaling_policies
         self.metric_delay_seconds = metric_delay_seconds
         self.name = f"{region or 'default'}/AutoScalingGroup/{group}"
-        self._clock = clock
-        self._launch: dict[str, Optional[float]] = {}     # instance id -> EC2 LaunchTime
+        self._launch: dict[str, float] = {}               # instance id -> EC2 LaunchTime
+        self._first_seen: dict[str, float] = {}           # instance id -> the first observe that listed it
         self._states: dict[str, str] = {}                 # instance id -> last LifecycleState seen
         self._ready_since: dict[str, float] = {}          # instance id -> first seen InService after another state
         self._last: Optional[dict] = None                 # the last DescribeAutoScalingGroups entry
@@ -170,7 +168,10 @@ class AutoScalingGroupTarget(Target):
 
     def _launch_times(self, ids: list[str]) -> None:
         """EC2 LaunchTime of instances not seen before (DescribeInstances with an
-        ``instance-id`` filter: an instance already gone is left out, not an error)."""
+        ``instance-id`` filter: an instance already gone is left out, not an
+        error). One EC2 does not list yet (its API is eventually consistent,
+        https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html)
+        is asked again on the next sync."""
         missing = [i for i in ids if i not in self._launch]
         for k in range(0, len(missing), EC2_FILTER_VALUES):
             chunk = missing[k:k + EC2_FILTER_VALUES]
@@ -183,12 +184,11 @@ class AutoScalingGroupTarget(Target):
                 for r in resp.get("Reservations", ()):
                     for inst in r.get("Instances", ()):
                         lt = inst.get("LaunchTime")
-                        self._launch[inst["InstanceId"]] = lt.timestamp() if lt is not None else None
+                        if lt is not None:
+                            self._launch[inst["InstanceId"]] = lt.timestamp()
                 token = resp.get("NextToken")
                 if not token:
                     break
-            for i in chunk:
-                self._launch.setdefault(i, None)
 
     def activity_in_progress(self) -> Optional[str]:
         resp = self._call("autoscaling", "describe_scaling_activities", AutoScalingGroupName=self.group,
@@ -205,7 +205,7 @@ class AutoScalingGroupTarget(Target):
         g = self.describe()
         instances = list(g.get("Instances") or ())
         present = {i["InstanceId"] for i in instances}
-        for cache in (self._launch, self._states, self._ready_since):
+        for cache in (self._launch, self._states, self._ready_since, self._first_seen):
             for gone in [k for k in cache if k not in present]:
                 del cache[gone]
         self._launch_times([i["InstanceId"] for i in instances])
@@ -218,11 +218,13 @@ class AutoScalingGroupTarget(Target):
             iid = inst["InstanceId"]
             state = inst.get("LifecycleState") or ""
             states[state] = states.get(state, 0) + 1
+            self._first_seen.setdefault(iid, now)
             prev = self._states.get(iid)
             if state in lifecycle.IN_SERVICE and prev is not None and prev not in lifecycle.IN_SERVICE:
                 self._ready_since[iid] = now
             self._states[iid] = state
-            m = lifecycle.member_of(inst, self._launch.get(iid), self._ready_since.get(iid))
+            # a launch time EC2 does not give yet: the instance is as new as its first sighting
+            m = lifecycle.member_of(inst, self._launch.get(iid, self._first_seen[iid]), self._ready_since.get(iid))
             if m is None:
                 continue
             members.append(m)
@@ -335,6 +337,7 @@ class AutoScalingGroupTarget(Target):
 
     def close(self) -> None:
         self._launch.clear()
+        self._first_seen.clear()
         self._states.clear()
         self._ready_since.clear()
 

@@ -113,3 +113,27 @@ def test_warm_pool_in_details(world, provider):
     obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
     assert obs.details["warm_pool"]["pool_state"] == "Stopped"
     assert len(obs.members) == 2
+
+
+def test_an_instance_ec2_does_not_list_yet_is_new_and_asked_again(world, provider, proxy):
+    """EC2 is eventually consistent: an instance Auto Scaling lists may not be
+    in DescribeInstances yet — it counts as launched when first seen (warming),
+    not in the distant past, and its launch time is asked on the next sync."""
+    ids = world.group("web", desired=2)
+    from moto.backends import get_backend
+    ec2 = get_backend("ec2")["123456789012"]["us-east-1"]
+    hidden = []
+    for r in ec2.reservations.values():
+        for inst in list(r.instances):
+            if inst.id == ids[0]:
+                r.instances.remove(inst)
+                hidden.append((r, inst))
+    t = provider().target({"auto_scaling_group": "web"})
+    obs = t.observe(5000.0)
+    m = {m["name"]: m for m in obs.members}
+    assert m[ids[0]]["start_time"] == 5000.0 and m[ids[1]]["start_time"] != 5000.0
+    for r, inst in hidden:
+        r.instances.append(inst)
+    obs = t.observe(5015.0)
+    assert {m["name"]: m for m in obs.members}[ids[0]]["start_time"] != 5000.0
+    assert proxy.count("DescribeInstances") == 2

@@ -13,8 +13,9 @@ A composition of shared stages with Azure's defaults:
 3. **default capacity**: when a metric cannot be read, ``max(current,
    default)`` (reason ``ProfileDefault``); when a readable scale-out rule fires
    as well, the default is a floor below its count (current < default);
-4. **cooldown** (:mod:`..stages.cooldown`): after a rule-caused action nothing
-   scales, either way, until that action's cooldown has run;
+4. **cooldown** (:mod:`..stages.cooldown`): a fired rule counts only once its
+   own cooldown has elapsed since the last rule-caused action; a direction the
+   cooling rules hold keeps the size (``CooldownActive``);
 5. **flapping** (:mod:`..stages.flapping`): a scale-in whose estimate would
    fire a scale-out rule is reduced or skipped;
 6. **bounds**: the profile's ``[minimum, maximum]``, which ignore cooldowns.
@@ -30,8 +31,8 @@ from typing import Optional
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Policy
-from ..stages.cooldown import (cooldown_horizon, cooldown_until, note_scale_action, remember_rule_action,
-                               rule_cooldown, start_of_cooldowns)
+from ..stages.cooldown import (combine_eligible, cooldown_horizon, cooldown_until, note_scale_action,
+                               remember_rule_action, rule_cooldown, start_of_cooldowns)
 from ..stages.flapping import Projection, prevent_flapping
 from ..stages.profiles import ProfileTimeline
 from ..stages.rules import RuleEvaluation, combine_rules, evaluate_rule, forecast_fires
@@ -179,6 +180,15 @@ class AzureSemantics(Semantics):
                          f"using the default capacity {scope.default}")
                 return Decision(final, final, "ProfileDefault", out, profile=scope.name, error=error,
                                 cause="default" if final == target else "boundary")
+            # each fired rule counts once its own cooldown has elapsed since the last rule action
+            elig = combine_eligible(evals, combined, state, now, fallback_cd, current)
+            if elig.until is not None and ctx.trace is not None:
+                ctx.note("cooldown", combined.count, elig.combined.count,
+                         "a fired rule is still in its own cooldown (eligible from "
+                         f"{elig.until:g}, {elig.until - now:g}s from now)" +
+                         ("; nothing moves" if elig.held else "; the eligible rules decide"))
+            cooldown_held = elig.held
+            combined = elig.combined if not elig.held else combined
             proposal, direction, winners = combined.count, combined.direction, combined.winners
             # a readable scale-out rule fired, but another metric cannot be read: the default capacity
             # still applies below it (settings: "If there's a problem reading the resource metric, and
@@ -187,16 +197,20 @@ class AzureSemantics(Semantics):
                 default_floor = scope.default
         else:
             unreadable = []
+            cooldown_held = False
             proposal = ctx.obs.proposal
             direction = "Increase" if proposal > current else ("Decrease" if proposal < current else None)
             winners = []
             ctx.note("proposal", current, proposal, "observations.proposal replaces the rules")
         state.recommendations.append(now, proposal)
 
-        # 4. cooldown
+        # 4. cooldown: the rules' own (above); a proposal, which has no rules, waits the last
+        # rule action's recorded cooldown
         reason = "DesiredWithinRange"
         held = False
-        if direction is not None and proposal != current:
+        if cooldown_held:
+            proposal, reason, held = current, "CooldownActive", True
+        elif ctx.obs.proposal is not None and direction is not None and proposal != current:
             until = cooldown_until(state, fallback_cd)
             if until is not None and now < until:
                 if ctx.trace is not None:

@@ -18,7 +18,7 @@ provider:
      carry no load yet, and counting them would compound a scale-out;
    - the threshold rules (:mod:`..stages.rules`, Azure): out if any scale-out
      rule fires, in only if every scale-in rule fires; a rule-caused action is
-     held during the last rule action's cooldown (:mod:`..stages.cooldown`),
+     each fired rule held in its own cooldown (:mod:`..stages.cooldown`),
      and a rule-caused scale-in that its own projection says would flap back
      out is reduced or skipped (:mod:`..stages.flapping`);
    - the greatest active schedule (:mod:`..stages.schedules`, GCE);
@@ -59,7 +59,8 @@ from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy, ScalingRules
-from ..stages.cooldown import cooldown_horizon, cooldown_until, note_scale_action, rule_cooldown, start_of_cooldowns
+from ..stages.cooldown import (combine_eligible, cooldown_horizon, note_scale_action, rule_cooldown,
+                               start_of_cooldowns)
 from ..stages.flapping import Projection, prevent_flapping
 from ..stages.profiles import ProfileTimeline
 from ..stages.proposals import ProposalError, Signal, check_utilization_targets, signal_proposal
@@ -348,10 +349,14 @@ class NeutralSemantics(Semantics):
             ctx.note("rules", current, combined.count, combined.why)
         if combined.direction is None or combined.count == current:
             return None, None, None, read, unread
-        until = cooldown_until(ctx.state, fallback_cd)
-        if until is not None and now < until:
-            ctx.note("cooldown", combined.count, None, f"rule actions held until {until:g}")
+        elig = combine_eligible(evals, combined, ctx.state, now, fallback_cd, current)
+        if elig.held:
+            ctx.note("cooldown", combined.count, None, f"the fired rules are in their own cooldowns until "
+                                                       f"{elig.until:g}")
             return None, None, "CooldownActive", read, unread
+        combined = elig.combined
+        if combined.direction is None or combined.count == current:
+            return None, None, None, read, unread
         count, hint = combined.count, None
         if combined.direction == "Decrease":
             projections = [Projection(e.value, e.rule.operator, e.rule.threshold, e.rule.name or e.rule.metric)

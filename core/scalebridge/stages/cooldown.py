@@ -1,42 +1,51 @@
-"""Cooldowns after rule-caused scale actions (Azure Monitor autoscale).
+"""Cooldowns after rule-caused scale actions (Azure Monitor autoscale), per rule.
 
-Azure (https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings):
-"After any scale action, autoscale records the time of that action and waits
-for a cooldown period before it scales again in either direction. The cooldown
-that applies is the one on the rule that most recently fired, not a separate
-cooldown for each direction." Worked example: a scale-out at 10:00 with a
-60-minute cooldown holds everything until 11:00; a scale-in at 13:00 with a
-40-minute cooldown holds everything — a scale-out too — until 13:40, and the
-scale-out runs at 13:40.
+Azure (https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-understanding-settings,
+the cooldown section): "After any scale action, autoscale evaluates each candidate
+rule by using that rule's configured cooldown. A rule becomes eligible to initiate
+a scale action when its own cooldown has elapsed since the most recent scale action.
+Cooldown isn't applied globally based on the rule that performed the most recent
+scale action." The REST reference agrees (ScaleAction.cooldown: "the amount of
+time to wait since the last scaling action before this action occurs"), and so does
+the get-started page ("Another rule with a shorter cool-down period can become
+eligible sooner"). The page's timeline: a scale-out at 10:00; the scale-in rule
+(40 minutes) is deferred at 10:30 and eligible at 10:40; the scale-out rule
+(60 minutes) not before 11:00.
 
-The protocol (``state``, docs/architecture.md): cooldowns count from ``last_scale.completed_at``
-(default: its ``time``) for ``last_scale.cooldown_seconds``, and only
-``cause: rule`` actions count: moves into ``[min, max]`` and the default-capacity
-fallback start none and are never held by one.
+:func:`combine_eligible` applies it: a fired rule still in its cooldown does not
+count as fired. When that leaves the rules without the direction they asked for —
+a scale-out rule fired but none eligible, or a scale-in the cooling rules keep
+from being unanimous — nothing moves (``CooldownActive``), and a scale-in is not
+considered in a scale-out's place. Equality is eligible.
 
-A boundary move overwrites ``last_scale``; so that it does not erase a rule's
-running cooldown, :func:`remember_rule_action` keeps the last rule action under
-the namespaced state key ``azure.last_rule_scale`` and :func:`last_rule_action`
-reads it back (:func:`forget_expired_rule_action` drops it once spent and no
-longer needed to vouch for the logged event). An event log entry with
-``cause: rule`` newer than anything whose cooldown is known (a hand-written
-state) holds for ``fallback_cooldown``.
+The protocol (``state``, docs/protocol.md): the cooldowns count from the most
+recent rule-caused action's ``last_scale.completed_at`` (default: its ``time``);
+moves into ``[min, max]`` and the default-capacity fallback start none and are never
+held by one. ``last_scale.cooldown_seconds`` is still recorded and read (a request
+without rules — ``observations.proposal`` — waits the last action's cooldown), but a
+rule waits its own. A policy update drops the state, and with it every cooldown
+("Updating an autoscale setting resets the scale action timestamp and clears the
+cooldown state for all rules").
 
-Two readings are offered: :func:`cooldown_until` (the most recent rule
-action's cooldown governs every rule — Azure's worked example) and
-:func:`rule_cooldown_until` (each rule waits its own cooldown since the most
-recent rule action — the 2026 get-started page's wording).
+A boundary move overwrites ``last_scale``; so that it does not erase a rule action's
+time, :func:`remember_rule_action` keeps the last rule action under the namespaced
+state key ``azure.last_rule_scale`` and :func:`last_rule_action` reads it back
+(:func:`forget_expired_rule_action` drops it once spent and no longer needed to vouch
+for the logged event). An event log entry with ``cause: rule`` newer than anything
+else known (a hand-written state) counts from its own time.
 """
 from __future__ import annotations
 
-from typing import Optional
+import dataclasses
+from typing import Optional, Sequence
 
 from .. import constants as C
 from ..state import DecisionState, TimeLog
+from .rules import CombinedRules, RuleEvaluation, combine_rules
 
 __all__ = ["MEMO_KEY", "last_rule_action", "remember_rule_action", "note_scale_action", "forget_expired_rule_action",
            "cooldown_until", "rule_cooldown_until", "rule_cooldown", "fallback_cooldown", "cooldown_horizon",
-           "start_of_cooldowns"]
+           "start_of_cooldowns", "combine_eligible", "EligibleRules"]
 
 MEMO_KEY = "azure.last_rule_scale"
 
@@ -176,3 +185,37 @@ def rule_cooldown_until(state: DecisionState, rule_cooldown: float, fallback_coo
     if last is None:
         return None
     return last[0] + rule_cooldown
+
+
+@dataclasses.dataclass(slots=True)
+class EligibleRules:
+    """What :func:`combine_eligible` found: the rules' combination counting only the
+    rules out of their cooldown (``combined``), whether the cooldowns held the
+    direction the fired rules asked for (``held``), and when the first held rule
+    becomes eligible (``until``)."""
+    combined: CombinedRules
+    held: bool = False
+    until: Optional[float] = None
+
+
+def combine_eligible(evals: Sequence[RuleEvaluation], combined: CombinedRules, state: DecisionState, now: float,
+                     fallback_cooldown: float, current: int) -> EligibleRules:
+    """Azure's per-rule cooldown over ``combined`` (:func:`~.rules.combine_rules` of
+    ``evals``): each fired rule counts only once its own cooldown has elapsed since the
+    most recent rule action (``now >= start + cooldown``)."""
+    if combined.direction is None:
+        return EligibleRules(combined)
+    last = last_rule_action(state, fallback_cooldown)
+    if last is None:
+        return EligibleRules(combined)
+    start = last[0]
+    cooling = [e for e in evals if e.fired and now < start + rule_cooldown(e.rule, fallback_cooldown)]
+    if not cooling:
+        return EligibleRules(combined)
+    until = min(start + rule_cooldown(e.rule, fallback_cooldown) for e in cooling)
+    held_ids = {id(e) for e in cooling}
+    eligible = [dataclasses.replace(e, fired=False, result=None) if id(e) in held_ids else e for e in evals]
+    again = combine_rules(eligible, current)
+    if again.direction != combined.direction:
+        return EligibleRules(CombinedRules(current, None, [], again.fired, again.of), True, until)
+    return EligibleRules(again, False, until)

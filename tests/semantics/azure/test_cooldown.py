@@ -1,6 +1,6 @@
-"""The azure semantics' cooldowns: each rule's scale action waits for the cooldown of
-the previous rule action, across moves into [minimum, maximum] and profile changes,
-with 5 minutes when the rule that acted is not known.
+"""The azure semantics' cooldowns: each rule waits its own cooldown since the most recent
+rule action, across moves into [minimum, maximum] and profile changes, with 5 minutes
+for a rule that names none.
 
 Sources: https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings (cooldown),
 https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started,
@@ -16,33 +16,71 @@ BEST_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/auto
 MULTI_URL = "https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-multiprofile"
 
 
-def test_cooldown_worked_example_sequence():
-    """SETTINGS_URL (2026): scale-out cooldown 60 min, scale-in 40 min. "A CPU spike triggers a scale-out
-    action at 10:00 ... no further scale action occurs until 11:00." / "a scale-in action runs at 13:00.
-    The 40-minute scale-in cooldown now applies, so no scale action occurs, in either direction, until
-    13:40." / "CPU spikes again at 13:20 ... autoscale defers the scale-out." / "The scale-out action runs
-    at 13:40". (A-GAP-6: the most recent action's cooldown governs, as the example shows.)"""
+# the cooldown section of SETTINGS_URL (current revision): "After any scale action, autoscale evaluates
+# each candidate rule by using that rule's configured cooldown. A rule becomes eligible to initiate a
+# scale action when its own cooldown has elapsed since the most recent scale action. Cooldown isn't
+# applied globally based on the rule that performed the most recent scale action." Its timeline:
+# scale-out cooldown 60 minutes, scale-in 40; a scale-out at 10:00; the scale-in rule is deferred at
+# 10:30 and eligible at 10:40; the scale-out rule is not eligible before 11:00.
+TIMELINE_RULES = [rule("cpu", "GreaterThan", 70, "Increase", cooldown=3600),
+                  rule("cpu", "LessThan", 30, "Decrease", cooldown=2400)]
+AFTER_TEN = {"last_scale": {"time": NOW, "direction": "Increase", "cause": "rule", "cooldown_seconds": 3600}}
+
+
+def _probe(minutes: float, cpu: float) -> dict:
+    t = NOW + 60 * minutes
+    return decide(request(5, TIMELINE_RULES, {"cpu": series(cpu, t)}, now=t, state=AFTER_TEN))
+
+
+def test_the_pages_timeline_each_rule_waits_its_own_cooldown():
+    r = _probe(30, 10)                      # 10:30: the scale-in rule fires, its 40 minutes not yet over
+    assert (r["desired_replicas"], r["reason"]) == (5, "CooldownActive")
+    r = _probe(40, 10)                      # 10:40: eligible (equality is eligible)
+    assert (r["desired_replicas"], r["reason"]) == (4, "DesiredWithinRange")
+    r = _probe(50, 90)                      # 10:50: the scale-out rule fires, its 60 minutes run to 11:00
+    assert (r["desired_replicas"], r["reason"]) == (5, "CooldownActive")
+    r = _probe(60, 90)                      # 11:00: eligible
+    assert (r["desired_replicas"], r["reason"]) == (6, "DesiredWithinRange")
+
+
+def test_a_carried_out_scale_in_restarts_every_rules_cooldown():
+    """"since the most recent scale action": after the 10:40 scale-in, the scale-out rule's
+    60 minutes count from 10:40, not from 10:00."""
+    run = Run({"min_replicas": 1, "max_replicas": 10, "default_replicas": 1, "rules": TIMELINE_RULES}, 4)
+    assert run.step(NOW, {"cpu": series(90, NOW)}).desired == 5                      # 10:00
+    assert run.step(NOW + 1800, {"cpu": series(10, NOW + 1800)}).reason == "CooldownActive"   # 10:30
+    assert run.step(NOW + 2400, {"cpu": series(10, NOW + 2400)}).desired == 4        # 10:40
+    for minutes in (50, 60, 99):
+        t = NOW + 60 * minutes
+        d = run.step(t, {"cpu": series(90, t)})
+        assert (d.desired, d.reason) == (4, "CooldownActive"), minutes
+    t = NOW + 100 * 60                                                              # 11:40
+    assert run.step(t, {"cpu": series(90, t)}).desired == 5
+
+
+def test_of_two_fired_scale_out_rules_only_the_eligible_one_acts():
+    """Two scale-out rules, 5 and 20 minutes, 10 minutes after the last action, both fired:
+    only the 5-minute rule acts ("Another rule with a shorter cool-down period can become
+    eligible sooner", https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-get-started)."""
+    rules = [rule("cpu", "GreaterThan", 70, "Increase", value=1, cooldown=300),
+             rule("queue", "GreaterThan", 100, "Increase", value=3, cooldown=1200)]
+    state = {"last_scale": {"time": NOW - 600, "direction": "Increase", "cause": "rule", "cooldown_seconds": 300}}
+    r = decide(request(4, rules, {"cpu": series(90), "queue": series(500)}, state=state))
+    assert (r["desired_replicas"], r["reason"]) == (5, "DesiredWithinRange")
+    assert [m["triggered"] for m in r["metrics"]] == [True, True]
+    assert r["state"]["last_scale"]["cooldown_seconds"] == 300     # the rule that acted
+    later = {"last_scale": {**state["last_scale"], "time": NOW - 1200}}
+    assert decide(request(4, rules, {"cpu": series(90), "queue": series(500)}, state=later))["desired_replicas"] == 7
+
+
+def test_a_scale_out_rule_in_its_cooldown_keeps_scale_in_from_being_considered():
+    """"A rule in its cooldown does not count as triggered": a fired, cooling scale-out rule
+    leaves no eligible scale-out, and the size stays (not a scale-in in its place)."""
     rules = [rule("cpu", "GreaterThan", 70, "Increase", cooldown=3600),
-             rule("cpu", "LessThan", 30, "Decrease", cooldown=2400)]
-    run = Run({"min_replicas": 1, "max_replicas": 10, "default_replicas": 1, "rules": rules}, 4)
-    ten = NOW
-    hour = 3600.0
-    d = run.step(ten, {"cpu": series(90, ten)})
-    assert (d.desired, d.cooldown_seconds) == (5, 3600)
-    d = run.step(ten + 1800, {"cpu": series(90, ten + 1800)})
-    assert (d.desired, d.reason) == (5, "CooldownActive")
-    d = run.step(ten + hour - 60, {"cpu": series(90, ten + hour - 60)})
-    assert d.reason == "CooldownActive"
-    d = run.step(ten + hour, {"cpu": series(90, ten + hour)})     # 11:00: eligible again
-    assert d.desired == 6
-    d = run.step(ten + 3 * hour, {"cpu": series(10, ten + 3 * hour)})   # 13:00 scale-in
-    assert (d.desired, d.cooldown_seconds) == (5, 2400)
-    t = ten + 3 * hour + 1200                                     # 13:20 spike: deferred
-    d = run.step(t, {"cpu": series(90, t)})
-    assert (d.desired, d.reason) == (5, "CooldownActive")
-    t = ten + 3 * hour + 2400                                     # 13:40: runs
-    d = run.step(t, {"cpu": series(90, t)})
-    assert d.desired == 6
+             rule("mem", "LessThan", 30, "Decrease", cooldown=60)]
+    state = {"last_scale": {"time": NOW - 600, "direction": "Increase", "cause": "rule"}}
+    r = decide(request(4, rules, {"cpu": series(90), "mem": series(10)}, state=state))
+    assert (r["desired_replicas"], r["reason"]) == (4, "CooldownActive")
 
 
 def test_get_started_cooldown_holds_both_directions():
@@ -167,13 +205,14 @@ def test_bounds_reset_during_a_short_cooldown_does_not_extend_it():
 def test_profile_minimum_after_a_short_cooldown_does_not_hold_the_next_rule():
     """multi: "If the instance count is less than 3, autoscale scales to the new minimum
     of three. Autoscale continues to use this profile and scales based on CPU%"
-    (MULTI_URL); settings: "The cooldown that applies is the one on the rule that most
-    recently fired" (SETTINGS_URL).
+    (MULTI_URL); settings: "A rule becomes eligible to initiate a scale action when its own
+    cooldown has elapsed since the most recent scale action" (SETTINGS_URL).
 
     Default profile [2, 10]; a fixed-date profile [5, 10] from t0 + 30 s. A scale-in
     (PT1M) 5 -> 4 at t0; at t0 + 60 s the fixed-date profile raises the count to its
-    minimum 5 (no rule); at t0 + 120 s its scale-out rule fires: the rule's minute is
-    long over, so 5 -> 6. scalebridge holds it (``CooldownActive``) until t0 + 300 s."""
+    minimum 5 (no rule); at t0 + 120 s its scale-out rule fires, but waits its own five
+    minutes since the last rule action (t0): held to t0 + 300 s, not restarted by the move
+    into the profile's range."""
     profiles = [{"name": "default", "capacity": {"minimum": 2, "maximum": 10, "default": 2},
                  "rules": PT1M_RULES},
                 {"name": "event", "capacity": {"minimum": 5, "maximum": 10, "default": 5},
@@ -191,5 +230,7 @@ def test_profile_minimum_after_a_short_cooldown_does_not_hold_the_next_rule():
     assert (r1["desired_replicas"], r1["profile"]) == (4, "default")
     r2 = step(4, NOW + 60, 50, r1["state"])
     assert (r2["desired_replicas"], r2["profile"], r2["reason"]) == (5, "event", "TooFewReplicas")
-    r3 = step(5, NOW + 120, 90, r2["state"])
-    assert (r3["desired_replicas"], r3["reason"]) == (6, "DesiredWithinRange")
+    r3 = step(5, NOW + 120, 90, r2["state"])       # the scale-out rule waits its own 300 s from t0
+    assert (r3["desired_replicas"], r3["reason"]) == (5, "CooldownActive")
+    r4 = step(5, NOW + 300, 90, r3["state"])       # from the rule action at t0: the move to 5 started none
+    assert (r4["desired_replicas"], r4["reason"]) == (6, "DesiredWithinRange")

@@ -2,8 +2,7 @@
 
 - bounds: the count is always within the active profile's (or the policy's) [minimum, maximum];
 - determinism: the same request gives the same response, and the request is not modified;
-- cooldown: no rule-caused scale action starts before the previous rule action's cooldown has run
-  (so no rule-caused scale-in inside the cooldown of the rule that acted before it — its own included);
+- cooldown: no rule acts before its own cooldown has run since the previous rule action;
 - flapping: Azure never scales in (by a rule) to a count at which its own estimate
   (each scale-out rule's value × current / new count) would fire a scale-out rule.
 The estimate is recomputed here independently, in exact arithmetic from the request's JSON.
@@ -190,23 +189,20 @@ def sequences(draw):
 
 @SETTINGS
 @given(sequences())
-def test_no_rule_action_inside_the_last_rule_actions_cooldown(seq):
+def test_no_rule_acts_inside_its_own_cooldown_since_the_last_rule_action(seq):
     policy, current, steps = seq
     d = Decider(policy, "azure")
     now = NOW
     last = None   # (time, cooldown) of the last rule-caused action
-    own: dict[int, float] = {}   # cooldown of each direction's last rule action (its own cooldown)
     for dt, values in steps:
         now += dt
         obs = Observations.model_validate(
             {"metrics": {m: {"series": [[now - 60 * k, v] for k in range(5)]} for m, v in values.items()}})
         dec = d.step(now, current, obs)
         if dec.desired != current and dec.cause == "rule":
+            # every rule that acted waited its own cooldown since the last rule action
+            # (dec.cooldown_seconds: the longest of the acting rules')
             if last is not None:
-                assert now >= last[0] + last[1], (now, last)
-            direction = dec.desired > current
-            if direction in own:
-                assert now >= own[direction]
+                assert now >= last[0] + dec.cooldown_seconds, (now, last, dec.cooldown_seconds)
             last = (now, dec.cooldown_seconds)
-            own[direction] = now + dec.cooldown_seconds
         current = dec.desired

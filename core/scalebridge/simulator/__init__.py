@@ -7,7 +7,13 @@
 - :mod:`.scores`: cost, shortfall and churn of a replay.
 - :mod:`.fleet`: the fleet model (capacity, startup, drain, metric lag) and
   its member accounting.
-- :mod:`.run`: the replay loop (``simulate``) and side-by-side runs (``compare``).
+- :mod:`.world`: the simulated world (fleet, load, published metrics), stepped
+  from sync to sync by whoever decides.
+- :mod:`.replay`: one replay (``simulate``): the world stepped by a ``Decider``.
+- :mod:`.comparison`: runs side by side with their scores, and their JSON.
+- :mod:`.batch`: every (policy, semantics) pair on one load (``compare``), in
+  worker processes if asked.
+- :mod:`.bounds`: the sizes a policy allows anywhere.
 - :mod:`.frontier`: the reactive frontier (the HPA at CPU targets 60–90%) and
   the iso-risk cost ratio against it (``compare --frontier``).
 - :mod:`.scenario`: loads and fleets from flags or a scenario file.
@@ -17,8 +23,10 @@
 
 from .fleet import Fleet, FleetModel, Startup, parse_startup
 from .oracle import members_needed, oracle_ready, oracle_sizes, ready_members, startup_ticks
-from .run import (Comparison, Forecaster, Run, RunResult, compare, default_initial, oracle_for,
-                  published_metrics, score_run, simulate)
+from .batch import compare
+from .comparison import Comparison, RunResult, oracle_for, score_run
+from .replay import Run, simulate
+from .world import Forecaster, World, default_initial, published_metrics
 from .scenario import Scenario, ScenarioError, Workload, load_scenario, load_workload
 from .scores import SCORE_KEYS, Scores, compute_scores
 from .traces import Trace, TraceError, read_trace, resample
@@ -40,6 +48,7 @@ __all__ = [
     "TraceError",
     "WORKLOADS",
     "Workload",
+    "World",
     "compare",
     "compute_scores",
     "default_initial",

@@ -17,7 +17,8 @@ from typing import Any, Optional
 
 from ..errors import PolicyError, ScalebridgeError
 from .fleet import FleetModel
-from .run import Comparison, compare, registered_semantics
+from .batch import compare, registered_semantics
+from .comparison import Comparison
 from .scenario import Scenario, ScenarioError, Workload, load_scenario, parse_scale
 from .traces import FILL_MODES, TraceError
 from .workloads import WORKLOADS

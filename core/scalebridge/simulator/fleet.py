@@ -345,7 +345,7 @@ class FleetModel:
     - ``drain_seconds``: a removed ready member keeps serving (and being
       paid) this long; 0 stops it at once.
     - ``initial``: members ready at tick 0 (None: the run picks, see
-      :func:`~scalebridge.simulator.run.default_initial`).
+      :func:`~scalebridge.simulator.world.default_initial`).
     - ``seed``: seeds the startup draws.
     """
 

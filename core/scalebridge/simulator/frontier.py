@@ -18,11 +18,14 @@ safety for that price).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from ..engine import load_policy
 from ..policy import Policy
-from .run import Comparison, bounds
+from .bounds import bounds
+
+if TYPE_CHECKING:   # a comparison holds the frontier's runs; the frontier only reads them
+    from .comparison import Comparison
 
 __all__ = ["FRONTIER_SEMANTICS", "FRONTIER_TARGETS", "Frontier", "frontier_policies", "iso_risk_reference"]
 
@@ -68,7 +71,7 @@ def iso_risk_reference(points: Sequence[tuple[float, float]], f: float) -> float
 
 @dataclass(frozen=True)
 class Frontier:
-    """The frontier's runs in a :class:`~.run.Comparison` (by policy label, in
+    """The frontier's runs in a :class:`~.comparison.Comparison` (by policy label, in
     target order) and what it says of every other run."""
 
     labels: tuple[str, ...]

@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 
 from .oracle import oracle_ready
-from .run import Comparison
+from .comparison import Comparison
 
 __all__ = ["COLORS", "plot_comparison"]
 

@@ -45,7 +45,7 @@ from .traces import FILL_MODES, read_trace, resample
 from .workloads import WORKLOADS, make_workload
 
 __all__ = ["SCENARIO_KEYS", "Scenario", "ScenarioError", "Workload", "load_scenario", "load_workload",
-           "parse_scale"]
+           "parse_scale", "set_scenario_key"]
 
 
 class ScenarioError(ScalebridgeError):
@@ -257,12 +257,6 @@ def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{name}: a scenario is a mapping of {', '.join(SCENARIO_KEYS)}")
     base = Path(name).parent
-
-    def rel(p: Any, key: str) -> str:
-        if not isinstance(p, str) or not p:
-            raise ScenarioError(f"{name}: {key}: expected a file path, got {p!r}")
-        return str(p if os.path.isabs(p) else base / p)
-
     s = Scenario()
     for key, v in data.items():
         where = f"{name}: {key}"
@@ -271,74 +265,87 @@ def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
             close = difflib.get_close_matches(str(key), SCENARIO_KEYS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ScenarioError(f"{where}: unknown key{hint} valid keys: {', '.join(SCENARIO_KEYS)}")
-        if v is None:
-            continue
-        if key == "trace":
-            s.trace = rel(v, key)
-        elif key == "workload":
-            if isinstance(v, str):
-                v = {"name": v}
-            if not isinstance(v, dict) or "name" not in v:
-                raise ScenarioError(f"{where}: expected a name or a mapping with name, seed, peak, duration, params")
-            unknown = set(v) - {"name", "seed", "peak", "duration", "params"}
-            if unknown:
-                raise ScenarioError(f"{where}: unknown key {sorted(unknown)[0]!r}; valid: name, seed, peak, duration, params")
-            if v["name"] not in WORKLOADS:
-                raise ScenarioError(f"{where}: unknown workload {v['name']!r}; choose one of {', '.join(sorted(WORKLOADS))}")
-            s.workload = v["name"]
-            if v.get("seed") is not None:
-                if isinstance(v["seed"], bool) or not isinstance(v["seed"], int):
-                    raise ScenarioError(f"{where}.seed: expected an integer, got {v['seed']!r}")
-                s.workload_seed = v["seed"]
-            if v.get("peak") is not None:
-                s.workload_peak = _number(f"{where}.peak", v["peak"], positive=True)
-            if v.get("duration") is not None:
-                s.duration = _duration(f"{where}.duration", v["duration"])
-            params = v.get("params") or {}
-            if not isinstance(params, dict):
-                raise ScenarioError(f"{where}.params: expected a mapping of the generator's parameters")
-            s.workload_params = dict(params)
-        elif key == "scale":
-            try:
-                s.scale = parse_scale(v)
-            except ValueError as e:
-                raise ScenarioError(f"{where}: {e}") from None
-        elif key == "unit":
-            s.unit = str(v)
-        elif key == "fill":
-            if v not in FILL_MODES:
-                raise ScenarioError(f"{where}: expected one of {', '.join(FILL_MODES)}, got {v!r}")
-            s.fill = v
-        elif key in ("offset", "duration", "tick", "sync_period", "metric_lag", "metric_window",
-                     "series_grain", "drain"):
-            setattr(s, key, _duration(where, v))
-        elif key == "startup":
-            try:
-                parse_startup(v)
-            except ValueError as e:
-                raise ScenarioError(f"{where}: {e}") from None
-            s.startup = v
-        elif key in ("capacity", "price"):
-            x = _number(where, v, positive=key == "capacity")
-            if x < 0:
-                raise ScenarioError(f"{where}: expected a price of 0 or more, got {v!r}")
-            setattr(s, key, x)
-        elif key in ("initial", "seed"):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ScenarioError(f"{where}: expected a non-negative integer, got {v!r}")
-            setattr(s, key, v)
-        elif key == "semantics":
-            names = [x.strip() for x in v.split(",")] if isinstance(v, str) else v
-            if not isinstance(names, list) or not all(isinstance(x, str) and x for x in names):
-                raise ScenarioError(f"{where}: expected a list of semantics names")
-            s.semantics = names
-        elif key == "policies":
-            items = [v] if isinstance(v, str) else v
-            if not isinstance(items, list):
-                raise ScenarioError(f"{where}: expected a list of policy files")
-            s.policies = [rel(p, key) for p in items]
-        elif key == "settings":
-            if not isinstance(v, dict):
-                raise ScenarioError(f"{where}: expected a mapping of protocol settings")
-            s.settings = dict(v)
+        set_scenario_key(s, key, v, where, base)
     return s
+
+
+def set_scenario_key(s: Scenario, key: str, v: Any, where: str, base: Path) -> None:
+    """Check one scenario key's value and set it on ``s``; a problem raises
+    :class:`ScenarioError` starting with ``where`` (relative paths are read from
+    ``base``)."""
+    if v is None:
+        return
+    if key == "trace":
+        s.trace = _rel(v, where, base)
+    elif key == "workload":
+        if isinstance(v, str):
+            v = {"name": v}
+        if not isinstance(v, dict) or "name" not in v:
+            raise ScenarioError(f"{where}: expected a name or a mapping with name, seed, peak, duration, params")
+        unknown = set(v) - {"name", "seed", "peak", "duration", "params"}
+        if unknown:
+            raise ScenarioError(f"{where}: unknown key {sorted(unknown)[0]!r}; valid: name, seed, peak, duration, params")
+        if v["name"] not in WORKLOADS:
+            raise ScenarioError(f"{where}: unknown workload {v['name']!r}; choose one of {', '.join(sorted(WORKLOADS))}")
+        s.workload = v["name"]
+        if v.get("seed") is not None:
+            if isinstance(v["seed"], bool) or not isinstance(v["seed"], int):
+                raise ScenarioError(f"{where}.seed: expected an integer, got {v['seed']!r}")
+            s.workload_seed = v["seed"]
+        if v.get("peak") is not None:
+            s.workload_peak = _number(f"{where}.peak", v["peak"], positive=True)
+        if v.get("duration") is not None:
+            s.duration = _duration(f"{where}.duration", v["duration"])
+        params = v.get("params") or {}
+        if not isinstance(params, dict):
+            raise ScenarioError(f"{where}.params: expected a mapping of the generator's parameters")
+        s.workload_params = dict(params)
+    elif key == "scale":
+        try:
+            s.scale = parse_scale(v)
+        except ValueError as e:
+            raise ScenarioError(f"{where}: {e}") from None
+    elif key == "unit":
+        s.unit = str(v)
+    elif key == "fill":
+        if v not in FILL_MODES:
+            raise ScenarioError(f"{where}: expected one of {', '.join(FILL_MODES)}, got {v!r}")
+        s.fill = v
+    elif key in ("offset", "duration", "tick", "sync_period", "metric_lag", "metric_window",
+                 "series_grain", "drain"):
+        setattr(s, key, _duration(where, v))
+    elif key == "startup":
+        try:
+            parse_startup(v)
+        except ValueError as e:
+            raise ScenarioError(f"{where}: {e}") from None
+        s.startup = v
+    elif key in ("capacity", "price"):
+        x = _number(where, v, positive=key == "capacity")
+        if x < 0:
+            raise ScenarioError(f"{where}: expected a price of 0 or more, got {v!r}")
+        setattr(s, key, x)
+    elif key in ("initial", "seed"):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ScenarioError(f"{where}: expected a non-negative integer, got {v!r}")
+        setattr(s, key, v)
+    elif key == "semantics":
+        names = [x.strip() for x in v.split(",")] if isinstance(v, str) else v
+        if not isinstance(names, list) or not all(isinstance(x, str) and x for x in names):
+            raise ScenarioError(f"{where}: expected a list of semantics names")
+        s.semantics = names
+    elif key == "policies":
+        items = [v] if isinstance(v, str) else v
+        if not isinstance(items, list):
+            raise ScenarioError(f"{where}: expected a list of policy files")
+        s.policies = [_rel(p, where, base) for p in items]
+    elif key == "settings":
+        if not isinstance(v, dict):
+            raise ScenarioError(f"{where}: expected a mapping of protocol settings")
+        s.settings = dict(v)
+
+
+def _rel(p: Any, where: str, base: Path) -> str:
+    if not isinstance(p, str) or not p:
+        raise ScenarioError(f"{where}: expected a file path, got {p!r}")
+    return str(p if os.path.isabs(p) else base / p)

@@ -1,0 +1,131 @@
+"""``compare``: every (policy, semantics) pair replayed on one load — in this
+process, or in a pool of worker processes — and scored against the oracle."""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable, Optional, Union
+
+import numpy as np
+
+from ..policy import Policy
+from ..protocol import Settings
+from .comparison import Comparison, RunResult, oracle_for, score_run
+from .fleet import FleetModel
+from .replay import Run, simulate
+from .world import Forecaster
+
+__all__ = ["compare", "registered_semantics"]
+
+
+def _run_task(task: tuple) -> tuple[int, Union[Run, str]]:
+    """One run in a worker process: (index, Run) or (index, why it failed)."""
+    index, policy, semantics, load, model, start_time, settings, label, forecaster = task
+    try:
+        return index, simulate(policy, load, model, semantics=semantics, settings=settings, forecaster=forecaster,
+                               start_time=start_time, label=label)
+    except Exception as e:  # reported as a skipped run, never a crash
+        return index, _failure(e)
+
+
+def _failure(e: Exception) -> str:
+    from ..errors import RequestError
+    if isinstance(e, RequestError):
+        return f"cannot run this policy: {e}"
+    return f"failed: {type(e).__name__}: {e}"
+
+
+def registered_semantics() -> list[str]:
+    from .. import plugins
+    return sorted(plugins.registry().semantics)
+
+
+def compare(
+    policies: list[tuple[str, Policy]],
+    semantics: list[str],
+    load: np.ndarray,
+    model: FleetModel,
+    *,
+    start_time: float = 0.0,
+    settings: Union[Settings, dict, None] = None,
+    price_per_instance_hour: Optional[float] = None,
+    workers: int = 1,
+    forecaster: Optional[Forecaster] = None,
+    progress: Optional[Callable[[int], None]] = None,
+    workload: Optional[dict] = None,
+) -> Comparison:
+    """Run every (policy, semantics) pair on ``load`` and score it against the
+    oracle. A semantics that is not registered, cannot run a policy, or fails
+    is listed in ``skipped`` with a one-line reason instead of raising.
+
+    ``forecaster`` is copied for each run (``copy.deepcopy``), so a stateful one
+    starts every run fresh; ``workers > 1`` runs pairs in that many processes (it
+    must then be picklable). ``progress(ticks)`` is called with the number of
+    ticks just simulated, summed over runs (``len(load) × runs`` in all)."""
+    from .. import plugins
+
+    available = plugins.registry().semantics
+    load = np.ascontiguousarray(load, dtype=np.float64)
+    n = int(load.size)
+    settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
+    skipped: list[dict] = []
+    tasks = []
+    for label, policy in policies:
+        for name in semantics:
+            if name not in available:
+                skipped.append({"semantics": name, "policy": label, "reason": "not registered"})
+                if progress is not None:
+                    progress(n)
+                continue
+            # each run its own forecaster: a stateful one (a planner that has observed a run's
+            # load) handed to the next run would forecast from the whole trace, future included
+            own = copy.deepcopy(forecaster) if forecaster is not None else None
+            tasks.append((len(tasks), policy, name, load, model, start_time, settings, label, own))
+    runs: list[Union[Run, str, None]] = [None] * len(tasks)
+    if workers > 1 and len(tasks) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        # spawn: a forked child would inherit the progress bar's thread and locks
+        ctx = multiprocessing.get_context("spawn")
+        payload = [(i, p.model_dump(exclude_unset=True), *rest) for i, p, *rest in tasks]
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx) as pool:
+            for fut in as_completed([pool.submit(_run_task, t) for t in payload]):
+                i, out = fut.result()
+                runs[i] = out
+                if progress is not None:
+                    progress(n)
+    else:
+        for task in tasks:
+            done = [0]
+
+            def tick_progress(k: int, done: list = done) -> None:
+                progress(k - done[0])  # type: ignore[misc]
+                done[0] = k
+
+            i, policy, name, *_ = task
+            try:
+                runs[i] = simulate(policy, load, model, semantics=name, settings=settings, forecaster=task[8],
+                                   start_time=start_time, label=task[7],
+                                   progress=tick_progress if progress is not None else None)
+            except Exception as e:  # reported as a skipped run, never a crash
+                runs[i] = _failure(e)
+                if progress is not None:
+                    progress(n - done[0])
+
+    oracles: dict[str, np.ndarray] = {}
+    by_label = dict(policies)
+    for label, policy in policies:
+        oracles[label] = oracle_for(load, model, policy)
+    results: list[RunResult] = []
+    for task, out in zip(tasks, runs):
+        _, policy, name, *_ = task
+        label = task[7]
+        if isinstance(out, Run):
+            results.append(RunResult(out, score_run(out, load, model, oracle_paid=oracles[label],
+                                                    price_per_instance_hour=price_per_instance_hour)))
+        else:
+            skipped.append({"semantics": name, "policy": label, "reason": str(out)})
+    return Comparison(load=load, model=model, start_time=start_time, results=results, skipped=skipped,
+                      oracles=oracles, policies=by_label, price_per_instance_hour=price_per_instance_hour,
+                      workload=workload or {})

@@ -1,0 +1,97 @@
+"""One replay: a :class:`~.world.World` stepped by one policy under one semantics.
+
+At every sync tick the world's observations go to
+:meth:`scalebridge.engine.Decider.step` — the pipeline the controller runs,
+which carries ``state`` from decision to decision — and the decision's
+``desired`` size goes back to the world at once. The world's series and the
+decisions' tallies make a :class:`Run`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+import numpy as np
+
+from ..engine import Decider
+from ..policy import Policy
+from ..protocol import Settings
+from .fleet import FleetModel
+from .world import Forecaster, Progress, World
+
+__all__ = ["Run", "simulate"]
+
+
+@dataclass
+class Run:
+    """One replay's per-tick series and decision tallies.
+
+    ``desired[k]``: the size set at tick ``k`` (after that tick's decision, if
+    any); ``paid[k]``: members paid during tick ``k``; ``ready[k]``: members
+    serving during tick ``k`` (ready, or draining)."""
+
+    semantics: str
+    policy: str
+    desired: np.ndarray
+    paid: np.ndarray
+    ready: np.ndarray
+    decisions: int
+    reasons: dict[str, int]
+    errors: int = 0
+    first_error: Optional[str] = None
+    elapsed_seconds: float = 0.0
+    published: dict[str, str] = field(default_factory=dict)
+    initial: Optional[int] = None       #: members at the start, before the first decision
+
+
+def simulate(
+    policy: Union[Policy, dict],
+    load: np.ndarray,
+    model: FleetModel,
+    *,
+    semantics: Optional[str] = None,
+    settings: Union[Settings, dict, None] = None,
+    forecaster: Optional[Forecaster] = None,
+    start_time: float = 0.0,
+    label: Optional[str] = None,
+    progress: Optional[Progress] = None,
+) -> Run:
+    """Replay ``load`` (one rate per tick of ``model.tick_seconds``) through
+    ``policy`` under ``semantics`` (default: the policy's, else the engine's).
+    ``settings.metric_delay_seconds`` is the world's metric lag unless given.
+
+    Raises :class:`~scalebridge.errors.RequestError` when the semantics
+    cannot run the policy (or is not registered)."""
+    settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
+    if "metric_delay_seconds" not in settings.model_fields_set:
+        settings = settings.model_copy(update={"metric_delay_seconds": model.lag_ticks * float(model.tick_seconds)})
+    decider = Decider(policy, semantics, settings)
+    policy = decider.policy
+    world = World(policy, load, model, settings=settings, forecaster=forecaster, start_time=start_time,
+                  progress=progress)
+    observations = world.observations
+    step = decider.step
+    reasons: dict[str, int] = {}
+    errors: list = [0, None]   # how many decisions reported an error, and the first one
+
+    def decide(now: float, current: int) -> int:
+        decision = step(now, current, observations)
+        reason = decision.reason
+        reasons[reason] = reasons.get(reason, 0) + 1
+        if decision.error is not None:
+            errors[0] += 1
+            if errors[1] is None:
+                errors[1] = f"t={now:.0f}: {decision.error}"
+        return decision.desired
+
+    started = time.perf_counter()
+    world.run(decide)
+    return Run(
+        semantics=decider.semantics.name, policy=label or policy.name or "policy",
+        desired=np.array(world.desired, dtype=np.int64), paid=np.array(world.paid, dtype=np.int64),
+        ready=np.array(world.ready, dtype=np.int64), decisions=sum(reasons.values()), reasons=reasons,
+        errors=errors[0], first_error=errors[1], elapsed_seconds=time.perf_counter() - started,
+        published=world.published, initial=world.initial,
+    )

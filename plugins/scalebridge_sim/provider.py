@@ -1,0 +1,268 @@
+"""The ``sim`` provider: a target is a simulated fleet serving a load, the world
+``scalebridge simulate`` replays (:class:`scalebridge.simulator.world.World`),
+stepped by the controller's clock instead of the replay's loop.
+
+A target's ``ref`` is the ``simulate`` fleet and load, keyed by the flag names
+with ``_`` for ``-`` (``scalebridge simulate --help``): ``workload`` (a built-in
+generator's name) or ``trace`` (a ``timestamp,value`` CSV), ``capacity`` and
+``startup`` (both required), and optionally ``scenario`` (a scenario file; the
+other keys win over it), ``scale``, ``unit``, ``fill``, ``offset``, ``duration``,
+``seed``, ``peak``, ``param`` (a mapping of generator parameters), ``tick``,
+``sync_period``, ``metric_lag``, ``metric_window``, ``series_grain``, ``drain``
+and ``initial``. A relative path is read from the working directory.
+
+On the controller's clock the world does exactly what it does in a replay:
+
+- :attr:`SimTarget.start_time` is the load's first tick, and
+  :attr:`SimTarget.metric_delay_seconds` the metric lag (the decision's
+  ``settings.metric_delay_seconds``, as ``simulate`` sets it);
+- :meth:`SimTarget.use_policy` gives the world the policy it publishes metrics
+  for (and, with ``predictive``, its planner, whose plan is
+  ``Observation.forecast``), the initial size it holds for the first load, and
+  the settings its member entries follow;
+- :meth:`SimTarget.observe` advances the world to the tick ``now`` falls in
+  (never back) and reports its members; :meth:`SimTarget.read_metrics` the
+  metrics it published by then; :meth:`SimTarget.set_size` resizes the fleet at
+  once, at that tick, as a replay does (never in flight).
+
+So a ``sim`` target under ``scalebridge run --clock virtual`` decides, sync for
+sync, what ``scalebridge simulate`` decides on the same policy, load and fleet.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
+                                   ProviderError, RefError, SizeChange, Target)
+
+__all__ = ["REF_KEYS", "SimProvider", "SimTarget"]
+
+#: the ``ref`` keys a sim target takes: ``simulate``'s load and fleet flags, ``_`` for ``-``
+REF_KEYS = ("workload", "trace", "capacity", "startup", "scenario", "scale", "unit", "fill", "offset", "duration",
+            "seed", "peak", "param", "tick", "sync_period", "metric_lag", "metric_window", "series_grain", "drain",
+            "initial")
+#: the keys that name the fleet and load as the scenario file does (the others are flags only)
+_SCENARIO_KEYS = ("trace", "workload", "scale", "unit", "fill", "offset", "duration", "capacity", "startup", "tick",
+                  "sync_period", "metric_lag", "metric_window", "series_grain", "drain", "initial", "seed")
+
+
+class SimProvider(Provider):
+    """Simulated targets in this process; it takes no options."""
+
+    name = "sim"
+    semantics = "scalebridge"
+    capabilities = frozenset({Capability.METRICS, Capability.VIRTUAL_CLOCK})
+    #: a simulated fleet has no API to protect: the controller's pacing never holds it back
+    pacing = Pacing(writes_per_second=1e9, write_burst=10**9, reads_per_second=1e9, read_burst=10**9)
+    ref_keys = frozenset({"capacity", "startup"})
+
+    def __init__(self, **options: Any) -> None:
+        if options:
+            key = sorted(options)[0]
+            raise RefError(key, "the sim provider takes no options (a target's fleet and load are in its `ref`)")
+
+    def target(self, ref: Mapping[str, Any]) -> "SimTarget":
+        workload, model = parse_ref(ref)
+        source = Path(workload.source).name if workload.kind == "trace" else workload.source
+        return SimTarget(workload, model, name=f"sim/{source}")
+
+
+def parse_ref(ref: Mapping[str, Any], base: Optional[Path] = None) -> tuple[Any, Any]:
+    """The (:class:`~scalebridge.simulator.scenario.Workload`,
+    :class:`~scalebridge.simulator.fleet.FleetModel`) a ref names, read and
+    checked as ``simulate`` reads its flags; a problem raises :class:`RefError`
+    naming the key."""
+    from scalebridge.simulator.scenario import Scenario, ScenarioError, load_scenario, set_scenario_key
+    from scalebridge.simulator.traces import TraceError
+
+    if not isinstance(ref, Mapping):
+        raise RefError("ref", f"expected a mapping of {', '.join(REF_KEYS)}")
+    base = Path.cwd() if base is None else base
+    for key in ref:
+        if key not in REF_KEYS:
+            import difflib
+            close = difflib.get_close_matches(str(key), REF_KEYS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise RefError(f"ref.{key}", f"not a sim ref key{hint}; valid keys: {', '.join(REF_KEYS)}")
+    if ref.get("trace") is not None and ref.get("workload") is not None:
+        raise RefError("ref.trace", "give either `trace` or `workload`, not both")
+    scenario = Scenario()
+    if ref.get("scenario") is not None:
+        path = ref["scenario"]
+        if not isinstance(path, str) or not path:
+            raise RefError("ref.scenario", f"expected a scenario file's path, got {path!r}")
+        try:
+            scenario = load_scenario(path if os.path.isabs(path) else base / path)
+        except ScenarioError as e:
+            raise RefError("ref.scenario", str(e)) from None
+    given = Scenario()
+    try:
+        for key in _SCENARIO_KEYS:
+            set_scenario_key(given, key, ref.get(key), f"ref.{key}", base)
+        flags = {k: v for k, v in vars(given).items() if v is not None and v != {} and v != []}
+        if ref.get("seed") is not None and given.workload_seed is None:
+            flags["workload_seed"] = given.seed     # as --seed: the workload's noise and the startup draws
+        if ref.get("peak") is not None:
+            flags["workload_peak"] = _positive("ref.peak", ref["peak"])
+        if ref.get("param") is not None:
+            flags["workload_params"] = {**scenario.workload_params, **given.workload_params, **_params(ref["param"])}
+    except ScenarioError as e:
+        key, _, message = str(e).partition(": ")
+        raise RefError(key, message) from None
+    scenario = scenario.override(**flags)
+    if scenario.trace is None and scenario.workload is None:
+        from scalebridge.simulator.workloads import WORKLOADS
+        raise RefError("ref.workload", f"give the load: `workload` (one of {', '.join(sorted(WORKLOADS))}) "
+                                       "or `trace` (a timestamp,value CSV file)")
+    for key in ("capacity", "startup"):
+        if getattr(scenario, key) is None:
+            what = "the load one member serves, in the load's unit" if key == "capacity" else \
+                "seconds from request to ready, or uniform:LOW,HIGH / normal:MEAN,SD"
+            raise RefError(f"ref.{key}", f"required: {what}")
+    try:
+        model = scenario.fleet_model()
+    except ScenarioError as e:
+        text = str(e)
+        key = "ref.sync_period" if "sync_period" in text else "ref.tick" if "tick" in text else "ref"
+        raise RefError(key, text) from None
+    try:
+        workload = scenario.load()
+    except TraceError as e:
+        raise RefError("ref.trace", str(e)) from None
+    except ScenarioError as e:
+        raise RefError("ref.trace" if scenario.trace is not None else "ref.workload", str(e)) from None
+    except OSError as e:
+        raise RefError("ref.trace", f"{getattr(e, 'filename', None) or scenario.trace}: {e.strerror or e}") from None
+    return workload, model
+
+
+def _positive(key: str, value: Any) -> float:
+    from scalebridge.simulator.scenario import ScenarioError
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ScenarioError(f"{key}: expected a positive number, got {value!r}")
+    return float(value)
+
+
+def _params(value: Any) -> dict:
+    from scalebridge.simulator.scenario import ScenarioError
+    if not isinstance(value, Mapping):
+        raise ScenarioError(f"ref.param: expected a mapping of the generator's parameters (surge: 20), got {value!r}")
+    return {str(k): v for k, v in value.items()}
+
+
+class SimTarget(Target):
+    """One simulated fleet and its load (see the module docstring)."""
+
+    def __init__(self, workload: Any, model: Any, *, name: str = "sim") -> None:
+        self.name = name
+        self.workload = workload
+        self.model = model
+        self.start_time = float(workload.start_time)
+        self.metric_delay_seconds = model.lag_ticks * float(model.tick_seconds)
+        self._policy: Any = None
+        self._settings: Any = None
+        self._world: Any = None
+        self._members: Optional[list[dict]] = None   # the members of the tick observed last, as dicts
+        self._faults: dict[str, ProviderError] = {}
+
+    # -- the world --------------------------------------------------------------------------------
+    def use_policy(self, policy: Any, settings: Any) -> None:
+        """The world is built from this policy at the first observe; a world already
+        replaying keeps the one it started with (it cannot publish its past again)."""
+        self._policy, self._settings = policy, settings
+
+    @property
+    def world(self) -> Any:
+        """The :class:`~scalebridge.simulator.world.World` (built on first use, from
+        the policy given to :meth:`use_policy`, else a policy with no metrics)."""
+        if self._world is None:
+            from scalebridge.policy import Policy
+            from scalebridge.protocol import Settings
+            from scalebridge.simulator.world import World
+            policy = self._policy if self._policy is not None else Policy()
+            self._world = World(policy, self.workload.load, self.model,
+                                settings=self._settings if self._settings is not None else Settings(),
+                                start_time=self.start_time)
+        return self._world
+
+    def _at(self, now: float) -> Any:
+        """The world advanced to the tick ``now`` falls in."""
+        world = self.world
+        tick = world.tick_seconds
+        k = math.floor((now - world.start_time) / tick + 1e-9)
+        if k < 0:
+            raise ProviderError(ErrorKind.NOT_FOUND, f"the simulated load starts at t={world.start_time:g}, "
+                                                     f"after t={now:g}", operation="observe")
+        if k >= world.ticks:
+            end = world.start_time + world.ticks * tick
+            raise ProviderError(ErrorKind.NOT_FOUND,
+                                f"the simulated load ends at t={end:g} ({world.ticks} ticks of {tick:g} s from "
+                                f"t={world.start_time:g}); t={now:g} is past it: run --until "
+                                f"{world.ticks * tick:g}s at most", operation="observe")
+        if k < world.tick:
+            raise ProviderError(ErrorKind.INVALID, f"the simulated world is at t={world.time_of(world.tick):g}; "
+                                                   f"it cannot go back to t={now:g}", operation="observe")
+        if k > world.tick:
+            world.observe(k)
+            self._members = None
+        return world
+
+    def _fault(self, call: str) -> None:
+        fault = self._faults.pop(call, None)
+        if fault is not None:
+            raise fault
+
+    def fail_next(self, call: str, kind: ErrorKind | str, *, retry_after: Optional[float] = None) -> None:
+        """Make the next ``call`` (``observe``, ``read_metrics``, ``set_size``) fail
+        with ``kind``: fault injection for tests of what runs the target."""
+        self._faults[call] = ProviderError(kind, f"injected {ErrorKind(kind).value} fault", retry_after=retry_after,
+                                           operation=call)
+
+    # -- the provider contract --------------------------------------------------------------------
+    def observe(self, now: float) -> Observation:
+        self._fault("observe")
+        world = self._at(now)
+        obs = world.observations
+        if self._members is None:
+            self._members = [m.model_dump() for m in obs.members]
+        forecast = obs.forecast
+        k = world.tick
+        return Observation(
+            current_replicas=world.current, status_replicas=obs.status_replicas, members=self._members,
+            forecast=None if forecast is None else _forecast_dict(forecast),
+            details={"tick": k, "time": world.time_of(k), "load": float(self.workload.load[k]),
+                     "unit": self.workload.unit})
+
+    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+        self._fault("read_metrics")
+        world = self._at(now)
+        out: dict[str, dict] = {}
+        for q in queries:
+            published = world.metrics.get(q.name)
+            if published is not None:   # memory and other unsimulated resources stay missing
+                out[q.name] = {k: v for k, v in published.__dict__.items() if v is not None}
+        return out
+
+    def set_size(self, size: int) -> SizeChange:
+        self._fault("set_size")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"a size is a count of members, not {size!r}",
+                                operation="set_size")
+        world = self.world
+        if world.tick < 0:   # resized before anything observed it: at the start
+            self._at(world.start_time)
+        world.resize(size)
+        return SizeChange(size=size, in_flight=False)
+
+
+def _forecast_dict(forecast: Any) -> dict:
+    from scalebridge.protocol import CapacityForecast
+    out = {}
+    for key in CapacityForecast.model_fields:
+        value = getattr(forecast, key, None)
+        if value is not None:
+            out[key] = value
+    return out

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from scalebridge.stages.warmup import Fleet
+from scalebridge.stages.warmup import GroupCapacity
 from scalebridge.protocol import Observations
 
 
@@ -43,7 +43,7 @@ def observe_with(group, state, health=None, desired=None):
 
 def fleet(obs):
     o = Observations.model_validate({"status_replicas": obs.status_replicas, "members": obs.members})
-    return Fleet(time.time(), obs.current_replicas, o.status_replicas, o.members)
+    return GroupCapacity(time.time(), obs.current_replicas, o.status_replicas, o.members)
 
 
 @pytest.mark.parametrize("state", ["Pending", "Pending:Wait", "Pending:Proceed"])

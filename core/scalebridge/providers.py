@@ -273,6 +273,13 @@ class Provider(ABC):
         """A handle on the target ``ref`` names. Checks the ref's shape only
         (raises :class:`RefError` naming the key); it does not call the cloud."""
 
+    def check_metric_source(self, name: str, source: Optional[Mapping[str, Any]]) -> None:
+        """Check a target's ``metrics.<name>.source`` (in the provider's own terms)
+        without calling the cloud, raising :class:`RefError` naming the key
+        (``metrics.queue_depth.source.statistc``) — so that ``validate`` and a
+        start-up report a bad source with its file and line (exit 2) instead of the
+        first sync failing. Default: every source is accepted."""
+
     def state_store(self, **options: Any) -> Any:
         """Optional: a store of decision state this provider keeps (a
         :class:`scalebridge.controller.store.StateStore`), for a run configuration's

@@ -97,6 +97,10 @@ class AzureProvider(Provider):
             raise RefError("ref.subscription_id", "is required when the provider has no subscription_id option")
         return ScaleSetTarget(self, str(sub), ref["resource_group"], ref["scale_set"])
 
+    def check_metric_source(self, name: str, source: Optional[Mapping[str, Any]]) -> None:
+        """An Azure Monitor source's keys and aggregation (:mod:`.metrics`)."""
+        _metrics.check_source(name, source)
+
     def autoscale_settings(self, subscription_id: str) -> list:
         """The subscription's autoscale settings, listed once per
         :data:`AUTOSCALE_LIST_TTL_SECONDS` for all of its targets (one call, not one per

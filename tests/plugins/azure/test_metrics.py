@@ -107,3 +107,14 @@ def test_an_unknown_metric_is_an_invalid_request(arm, provider):
     with pytest.raises(ProviderError) as e:
         t.read_metrics(NOW, Observation(current_replicas=1), [q])
     assert e.value.kind is ErrorKind.INVALID and "nosuch" in e.value.message
+
+
+@pytest.mark.parametrize("source, key", [
+    ({"metric_nmae": "x"}, "metrics.q.source.metric_nmae"),
+    ({"aggregation": "Mean"}, "metrics.q.source.aggregation"),
+])
+def test_a_bad_source_names_its_key_without_calling_azure(arm, provider, source, key):
+    from scalebridge.providers import RefError
+    with pytest.raises(RefError) as e:
+        provider.check_metric_source("q", source)
+    assert e.value.key == key and not arm.calls

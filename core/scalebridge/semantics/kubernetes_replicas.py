@@ -218,6 +218,21 @@ def _pods_with_metrics(members: list[Member], obs: MetricObservation, resource: 
     return grouped
 
 
+def _fill_in(values: dict, ratio: float, missing, unready, scale_down_use) -> None:
+    """Missing pods on a scale-down use ``scale_down_use(pod)``, on a scale-up nothing
+    (at a ratio of exactly 1.0 they stay out); unready pods on a scale-up use nothing
+    ("if scaling up, treat unready pods as 0% usage")."""
+    if missing:
+        if ratio < 1.0:
+            for m in missing:
+                values[m.name] = scale_down_use(m)
+        elif ratio > 1.0:
+            for m in missing:
+                values[m.name] = 0
+    for m in unready:
+        values[m.name] = 0
+
+
 def _rebalanced(current: int, ratio: float, new_ratio: float, tol: Tolerances, values: dict, counts: dict,
                 utilization: Optional[int], raw: Optional[int]) -> ReplicaCount:
     """The closing both share, once missing and unready pods are filled in: no
@@ -248,18 +263,10 @@ def resource_utilization_replicas(current: int, target_utilization: float, resou
             return ReplicaCount(current, utilization, raw, True)
         return ReplicaCount(go_ceil(ratio * float(ready_count)), utilization, raw)
 
-    if missing:
-        if ratio < 1.0:
-            # scale-down: missing pods use all of their request, or the target when it is above 100%
-            fallback = max(100, int(target_utilization))
-            for m in missing:
-                values[m.name] = trunc_div(requests[m.name] * fallback, 100)
-        elif ratio > 1.0:
-            for m in missing:   # scale-up: missing pods use nothing
-                values[m.name] = 0
-    if scale_up_with_unready:
-        for m in unready:
-            values[m.name] = 0
+    # scale-down: missing pods use all of their request, or the target when it is above 100%
+    fallback = max(100, int(target_utilization))
+    _fill_in(values, ratio, missing, unready if scale_up_with_unready else (),
+             lambda m: trunc_div(requests[m.name] * fallback, 100))
     new_ratio, _, _ = _utilization_ratio(values, counts, requests, target_utilization)
     return _rebalanced(current, ratio, new_ratio, tol, values, counts, utilization, raw)
 
@@ -279,16 +286,8 @@ def plain_metric_replicas(current: int, target_milli: int, tol: Tolerances, memb
             return ReplicaCount(current, None, usage, True)
         return ReplicaCount(go_ceil(ratio * float(ready_count)), None, usage)
 
-    if missing:
-        if ratio < 1.0:      # scale-down: missing pods use exactly the target
-            for m in missing:
-                values[m.name] = target_milli
-        elif ratio > 1.0:    # scale-up: missing pods use nothing; at exactly 1.0 they stay out
-            for m in missing:
-                values[m.name] = 0
-    if scale_up_with_unready:
-        for m in unready:
-            values[m.name] = 0
+    # scale-down: missing pods use exactly the target
+    _fill_in(values, ratio, missing, unready if scale_up_with_unready else (), lambda m: target_milli)
     new_ratio, _ = _usage_ratio(values, counts, target_milli)
     return _rebalanced(current, ratio, new_ratio, tol, values, counts, None, usage)
 

@@ -49,3 +49,14 @@ class BuggyFake(FakeProvider):
                 return obs
             t.observe = observe
         return t
+
+
+class PickyFake(FakeProvider):
+    """A fake that checks metric sources as a cloud's plugin does: a source needs a
+    ``metric_name``."""
+
+    def check_metric_source(self, name, source):
+        from scalebridge.providers import RefError
+        for key in source or {}:
+            if key != "metric_name":
+                raise RefError(f"metrics.{name}.source.{key}", "unknown key; a source takes metric_name")

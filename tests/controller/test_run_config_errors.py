@@ -167,3 +167,22 @@ def test_schema_covers_the_run_configuration(scalebridge):
     schema = json.loads(out)
     assert {"sync_period_seconds", "state", "leader_election", "providers", "policies", "targets"} <= \
         set(schema["properties"])
+
+
+def test_a_bad_metric_source_names_its_key(write_config, scalebridge):
+    path = write_config([{"name": "web", "provider": "picky", "ref": {"name": "web"},
+                          "metrics": {"cpu": {"source": {"metric_nmae": "CPU"}}}}],
+                        providers={"picky": {"type": "tests.controller.stub_providers:PickyFake"}})
+    code, _, err = scalebridge("validate", path)
+    assert code == 2
+    [line] = _only_lines(err, path)
+    assert "targets[0].metrics.cpu.source.metric_nmae" in line
+    assert f"{path}:{_line_of(path, 'metric_nmae')}:" in line
+
+
+def test_a_source_for_a_metric_the_policy_does_not_read(write_config, scalebridge):
+    path = write_config([{"name": "web", "ref": {"name": "web"}, "metrics": {"queue": {"source": {"x": 1}}}}])
+    code, _, err = scalebridge("validate", path)
+    assert code == 2
+    [line] = _only_lines(err, path)
+    assert "targets[0].metrics.queue" in line and "its metrics are: cpu" in line

@@ -420,6 +420,20 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
                             f"{unknown[0]!r}; its metrics are: {', '.join(q.name for q in queries) or 'none'}")
             continue
+        check = getattr(provider, "check_metric_source", None)
+        bad = False
+        for name, source in sources.items():
+            try:
+                if check is not None:
+                    check(name, source)
+            except RefError as e:
+                key = tuple(e.key.split("."))
+                if key[:1] != ("metrics",):
+                    key = ("metrics", name, "source") + key
+                problems.append(f"{loaded.where(*loc, *key)}: {e.message}")
+                bad = True
+        if bad:
+            continue
         specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, policy_hash(policy, sem.name),
                                 sem.name, settings, bool(t.dry_run), queries))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \

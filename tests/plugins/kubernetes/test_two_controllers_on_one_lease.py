@@ -122,6 +122,7 @@ def test_two_controllers_over_1000_syncs_with_faults(k8s, kubeconfig, tmp_path):
     b.close()
 
 
+@pytest.mark.slow
 def test_a_fresh_leader_continues_the_old_leaders_window_from_the_configmap(k8s, kubeconfig, tmp_path):
     clock = VirtualClock(T0)
     cluster(k8s, clock)

@@ -1,0 +1,471 @@
+"""A policy as Amazon EC2 Auto Scaling and CloudWatch API requests, and back.
+
+One JSON object keyed by operation name, each value a list of request bodies as
+boto3 takes them: ``UpdateAutoScalingGroup``
+(https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_UpdateAutoScalingGroup.html),
+``PutScalingPolicy`` (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutScalingPolicy.html),
+``PutMetricAlarm`` (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html)
+and ``PutScheduledUpdateGroupAction``. Step adjustments' bounds are relative to the
+alarm threshold, as "Step adjustments for step scaling" says
+(https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html#as-scaling-steps).
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Optional, Union
+
+from ..policy import Policy, _check_steps, StepAdjustment
+from .common import PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+
+OPERATIONS = ("UpdateAutoScalingGroup", "PutScalingPolicy", "PutMetricAlarm", "PutScheduledUpdateGroupAction")
+NAMESPACE = "scalebridge"
+_OPS_OUT = {"GreaterThan": "GreaterThanThreshold", "GreaterThanOrEqual": "GreaterThanOrEqualToThreshold",
+            "LessThan": "LessThanThreshold", "LessThanOrEqual": "LessThanOrEqualToThreshold"}
+_OPS_IN = {v: k for k, v in _OPS_OUT.items()}
+_STAT_OUT = {"Average": "Average", "Min": "Minimum", "Max": "Maximum", "Sum": "Sum", "Count": "SampleCount"}
+_STAT_IN = {v: k for k, v in _STAT_OUT.items()}
+_ADJ_OUT = {"ChangeCount": "ChangeInCapacity", "PercentChangeCount": "PercentChangeInCapacity",
+            "ExactCount": "ExactCapacity"}
+_ADJ_IN = {v: k for k, v in _ADJ_OUT.items()}
+_PREDEFINED_IN = {"ASGAverageCPUUtilization": ("resource", "cpu", "Utilization"),
+                  "ASGAverageNetworkIn": ("pods", "network_in", "AverageValue"),
+                  "ASGAverageNetworkOut": ("pods", "network_out", "AverageValue"),
+                  "ALBRequestCountPerTarget": ("pods", "alb_request_count_per_target", "AverageValue")}
+
+
+def policy_arn(name: str) -> str:
+    """What an alarm's ``AlarmActions`` holds until PutScalingPolicy returns the real ARN."""
+    return f"arn:aws:autoscaling:PLACEHOLDER:PLACEHOLDER:scalingPolicy:PLACEHOLDER:policyName/{name}"
+
+
+def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tuple[dict, Losses]:
+    p = as_policy(policy)
+    losses = Losses()
+    asg = (target_ref or {}).get("auto_scaling_group")
+    if not asg:
+        asg = PLACEHOLDER
+        losses.note("AutoScalingGroupName", f"placeholder {PLACEHOLDER!r}: pass --target '{{auto_scaling_group: NAME}}'")
+    base = p.name or "scalebridge"
+    out: dict = {op: [] for op in OPERATIONS}
+    if p.min_replicas is None:
+        raise NativeError("min_replicas", "an Auto Scaling group needs MinSize; the policy has no min_replicas")
+    upd: dict = {"AutoScalingGroupName": asg, "MinSize": p.min_replicas}
+    if p.max_replicas is not None:
+        upd["MaxSize"] = p.max_replicas
+    if p.initialization_period_seconds is not None:
+        upd["DefaultInstanceWarmup"] = int(p.initialization_period_seconds)
+    out["UpdateAutoScalingGroup"].append(upd)
+    cpu_target = None
+    for i, m in enumerate(p.metrics or []):
+        at = path("metrics", i)
+        t = m.target
+        spec: dict
+        if m.type == "resource" and m.name == "cpu" and t.type == "Utilization" and t.rate is None:
+            if t.average_utilization is None:
+                raise NativeError(path(at, "target", "average_utilization"),
+                                  "target tracking requires a TargetValue")
+            spec = {"PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}
+            value = t.average_utilization
+            cpu_target = cpu_target or value
+        elif m.type in ("pods", "external", "object") and t.type == "AverageValue" and t.rate is None \
+                and not isinstance(t.average_value, str):
+            spec = {"CustomizedMetricSpecification": {"MetricName": m.name, "Namespace": NAMESPACE,
+                                                      "Statistic": "Average"}}
+            value = t.average_value
+            if m.type != "pods":
+                losses.note(at, f"a customized metric in namespace {NAMESPACE!r}: publish the per-instance value")
+        else:
+            losses.add(at, f"target tracking has no {m.type} metric with a {t.type} target"
+                           + (f" ({t.rate})" if t.rate else "") + "; dropped")
+            continue
+        body: dict = {"AutoScalingGroupName": asg, "PolicyName": f"{base}-metric-{i}",
+                      "PolicyType": "TargetTrackingScaling",
+                      "TargetTrackingConfiguration": {**spec, "TargetValue": float(value),
+                                                      "DisableScaleIn": m.disable_scale_in}}
+        if m.initialization_period_seconds is not None:
+            body["EstimatedInstanceWarmup"] = int(m.initialization_period_seconds)
+        if not m.enabled:
+            body["Enabled"] = False
+        out["PutScalingPolicy"].append(body)
+    for i, r in enumerate(p.rules):
+        _rule(r, i, asg, base, out, losses)
+    if p.predictive is not None and p.predictive.mode not in (None, "Disabled"):
+        pr = p.predictive
+        if cpu_target is None:
+            losses.add("predictive", "AWS predictive scaling is rendered on CPU utilization; the policy has no CPU "
+                                     "target; dropped")
+        else:
+            cfg: dict = {"MetricSpecifications": [{"TargetValue": float(cpu_target),
+                                                   "PredefinedMetricPairSpecification":
+                                                       {"PredefinedMetricType": "ASGCPUUtilization"}}],
+                         "Mode": pr.mode, "MaxCapacityBreachBehavior": pr.max_capacity_breach_behavior}
+            if pr.scheduling_buffer_seconds is not None:
+                cfg["SchedulingBufferTime"] = int(pr.scheduling_buffer_seconds)
+            if pr.max_capacity_buffer_percent is not None:
+                cfg["MaxCapacityBuffer"] = int(pr.max_capacity_buffer_percent)
+            out["PutScalingPolicy"].append({"AutoScalingGroupName": asg, "PolicyName": f"{base}-predictive",
+                                            "PolicyType": "PredictiveScaling",
+                                            "PredictiveScalingConfiguration": cfg})
+            if pr.look_ahead_seconds is not None:
+                losses.add("predictive.look_ahead_seconds", "AWS forecasts 48 hours ahead; dropped")
+    if p.behavior is not None:
+        losses.add("behavior", "AWS has no stabilization windows or rate policies (target tracking holds scale-in "
+                               "for 15 minutes below 90% of the target); dropped")
+    if p.tolerance:
+        losses.add("tolerance", "AWS target tracking has no tolerance band; dropped")
+    if p.scale_in_control is not None:
+        losses.add("scale_in_control", "AWS has no scale-in control; dropped")
+    for i, _ in enumerate(p.schedules):
+        losses.add(path("schedules", i), "an AWS scheduled action sets sizes at a time and has no duration; dropped")
+    for i, _ in enumerate(p.profiles):
+        losses.add(path("profiles", i), "AWS has no instance profiles (scheduled actions set sizes at a time); dropped")
+    if p.mode != "ON":
+        losses.add("mode", f"mode {p.mode}: AWS suspends processes instead (SuspendProcesses); dropped")
+    if p.default_replicas is not None:
+        losses.add("default_replicas", "an Auto Scaling group keeps its size when alarms lack data; dropped")
+    if p.allowed_replicas is not None:
+        losses.add("allowed_replicas", "an Auto Scaling group scales to any count; dropped")
+    return {k: v for k, v in out.items()}, losses
+
+
+def _rule(r, i: int, asg: str, base: str, out: dict, losses: Losses) -> None:
+    at = path("rules", i)
+    if r.operator not in _OPS_OUT:
+        losses.add(path(at, "operator"), f"a CloudWatch alarm has no {r.operator} comparison; rule dropped")
+        return
+    if r.divide_per_instance:
+        losses.add(path(at, "divide_per_instance"), "a CloudWatch alarm compares the metric itself; dropped")
+    if r.time_aggregation != "Average":
+        losses.add(path(at, "time_aggregation"), "a CloudWatch alarm compares each period's datapoint; "
+                                                 f"{r.time_aggregation} over the window dropped")
+    name = r.name or f"{base}-rule-{i}"
+    body: dict = {"AutoScalingGroupName": asg, "PolicyName": name}
+    if r.steps is not None:
+        body["PolicyType"] = "StepScaling"
+        body["AdjustmentType"] = r.adjustment_type or "ChangeInCapacity"
+        steps = []
+        for s in r.steps:
+            st: dict = {"ScalingAdjustment": int(s.adjustment)}
+            if s.lower is not None:
+                st["MetricIntervalLowerBound"] = float(s.lower)
+            if s.upper is not None:
+                st["MetricIntervalUpperBound"] = float(s.upper)
+            steps.append(st)
+        body["StepAdjustments"] = steps
+        if r.min_adjustment_magnitude is not None:
+            body["MinAdjustmentMagnitude"] = r.min_adjustment_magnitude
+        if r.action is not None and r.action.cooldown_seconds is not None:
+            body["EstimatedInstanceWarmup"] = int(r.action.cooldown_seconds)
+            losses.add(path(at, "action", "cooldown_seconds"), "a step policy has no cooldown; rendered as its "
+                                                               "EstimatedInstanceWarmup")
+    else:
+        a = r.action
+        if a.type not in _ADJ_OUT:
+            losses.add(path(at, "action", "type"), f"AWS has no {a.type} adjustment; rule dropped")
+            return
+        body["PolicyType"] = "SimpleScaling"
+        body["AdjustmentType"] = _ADJ_OUT[a.type]
+        v = int(a.value)
+        body["ScalingAdjustment"] = v if (a.direction == "Increase" or a.type == "ExactCount") else -v
+        if a.cooldown_seconds is not None:
+            body["Cooldown"] = int(a.cooldown_seconds)
+        if r.min_adjustment_magnitude is not None:
+            body["MinAdjustmentMagnitude"] = r.min_adjustment_magnitude
+    if not r.enabled:
+        body["Enabled"] = False
+    out["PutScalingPolicy"].append(body)
+    alarm: dict = {"AlarmName": f"{name}-alarm", "MetricName": r.metric, "Namespace": NAMESPACE,
+                   "Dimensions": [{"Name": "AutoScalingGroupName", "Value": asg}],
+                   "Period": int(r.time_grain_seconds), "EvaluationPeriods": r.evaluation_periods,
+                   "Threshold": float(r.threshold), "ComparisonOperator": _OPS_OUT[r.operator],
+                   "TreatMissingData": r.treat_missing_data, "AlarmActions": [policy_arn(name)]}
+    if r.statistic.startswith("Percentile"):
+        alarm["ExtendedStatistic"] = "p" + r.statistic[len("Percentile"):]
+    else:
+        alarm["Statistic"] = _STAT_OUT[r.statistic]
+    if r.datapoints_to_alarm is not None:
+        alarm["DatapointsToAlarm"] = r.datapoints_to_alarm
+    out["PutMetricAlarm"].append(alarm)
+
+
+def dump(obj: Any) -> str:
+    return json.dumps(obj, indent=2) + "\n"
+
+
+# ----------------------------------------------------------------------------- import
+
+
+def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
+    return [import_native(text_or_obj)]
+
+
+def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
+    obj = text_or_obj
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except json.JSONDecodeError as e:
+            raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    if not isinstance(obj, dict):
+        raise NativeError("$", "expected a JSON object")
+    losses = Losses()
+    rd = Reader(losses)
+    groups: list[tuple[tuple, dict]] = []
+    policies: list[tuple[tuple, dict]] = []
+    alarms: list[tuple[tuple, dict]] = []
+    schedules: list[tuple[tuple, dict]] = []
+    if "Resources" in obj:           # a CloudFormation template
+        for key, res in rd.mapping(obj["Resources"], "Resources").items():
+            if not isinstance(res, dict):
+                continue
+            t, props = res.get("Type"), res.get("Properties") or {}
+            at = ("Resources", key, "Properties")
+            if t == "AWS::AutoScaling::AutoScalingGroup":
+                groups.append((at, props))
+            elif t == "AWS::AutoScaling::ScalingPolicy":
+                policies.append((at, {"PolicyName": key, **props}))
+            elif t == "AWS::CloudWatch::Alarm":
+                alarms.append((at, props))
+            elif t == "AWS::AutoScaling::ScheduledAction":
+                schedules.append((at, props))
+    elif "ScalingPolicies" in obj:   # a DescribePolicies response
+        for i, sp in enumerate(rd.listing(obj["ScalingPolicies"], "ScalingPolicies")):
+            policies.append((("ScalingPolicies", i), sp))
+    elif any(op in obj for op in OPERATIONS):
+        for i, g in enumerate(rd.listing(obj.get("UpdateAutoScalingGroup"), "UpdateAutoScalingGroup")):
+            groups.append((("UpdateAutoScalingGroup", i), g))
+        for i, sp in enumerate(rd.listing(obj.get("PutScalingPolicy"), "PutScalingPolicy")):
+            policies.append((("PutScalingPolicy", i), sp))
+        for i, a in enumerate(rd.listing(obj.get("PutMetricAlarm"), "PutMetricAlarm")):
+            alarms.append((("PutMetricAlarm", i), a))
+        for i, s in enumerate(rd.listing(obj.get("PutScheduledUpdateGroupAction"), "PutScheduledUpdateGroupAction")):
+            schedules.append((("PutScheduledUpdateGroupAction", i), s))
+    elif "PolicyType" in obj or "TargetTrackingConfiguration" in obj or "StepAdjustments" in obj:
+        policies.append(((), obj))
+    elif "ScheduledUpdateGroupActions" in obj:
+        for i, s in enumerate(rd.listing(obj["ScheduledUpdateGroupActions"], "ScheduledUpdateGroupActions")):
+            schedules.append((("ScheduledUpdateGroupActions", i), s))
+    else:
+        raise NativeError("$", "expected PutScalingPolicy requests, a DescribePolicies response, a CloudFormation "
+                               "template or an object keyed by operation name")
+    policy: dict = {"semantics": "aws"}
+    for at, g in groups[:1]:
+        for key, field in (("MinSize", "min_replicas"), ("MaxSize", "max_replicas")):
+            v = rd.number(g.get(key), *at, key, integer=True)
+            if v is not None:
+                policy[field] = v
+        w = rd.number(g.get("DefaultInstanceWarmup"), *at, "DefaultInstanceWarmup", integer=True)
+        if w is not None:
+            policy["initialization_period_seconds"] = w
+    if "min_replicas" not in policy:
+        policy["min_replicas"] = 0
+        losses.add("$", "no Auto Scaling group bounds in the input; min_replicas read as 0 and max_replicas as "
+                        "unbounded")
+    alarm_of = _alarms_by_policy(rd, alarms)
+    metrics, rules = [], []
+    for at, sp in policies:
+        _policy(rd, sp, at, alarm_of, metrics, rules, policy)
+    for at, s in schedules:
+        losses.add(rd.where(*at), "an AWS scheduled action sets sizes at a time, which a policy does not hold; "
+                                  "dropped")
+    base = _base_name([sp.get("PolicyName") for _, sp in policies])
+    if base:
+        policy["name"] = base
+        for i, r in enumerate(rules):
+            if r.get("name") == f"{base}-rule-{i}":
+                del r["name"]
+    if metrics:
+        policy["metrics"] = metrics
+    if rules:
+        policy["rules"] = rules
+    return policy, losses
+
+
+_GENERATED = re.compile(r"^(.+)-(metric-\d+|rule-\d+|predictive)$")
+
+
+def _base_name(names: list) -> Optional[str]:
+    """The policy name behind the scaling-policy names :func:`render` writes
+    (``NAME-metric-0``, ``NAME-rule-1``, ``NAME-predictive``), when they all share it."""
+    bases = {m.group(1) for n in names if isinstance(n, str) and (m := _GENERATED.match(n))}
+    return bases.pop() if len(bases) == 1 else None
+
+
+def _alarms_by_policy(rd: Reader, alarms: list) -> dict:
+    """Alarms by the scaling policy their AlarmActions name (an ARN ending in
+    ``policyName/NAME``, or a CloudFormation ``Ref``)."""
+    out: dict = {}
+    for at, a in alarms:
+        for k, act in enumerate(a.get("AlarmActions") or []):
+            if isinstance(act, dict) and "Ref" in act:
+                out.setdefault(act["Ref"], (at, a))
+            elif isinstance(act, str) and "policyName/" in act:
+                out.setdefault(act.rsplit("policyName/", 1)[1], (at, a))
+    return out
+
+
+def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rules: list, policy: dict) -> None:
+    sp = rd.mapping(sp, *at)
+    kind = sp.get("PolicyType", "SimpleScaling")
+    name = sp.get("PolicyName")
+    if sp.get("Enabled") is False:
+        rd.losses.add(rd.where(*at, "Enabled"), "a disabled scaling policy; read as disabled")
+    if kind == "TargetTrackingScaling":
+        cfg = rd.mapping(sp.get("TargetTrackingConfiguration"), *at, "TargetTrackingConfiguration")
+        cat = at + ("TargetTrackingConfiguration",)
+        tv = rd.number(cfg.get("TargetValue"), *cat, "TargetValue")
+        if tv is None:
+            if "TargetValue" not in cfg:
+                raise NativeError(rd.where(*cat, "TargetValue"), "required field is missing")
+            return
+        if cfg.get("PredefinedMetricSpecification"):
+            pm = rd.mapping(cfg["PredefinedMetricSpecification"], *cat, "PredefinedMetricSpecification")
+            t = pm.get("PredefinedMetricType")
+            if t not in _PREDEFINED_IN:
+                raise NativeError(rd.where(*cat, "PredefinedMetricSpecification", "PredefinedMetricType"),
+                                  f"expected one of {', '.join(_PREDEFINED_IN)}, got {t!r}")
+            mtype, mname, ttype = _PREDEFINED_IN[t]
+            if pm.get("ResourceLabel"):
+                rd.losses.note(rd.where(*cat, "PredefinedMetricSpecification", "ResourceLabel"),
+                               "the load balancer's label is the metric source's business")
+        elif cfg.get("CustomizedMetricSpecification"):
+            cm = rd.mapping(cfg["CustomizedMetricSpecification"], *cat, "CustomizedMetricSpecification")
+            mat = cat + ("CustomizedMetricSpecification",)
+            if "Metrics" in cm:
+                rd.losses.add(rd.where(*mat, "Metrics"), "metric math: the expression is the metric source's "
+                                                        "business; read as one customized metric named by its policy")
+                mname = name or "metric_math"
+            else:
+                mname = rd.string(cm.get("MetricName"), *mat, "MetricName") or "metric"
+                if cm.get("Statistic", "Average") != "Average":
+                    rd.losses.add(rd.where(*mat, "Statistic"), f"{cm.get('Statistic')}: the metric source's "
+                                                              "business; read as the per-member value")
+            if cm.get("Dimensions"):
+                rd.losses.note(rd.where(*mat, "Dimensions"), "dimensions are the metric source's business")
+            mtype, ttype = "pods", "AverageValue"
+        else:
+            raise NativeError(rd.where(*cat), "needs PredefinedMetricSpecification or CustomizedMetricSpecification")
+        key = "average_utilization" if ttype == "Utilization" else "average_value"
+        m: dict = {"type": mtype, "name": mname, "target": {"type": ttype, key: num(tv)}}
+        if cfg.get("DisableScaleIn") is True:
+            m["disable_scale_in"] = True
+        w = rd.number(sp.get("EstimatedInstanceWarmup"), *at, "EstimatedInstanceWarmup", integer=True)
+        if w is not None:
+            m["initialization_period_seconds"] = w
+        if sp.get("Enabled") is False:
+            m["enabled"] = False
+        metrics.append(m)
+        return
+    if kind == "PredictiveScaling":
+        cfg = rd.mapping(sp.get("PredictiveScalingConfiguration"), *at, "PredictiveScalingConfiguration")
+        cat = at + ("PredictiveScalingConfiguration",)
+        pred: dict = {"mode": cfg.get("Mode", "ForecastOnly")}
+        if pred["mode"] not in ("ForecastOnly", "ForecastAndScale"):
+            raise NativeError(rd.where(*cat, "Mode"), f"expected ForecastOnly or ForecastAndScale, got {pred['mode']!r}")
+        b = rd.number(cfg.get("SchedulingBufferTime"), *cat, "SchedulingBufferTime", integer=True)
+        if b is not None:
+            pred["scheduling_buffer_seconds"] = b
+        if cfg.get("MaxCapacityBreachBehavior"):
+            pred["max_capacity_breach_behavior"] = cfg["MaxCapacityBreachBehavior"]
+        mb = rd.number(cfg.get("MaxCapacityBuffer"), *cat, "MaxCapacityBuffer", integer=True)
+        if mb is not None:
+            pred["max_capacity_buffer_percent"] = mb
+        rd.losses.add(rd.where(*cat, "MetricSpecifications"), "the forecast's metrics are the forecaster's "
+                                                              "business; dropped")
+        policy["predictive"] = pred
+        return
+    if kind not in ("StepScaling", "SimpleScaling"):
+        raise NativeError(rd.where(*at, "PolicyType"), f"expected TargetTrackingScaling, StepScaling, SimpleScaling "
+                                                       f"or PredictiveScaling, got {kind!r}")
+    found = alarm_of.get(name) or _inline_alarm(sp)
+    if found is None:
+        rd.losses.add(rd.where(*at), f"{kind} policy {name!r} has no alarm in the input (its metric and threshold); "
+                                     "dropped")
+        return
+    aat, alarm = found
+    rule: dict = {}
+    if isinstance(name, str):
+        rule["name"] = name
+    mname = rd.string(alarm.get("MetricName"), *aat, "MetricName")
+    if mname is None:
+        rd.losses.add(rd.where(*aat), "an alarm without a plain metric (metric math); its rule dropped")
+        return
+    rule["metric"] = mname
+    op = alarm.get("ComparisonOperator")
+    if op not in _OPS_IN:
+        raise NativeError(rd.where(*aat, "ComparisonOperator"), f"expected one of {', '.join(_OPS_IN)}, got {op!r}")
+    rule["operator"] = _OPS_IN[op]
+    th = rd.number(alarm.get("Threshold"), *aat, "Threshold")
+    if th is None:
+        return
+    rule["threshold"] = num(th)
+    period = rd.number(alarm.get("Period"), *aat, "Period", integer=True) or 60
+    n = rd.number(alarm.get("EvaluationPeriods"), *aat, "EvaluationPeriods", integer=True) or 1
+    rule["time_grain_seconds"] = period
+    rule["time_window_seconds"] = period * n
+    if alarm.get("ExtendedStatistic"):
+        rule["statistic"] = "Percentile" + str(alarm["ExtendedStatistic"]).lstrip("p")
+    elif alarm.get("Statistic") is not None:
+        st = alarm["Statistic"]
+        if st not in _STAT_IN:
+            raise NativeError(rd.where(*aat, "Statistic"), f"expected one of {', '.join(_STAT_IN)}, got {st!r}")
+        rule["statistic"] = _STAT_IN[st]
+    d = rd.number(alarm.get("DatapointsToAlarm"), *aat, "DatapointsToAlarm", integer=True)
+    if d is not None and d != n:
+        rule["datapoints_to_alarm"] = d
+    if alarm.get("TreatMissingData", "missing") != "missing":
+        rule["treat_missing_data"] = alarm["TreatMissingData"]
+    adj = sp.get("AdjustmentType", "ChangeInCapacity")
+    if adj not in _ADJ_IN:
+        raise NativeError(rd.where(*at, "AdjustmentType"), f"expected one of {', '.join(_ADJ_IN)}, got {adj!r}")
+    mam = rd.number(sp.get("MinAdjustmentMagnitude", sp.get("MinAdjustmentStep")), *at, "MinAdjustmentMagnitude",
+                    integer=True)
+    if kind == "StepScaling":
+        steps = []
+        for k, s in enumerate(rd.listing(sp.get("StepAdjustments"), *at, "StepAdjustments")):
+            sat = at + ("StepAdjustments", k)
+            s = rd.mapping(s, *sat)
+            st: dict = {"adjustment": rd.number(s.get("ScalingAdjustment"), *sat, "ScalingAdjustment", integer=True)}
+            lo = rd.number(s.get("MetricIntervalLowerBound"), *sat, "MetricIntervalLowerBound")
+            hi = rd.number(s.get("MetricIntervalUpperBound"), *sat, "MetricIntervalUpperBound")
+            if lo is not None:
+                st["lower"] = lo
+            if hi is not None:
+                st["upper"] = hi
+            steps.append(st)
+        if not steps:
+            raise NativeError(rd.where(*at, "StepAdjustments"), "a step scaling policy needs step adjustments")
+        try:
+            _check_steps([StepAdjustment(**s) for s in steps])
+        except ValueError as e:
+            raise NativeError(rd.where(*at, "StepAdjustments"), str(e)) from None
+        rule["steps"] = steps
+        if adj != "ChangeInCapacity":
+            rule["adjustment_type"] = adj
+        if mam is not None:
+            rule["min_adjustment_magnitude"] = mam
+        w = rd.number(sp.get("EstimatedInstanceWarmup"), *at, "EstimatedInstanceWarmup", integer=True)
+        if w is not None:
+            rule["action"] = {"cooldown_seconds": w}
+    else:
+        v = rd.number(sp.get("ScalingAdjustment"), *at, "ScalingAdjustment", integer=True)
+        if v is None:
+            raise NativeError(rd.where(*at, "ScalingAdjustment"), "required for a simple scaling policy")
+        direction = "Increase" if (v >= 0 if adj != "ExactCapacity" else rule["operator"].startswith("Greater")) \
+            else "Decrease"
+        action: dict = {"direction": direction, "type": _ADJ_IN[adj], "value": abs(v)}
+        cd = rd.number(sp.get("Cooldown"), *at, "Cooldown", integer=True)
+        if cd is not None:
+            action["cooldown_seconds"] = cd
+        rule["action"] = action
+        if mam is not None:
+            rule["min_adjustment_magnitude"] = mam
+    if sp.get("Enabled") is False:
+        rule["enabled"] = False
+    rules.append(rule)
+
+
+def _inline_alarm(sp: dict):
+    """DescribePolicies lists a policy's alarms by name only: no metric, no threshold."""
+    return None

@@ -1,0 +1,413 @@
+"""A policy as a ``Microsoft.Insights/autoscalesettings`` ARM resource, and back.
+
+Fields as the REST reference names them
+(https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update):
+profiles with ``capacity`` (strings), ``rules`` (``metricTrigger``, ``scaleAction``),
+``recurrence`` (weekly, Windows time-zone IDs) and ``fixedDate``; ``predictiveAutoscalePolicy``
+(https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-predictive).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any, Optional, Union
+
+from ..policy import Policy, Rule
+from ..timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
+from .common import (PLACEHOLDER, Losses, NativeError, Reader, as_policy, iso_duration, num,
+                     parse_iso_duration, path)
+
+RESOURCE_TYPE = "Microsoft.Insights/autoscalesettings"
+API_VERSION = "2022-10-01"
+_AGG_OUT = {"Min": "Minimum", "Max": "Maximum", "Sum": "Total"}
+_AGG_IN = {"Minimum": "Min", "Maximum": "Max", "Total": "Sum", "Average": "Average", "Count": "Count", "Last": "Last"}
+_STATS = {"Average", "Min", "Max", "Sum", "Count"}
+_OPS = {"Equals", "NotEquals", "GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual"}
+_TYPES = {"ChangeCount", "PercentChangeCount", "ExactCount", "ServiceAllowedNextValue"}
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_IANA_TO_WINDOWS: dict[str, str] = {}
+for _w, _i in WINDOWS_TO_IANA.items():
+    _IANA_TO_WINDOWS.setdefault(_i, _w)
+DEFAULT_COOLDOWN = 300.0
+
+
+def _zone_out(zone: str, where: str, losses: Losses) -> str:
+    if zone in WINDOWS_TO_IANA:
+        return zone
+    if zone in _IANA_TO_WINDOWS:
+        return _IANA_TO_WINDOWS[zone]
+    losses.add(where, f"Azure takes Windows time-zone IDs and none is known for {zone!r}; written as given")
+    return zone
+
+
+def _local(value: Union[int, float, str], zone: str) -> str:
+    t = to_epoch(value, zone)
+    return _dt.datetime.fromtimestamp(t, tz=resolve_zone(zone)).replace(tzinfo=None).isoformat()
+
+
+def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tuple[dict, Losses]:
+    p = as_policy(policy)
+    losses = Losses()
+    ref = dict(target_ref or {})
+    if ref.get("scale_set"):
+        uri = (f"/subscriptions/{ref.get('subscription_id', PLACEHOLDER)}/resourceGroups/"
+               f"{ref.get('resource_group', PLACEHOLDER)}/providers/Microsoft.Compute/virtualMachineScaleSets/"
+               f"{ref['scale_set']}")
+    else:
+        uri = PLACEHOLDER
+        losses.note("properties.targetResourceUri",
+                    f"placeholder {PLACEHOLDER!r}: pass --target '{{subscription_id: S, resource_group: RG, "
+                    "scale_set: NAME}'")
+    profiles = []
+    has_default = any(pr.recurrence is None and pr.fixed_date is None for pr in p.profiles)
+    if p.min_replicas is not None and p.max_replicas is not None:
+        if has_default:
+            losses.add("min_replicas", "the policy's own capacity and rules apply outside its profiles, and a "
+                                       "default profile already covers that in Azure; dropped with its rules")
+        else:
+            default = p.default_replicas if p.default_replicas is not None else p.min_replicas
+            profiles.append({"name": p.name or "default",
+                             "capacity": {"minimum": str(p.min_replicas), "maximum": str(p.max_replicas),
+                                          "default": str(default)},
+                             "rules": _rules(p.rules, ("rules",), uri, p, losses)})
+    elif p.rules and not has_default:
+        losses.add("rules", "top-level rules need min_replicas and max_replicas for an Azure default profile; dropped")
+    for k, pr in enumerate(p.profiles):
+        body: dict = {"name": pr.name,
+                      "capacity": {"minimum": str(pr.capacity.minimum), "maximum": str(pr.capacity.maximum),
+                                   "default": str(pr.capacity.default)},
+                      "rules": _rules(pr.rules + (p.rules if pr.recurrence is None and pr.fixed_date is None else []),
+                                      ("profiles", k, "rules"), uri, p, losses)}
+        if pr.recurrence is not None:
+            r = pr.recurrence
+            body["recurrence"] = {"frequency": "Week", "schedule": {
+                "timeZone": _zone_out(r.time_zone, path("profiles", k, "recurrence", "time_zone"), losses),
+                "days": list(r.days), "hours": list(r.hours), "minutes": list(r.minutes)}}
+        if pr.fixed_date is not None:
+            f = pr.fixed_date
+            body["fixedDate"] = {"timeZone": _zone_out(f.time_zone, path("profiles", k, "fixed_date", "time_zone"),
+                                                       losses),
+                                 "start": _local(f.start, f.time_zone), "end": _local(f.end, f.time_zone)}
+        profiles.append(body)
+    if not profiles:
+        raise NativeError("min_replicas", "an Azure autoscale setting needs a profile: give min_replicas and "
+                                          "max_replicas, or profiles")
+    props: dict = {"name": p.name or "scalebridge", "enabled": p.mode != "OFF", "targetResourceUri": uri,
+                   "profiles": profiles}
+    if p.mode == "OFF":
+        losses.add("mode", "mode OFF approximated as enabled: false (Azure then reports no recommendation)")
+    if p.mode == "ONLY_SCALE_OUT":
+        losses.add("mode", "Azure has no scale-out-only mode; scale-in rules were left out")
+        for pr in profiles:
+            pr["rules"] = [r for r in pr["rules"] if r["scaleAction"]["direction"] != "Decrease"]
+    if p.predictive is not None and p.predictive.mode not in (None, "Disabled"):
+        pap: dict = {"scaleMode": "Enabled" if p.predictive.mode == "ForecastAndScale" else "ForecastOnly"}
+        if p.predictive.look_ahead_seconds is not None:
+            pap["scaleLookAheadTime"] = iso_duration(p.predictive.look_ahead_seconds)
+        props["predictiveAutoscalePolicy"] = pap
+        for k in ("scheduling_buffer_seconds", "max_capacity_buffer_percent", "metric", "capacity_per_replica"):
+            if getattr(p.predictive, k) is not None:
+                losses.add(path("predictive", k), "Azure predictive autoscale has no such setting; dropped")
+    for i, m in enumerate(p.metrics or []):
+        losses.add(path("metrics", i), "Azure autoscale has no target metrics (it scales on threshold rules); dropped")
+    if p.behavior is not None:
+        losses.add("behavior", "Azure has no stabilization windows or rate policies (each rule's cooldown paces "
+                               "it); dropped")
+    if p.tolerance:
+        losses.add("tolerance", "Azure rules have no tolerance band; dropped")
+    if p.scale_in_control is not None:
+        losses.add("scale_in_control", "Azure has no scale-in control; dropped")
+    for i, _ in enumerate(p.schedules):
+        losses.add(path("schedules", i), "Azure has no cron scaling schedules (recurrence profiles set whole "
+                                         "capacities instead); dropped")
+    if p.allowed_replicas is not None:
+        losses.add("allowed_replicas", "the allowed sizes are the service's own (ServiceAllowedNextValue); dropped")
+    if p.initialization_period_seconds is not None:
+        losses.add("initialization_period_seconds", "Azure has no initialization period; dropped")
+    return {"type": RESOURCE_TYPE, "apiVersion": API_VERSION, "name": p.name or "scalebridge",
+            "location": ref.get("location", PLACEHOLDER), "properties": props}, losses
+
+
+def _rules(rules: list[Rule], at: tuple, uri: str, p: Policy, losses: Losses) -> list[dict]:
+    out = []
+    for i, r in enumerate(rules):
+        where = path(*at, i)
+        if not r.enabled:
+            losses.add(where, "an Azure rule cannot be disabled; left out")
+            continue
+        if r.steps is not None:
+            losses.add(where, "an AWS step-scaling rule is not an Azure rule (one action per rule); dropped")
+            continue
+        if r.statistic not in _STATS:
+            losses.add(path(where, "statistic"), f"Azure has no {r.statistic} statistic; rule dropped")
+            continue
+        if r.name:
+            losses.add(path(where, "name"), "Azure rules have no name; dropped")
+        if r.datapoints_to_alarm is not None:
+            losses.add(path(where, "datapoints_to_alarm"), "Azure compares the whole window's aggregate; dropped")
+        if r.treat_missing_data != "missing":
+            losses.add(path(where, "treat_missing_data"), "Azure has no missing-data treatment; dropped")
+        if r.adjustment_type is not None or r.min_adjustment_magnitude is not None:
+            losses.add(where, "AWS adjustment settings have no Azure equivalent; dropped")
+        a = r.action
+        cd = a.cooldown_seconds if a.cooldown_seconds is not None else DEFAULT_COOLDOWN
+        action = {"direction": a.direction, "type": a.type, "cooldown": iso_duration(cd)}
+        if a.value is not None:
+            action["value"] = str(num(a.value))
+            if a.value != int(a.value):
+                losses.add(path(where, "action", "value"), f"Azure takes a whole count; {a.value:g} truncated")
+                action["value"] = str(int(a.value))
+        elif a.type == "ServiceAllowedNextValue":
+            action["value"] = "1"
+        trig = {"metricName": r.metric, "metricResourceUri": uri,
+                "timeGrain": iso_duration(r.time_grain_seconds), "statistic": r.statistic,
+                "timeWindow": iso_duration(r.time_window_seconds),
+                "timeAggregation": _AGG_OUT.get(r.time_aggregation, r.time_aggregation),
+                "operator": r.operator, "threshold": num(r.threshold), "dividePerInstance": r.divide_per_instance}
+        out.append({"metricTrigger": trig, "scaleAction": action})
+    return out
+
+
+def dump(obj: Any) -> str:
+    return json.dumps(obj, indent=2) + "\n"
+
+
+# ----------------------------------------------------------------------------- import
+
+
+def _settings(obj: Any, root: str = "$") -> list[tuple[str, dict]]:
+    """Autoscale settings in a document: an ARM template's ``resources`` (nested too), a
+    resource, a REST response ``value`` list, or bare ``properties``."""
+    if isinstance(obj, list):
+        out = []
+        for i, x in enumerate(obj):
+            out += _settings(x, f"{root}[{i}]")
+        return out
+    if not isinstance(obj, dict):
+        return []
+    t = obj.get("type")
+    if isinstance(t, str) and t.lower() == RESOURCE_TYPE.lower():
+        return [(root, obj)]
+    if "profiles" in obj and "type" not in obj:
+        return [(root, {"properties": obj})]
+    if isinstance(obj.get("properties"), dict) and "profiles" in obj["properties"] and "type" not in obj:
+        return [(root, obj)]
+    out = []
+    for key in ("resources", "value"):
+        if key in obj:
+            out += _settings(obj[key], f"{root}.{key}")
+    if "properties" in obj and isinstance(obj["properties"], dict) and "template" in obj["properties"]:
+        out += _settings(obj["properties"]["template"], f"{root}.properties.template")
+    return out
+
+
+def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
+    obj = text_or_obj
+    if isinstance(obj, str):
+        try:
+            obj = json.loads(obj)
+        except json.JSONDecodeError as e:
+            raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    found = _settings(obj)
+    if not found:
+        raise NativeError("$", f"no {RESOURCE_TYPE} resource in the input")
+    return [_import_one(s, root) for root, s in found]
+
+
+def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
+    return import_all(text_or_obj)[0]
+
+
+def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
+    losses = Losses()
+    rd = Reader(losses, root)
+    props = rd.mapping(res.get("properties"), "properties")
+    policy: dict = {"semantics": "azure"}
+    name = props.get("name", res.get("name"))
+    if isinstance(name, str) and not rd.template(name, "properties" if "name" in props else "name", "name"):
+        policy["name"] = name
+    if props.get("enabled") is False:
+        policy["mode"] = "OFF"
+        losses.add(rd.where("properties", "enabled"), "a disabled setting read as mode OFF")
+    elif props.get("enabled") is not None and not isinstance(props.get("enabled"), bool):
+        rd.template(props["enabled"], "properties", "enabled")
+    for key in ("notifications",):
+        if props.get(key):
+            losses.add(rd.where("properties", key), "notifications are not part of a policy; dropped")
+    profiles = rd.listing(props.get("profiles"), "properties", "profiles")
+    if not profiles and not rd.template(props.get("profiles"), "properties", "profiles"):
+        raise NativeError(rd.where("properties", "profiles"), "required: at least one profile")
+    out_profiles = []
+    default_seen = False
+    for k, pr in enumerate(profiles):
+        at = ("properties", "profiles", k)
+        pr = rd.mapping(pr, *at)
+        rd.unknown(pr, {"name", "capacity", "rules", "recurrence", "fixedDate"}, *at)
+        cap = rd.mapping(pr.get("capacity"), *at, "capacity")
+        if not cap and "capacity" not in pr:
+            raise NativeError(rd.where(*at, "capacity"), "required field is missing")
+        c = {f: rd.number(cap.get(f), *at, "capacity", f, integer=True) for f in ("minimum", "maximum", "default")}
+        rules = [r for r in (_rule(rd, rule, at + ("rules", i))
+                             for i, rule in enumerate(rd.listing(pr.get("rules"), *at, "rules"))) if r]
+        pname = pr.get("name") if isinstance(pr.get("name"), str) else f"profile-{k}"
+        if "recurrence" not in pr and "fixedDate" not in pr and not default_seen:
+            default_seen = True
+            if c["minimum"] is not None:
+                policy["min_replicas"] = c["minimum"]
+            if c["maximum"] is not None:
+                policy["max_replicas"] = c["maximum"]
+            if c["default"] is not None and c["default"] != c["minimum"]:
+                policy["default_replicas"] = c["default"]
+            if rules:
+                policy["rules"] = rules
+            continue
+        if None in c.values():
+            losses.add(rd.where(*at, "capacity"), "a profile with unresolved capacity; dropped")
+            continue
+        body: dict = {"name": pname, "capacity": c}
+        if rules:
+            body["rules"] = rules
+        if "recurrence" in pr:
+            body["recurrence"] = _recurrence(rd, rd.mapping(pr["recurrence"], *at, "recurrence"), at + ("recurrence",))
+        if "fixedDate" in pr:
+            body["fixed_date"] = _fixed(rd, rd.mapping(pr["fixedDate"], *at, "fixedDate"), at + ("fixedDate",))
+        out_profiles.append(body)
+    if out_profiles:
+        policy["profiles"] = out_profiles
+    pap = props.get("predictiveAutoscalePolicy")
+    if isinstance(pap, dict):
+        mode = pap.get("scaleMode")
+        if mode not in ("Disabled", "ForecastOnly", "Enabled", None):
+            if not rd.template(mode, "properties", "predictiveAutoscalePolicy", "scaleMode"):
+                raise NativeError(rd.where("properties", "predictiveAutoscalePolicy", "scaleMode"),
+                                  f"expected Disabled, ForecastOnly or Enabled, got {mode!r}")
+        elif mode in ("ForecastOnly", "Enabled"):
+            pred: dict = {"mode": "ForecastAndScale" if mode == "Enabled" else "ForecastOnly"}
+            la = parse_iso_duration(pap.get("scaleLookAheadTime"), rd, "properties", "predictiveAutoscalePolicy",
+                                    "scaleLookAheadTime")
+            if la is not None:
+                pred["look_ahead_seconds"] = num(la)
+            policy["predictive"] = pred
+    return policy, losses
+
+
+def _rule(rd: Reader, rule: Any, at: tuple) -> Optional[dict]:
+    rule = rd.mapping(rule, *at)
+    rd.unknown(rule, {"metricTrigger", "scaleAction"}, *at)
+    t = rd.mapping(rule.get("metricTrigger"), *at, "metricTrigger")
+    a = rd.mapping(rule.get("scaleAction"), *at, "scaleAction")
+    ta, aa = at + ("metricTrigger",), at + ("scaleAction",)
+    rd.unknown(t, {"metricName", "metricNamespace", "metricResourceUri", "metricResourceLocation", "timeGrain",
+                   "statistic", "timeWindow", "timeAggregation", "operator", "threshold", "dimensions",
+                   "dividePerInstance"}, *ta)
+    rd.unknown(a, {"direction", "type", "value", "cooldown"}, *aa)
+    for req, obj, where in (("metricName", t, ta), ("operator", t, ta), ("threshold", t, ta),
+                            ("direction", a, aa), ("type", a, aa), ("cooldown", a, aa)):
+        if obj.get(req) is None:
+            raise NativeError(rd.where(*where, req), "required field is missing")
+    if t.get("dimensions"):
+        rd.losses.add(rd.where(*ta, "dimensions"), "metric dimensions are the metric source's business; dropped")
+    if t.get("metricNamespace"):
+        rd.losses.note(rd.where(*ta, "metricNamespace"), "the metric namespace is the metric source's business")
+    out: dict = {"metric": rd.string(t["metricName"], *ta, "metricName")}
+    stat = t.get("statistic", "Average")
+    if stat not in _STATS:
+        raise NativeError(rd.where(*ta, "statistic"), f"expected one of {', '.join(sorted(_STATS))}, got {stat!r}")
+    agg = t.get("timeAggregation", "Average")
+    if agg not in _AGG_IN:
+        raise NativeError(rd.where(*ta, "timeAggregation"), f"expected one of {', '.join(_AGG_IN)}, got {agg!r}")
+    if t["operator"] not in _OPS:
+        raise NativeError(rd.where(*ta, "operator"), f"expected one of {', '.join(sorted(_OPS))}, got {t['operator']!r}")
+    out.update(statistic=stat, time_aggregation=_AGG_IN[agg], operator=t["operator"])
+    for key, field in (("timeGrain", "time_grain_seconds"), ("timeWindow", "time_window_seconds")):
+        if t.get(key) is not None:
+            v = parse_iso_duration(t[key], rd, *ta, key)
+            if v is not None:
+                out[field] = num(v)
+    th = rd.number(t["threshold"], *ta, "threshold")
+    if th is None:
+        return None
+    out["threshold"] = th
+    if t.get("dividePerInstance") is True:
+        out["divide_per_instance"] = True
+    if a["direction"] not in ("Increase", "Decrease", "None"):
+        raise NativeError(rd.where(*aa, "direction"), f"expected Increase, Decrease or None, got {a['direction']!r}")
+    if a["direction"] == "None":
+        rd.losses.add(rd.where(*at), "a rule with direction None never acts; dropped")
+        return None
+    if a["type"] not in _TYPES:
+        raise NativeError(rd.where(*aa, "type"), f"expected one of {', '.join(sorted(_TYPES))}, got {a['type']!r}")
+    action: dict = {"direction": a["direction"], "type": a["type"]}
+    if a.get("value") is not None:
+        v = rd.number(a["value"], *aa, "value")
+        if v is None:
+            return None
+        action["value"] = v
+    cd = parse_iso_duration(a["cooldown"], rd, *aa, "cooldown")
+    if cd is not None:
+        action["cooldown_seconds"] = num(cd)
+    out["action"] = action
+    return out
+
+
+def _zone_in(rd: Reader, zone: Any, *parts: object) -> Optional[str]:
+    z = rd.string(zone, *parts)
+    if z is None:
+        return None
+    try:
+        resolve_zone(z)
+    except ValueError:
+        raise NativeError(rd.where(*parts), f"unknown time zone {z!r}: Azure takes Windows time-zone IDs "
+                                            "(\"Pacific Standard Time\")") from None
+    return z
+
+
+def _recurrence(rd: Reader, r: dict, at: tuple) -> dict:
+    rd.unknown(r, {"frequency", "schedule"}, *at)
+    if r.get("frequency") != "Week":
+        raise NativeError(rd.where(*at, "frequency"), f"Azure recurrence frequency must be Week, got "
+                                                      f"{r.get('frequency')!r}")
+    s = rd.mapping(r.get("schedule"), *at, "schedule")
+    sat = at + ("schedule",)
+    rd.unknown(s, {"timeZone", "days", "hours", "minutes"}, *sat)
+    out: dict = {}
+    z = _zone_in(rd, s.get("timeZone"), *sat, "timeZone")
+    if z:
+        out["time_zone"] = z
+    days = rd.listing(s.get("days"), *sat, "days")
+    if not days:
+        raise NativeError(rd.where(*sat, "days"), "required: at least one day")
+    for i, d in enumerate(days):
+        if d not in _DAYS:
+            raise NativeError(rd.where(*sat, "days", i), f"expected a day name (Monday … Sunday), got {d!r}")
+    out["days"] = days
+    for key, hi in (("hours", 23), ("minutes", 59)):
+        vals = rd.listing(s.get(key), *sat, key)
+        if not vals:
+            raise NativeError(rd.where(*sat, key), "required: at least one value")
+        for i, v in enumerate(vals):
+            n = rd.number(v, *sat, key, i, integer=True)
+            if n is None or not 0 <= n <= hi:
+                raise NativeError(rd.where(*sat, key, i), f"expected 0 to {hi}, got {v!r}")
+        out[key] = [int(v) for v in vals]
+    return out
+
+
+def _fixed(rd: Reader, f: dict, at: tuple) -> dict:
+    rd.unknown(f, {"timeZone", "start", "end"}, *at)
+    out: dict = {}
+    z = _zone_in(rd, f.get("timeZone"), *at, "timeZone")
+    if z:
+        out["time_zone"] = z
+    for key in ("start", "end"):
+        v = rd.string(f.get(key), *at, key)
+        if v is None:
+            raise NativeError(rd.where(*at, key), "required field is missing")
+        try:
+            to_epoch(v, z or "UTC")
+        except ValueError as e:
+            raise NativeError(rd.where(*at, key), str(e)) from None
+        out[key] = v
+    if to_epoch(out["end"], z or "UTC") <= to_epoch(out["start"], z or "UTC"):
+        raise NativeError(rd.where(*at, "end"), "end must be after start")
+    return out

@@ -1,0 +1,176 @@
+"""What every translation shares: the loss report, native-input errors, and
+reading numbers and durations the way provider APIs write them."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from ..errors import ScalebridgeError, json_path
+from ..policy import Policy
+
+PLACEHOLDER = "PLACEHOLDER-set-with-target"
+"""Stands where ``--target`` would give the scaled resource (HPA scaleTargetRef,
+Azure targetResourceUri, the MIG, the ASG name)."""
+
+
+class NativeError(ScalebridgeError):
+    """Native configuration that its provider would reject: one line naming the field."""
+
+    def __init__(self, where: str, message: str):
+        self.where, self.message = where, message
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass
+class Losses:
+    """The loss report: one line per feature the other side cannot express,
+    saying what was done instead; ``notes`` are lines that lose nothing
+    (a placeholder to fill in)."""
+    lines: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, where: str, message: str) -> None:
+        line = f"{where}: {message}"
+        if line not in self.lines:
+            self.lines.append(line)
+
+    def note(self, where: str, message: str) -> None:
+        self.notes.append(f"{where}: {message}")
+
+    def __bool__(self) -> bool:
+        return bool(self.lines)
+
+    def __iter__(self):
+        return iter(self.lines)
+
+
+def path(*parts: object) -> str:
+    """``("behavior", "scale_up", "policies", 1)`` → ``behavior.scale_up.policies[1]``."""
+    return json_path(parts, root="").lstrip(".")
+
+
+def as_policy(policy: Union[Policy, dict]) -> Policy:
+    if isinstance(policy, Policy):
+        return policy
+    from ..engine import load_policy
+    return load_policy(policy)
+
+
+_TEMPLATE = re.compile(r"^\s*\[.*\]\s*$", re.S)
+
+
+def is_template(v: Any) -> bool:
+    """An unresolved template expression: ARM ``"[parameters('x')]"``, or a
+    CloudFormation intrinsic (``{"Ref": …}``, ``{"Fn::…": …}``)."""
+    if isinstance(v, str):
+        return bool(_TEMPLATE.match(v)) and not v.strip().startswith("[[")
+    if isinstance(v, dict) and len(v) == 1:
+        k = next(iter(v))
+        return k == "Ref" or k.startswith("Fn::") or k == "Condition"
+    return False
+
+
+class Reader:
+    """Reads fields of a native document, raising :class:`NativeError` with the
+    JSON path of a bad one, and reporting unresolved template expressions."""
+
+    def __init__(self, losses: Losses, root: str = "$"):
+        self.losses = losses
+        self.root = root
+
+    def where(self, *parts: object) -> str:
+        return json_path(parts, root=self.root)
+
+    def template(self, v: Any, *parts: object) -> bool:
+        if is_template(v):
+            self.losses.add(self.where(*parts), f"unresolved template expression {_show(v)}; left out")
+            return True
+        return False
+
+    def number(self, v: Any, *parts: object, integer: bool = False) -> Optional[Union[int, float]]:
+        """A number as the API takes it (JSON number or a numeric string, as
+        ARM and CloudFormation write them); None for a template expression."""
+        if v is None or self.template(v, *parts):
+            return None
+        if isinstance(v, bool):
+            raise NativeError(self.where(*parts), f"expected a number, got {v!r}")
+        if isinstance(v, str):
+            try:
+                v = float(v.strip()) if not re.fullmatch(r"\s*[+-]?\d+\s*", v) else int(v)
+            except ValueError:
+                raise NativeError(self.where(*parts), f"expected a number, got {v!r}") from None
+        if not isinstance(v, (int, float)):
+            raise NativeError(self.where(*parts), f"expected a number, got {_show(v)}")
+        if isinstance(v, float) and v.is_integer() and integer:
+            v = int(v)
+        if integer and not isinstance(v, int):
+            raise NativeError(self.where(*parts), f"expected an integer, got {v!r}")
+        return v
+
+    def mapping(self, v: Any, *parts: object) -> dict:
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise NativeError(self.where(*parts), f"expected an object, got {_show(v)}")
+        return v
+
+    def listing(self, v: Any, *parts: object) -> list:
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise NativeError(self.where(*parts), f"expected a list, got {_show(v)}")
+        return v
+
+    def string(self, v: Any, *parts: object) -> Optional[str]:
+        if v is None or self.template(v, *parts):
+            return None
+        if not isinstance(v, str):
+            raise NativeError(self.where(*parts), f"expected a string, got {_show(v)}")
+        return v
+
+    def unknown(self, obj: dict, known: set, *parts: object) -> None:
+        for k in obj:
+            if k not in known:
+                raise NativeError(self.where(*parts, k), f"unknown field {k!r}; valid fields here: "
+                                                        f"{', '.join(sorted(known))}")
+
+
+def _show(v: Any) -> str:
+    import json
+    s = json.dumps(v, default=str)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+_ISO = re.compile(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def iso_duration(seconds: float) -> str:
+    """Seconds as the ISO-8601 duration ARM writes (``PT5M``, ``PT1H30M``)."""
+    s = int(round(seconds))
+    if s == 0:
+        return "PT0S"
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    out = "P" + (f"{d}D" if d else "")
+    if h or m or s:
+        out += "T" + (f"{h}H" if h else "") + (f"{m}M" if m else "") + (f"{s}S" if s else "")
+    return out
+
+
+def parse_iso_duration(text: Any, reader: Reader, *parts: object) -> Optional[float]:
+    if text is None or reader.template(text, *parts):
+        return None
+    m = _ISO.match(text) if isinstance(text, str) else None
+    if not m or text in ("P", "PT"):
+        raise NativeError(reader.where(*parts), f"expected an ISO-8601 duration such as PT5M, got {_show(text)}")
+    d, h, mi, s = (float(x) if x else 0.0 for x in m.groups())
+    return d * 86400 + h * 3600 + mi * 60 + s
+
+
+def num(v: Any) -> Union[int, float]:
+    """A policy number as JSON writes it (integral floats as integers)."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v

@@ -1,0 +1,330 @@
+"""A policy as an ``autoscaling/v2`` HorizontalPodAutoscaler, and back.
+
+Fields as the API reference names them
+(https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/horizontal-pod-autoscaler-v2/);
+the behavior as "Configurable scaling behavior" describes it
+(https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#configurable-scaling-behavior),
+per-direction ``tolerance`` as in "Tolerance"
+(https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#tolerance).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import yaml
+
+from .. import constants as C
+from ..policy import Policy
+from .common import PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+
+API_VERSION = "autoscaling/v2"
+_KIND = {"resource": "Resource", "container_resource": "ContainerResource", "pods": "Pods",
+         "object": "Object", "external": "External"}
+_FIELD = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
+          "Object": "object", "External": "external"}
+_TYPE = {v: k for k, v in _KIND.items()}
+_PLACEHOLDER_OBJECT = {"apiVersion": "v1", "kind": "Service", "name": PLACEHOLDER}
+
+
+def _target(t) -> dict:
+    if t.type == "Utilization":
+        return {"type": "Utilization", "averageUtilization": int(round(t.average_utilization))}
+    if t.type == "AverageValue":
+        return {"type": "AverageValue", "averageValue": num(t.average_value)}
+    return {"type": "Value", "value": num(t.value)}
+
+
+def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tuple[dict, Losses]:
+    p = as_policy(policy)
+    losses = Losses()
+    ref = dict(target_ref or {})
+    name = ref.get("name") or PLACEHOLDER
+    if not target_ref:
+        losses.note("spec.scaleTargetRef", f"placeholder {PLACEHOLDER!r}: pass --target "
+                                           "'{kind: Deployment, namespace: NS, name: NAME}'")
+    meta: dict = {"name": p.name or name}
+    if ref.get("namespace"):
+        meta["namespace"] = ref["namespace"]
+    spec: dict = {"scaleTargetRef": {"apiVersion": ref.get("api_version", ref.get("apiVersion", "apps/v1")),
+                                     "kind": ref.get("kind", "Deployment"), "name": name}}
+    if p.min_replicas is not None:
+        spec["minReplicas"] = p.min_replicas
+    if p.max_replicas is None:
+        raise NativeError("max_replicas", "an HPA requires maxReplicas; the policy has no max_replicas")
+    spec["maxReplicas"] = p.max_replicas
+    metrics = []
+    for i, m in enumerate(p.metrics or []):
+        where = path("metrics", i)
+        if not m.enabled:
+            losses.add(where, "an HPA has no disabled metric; left out")
+            continue
+        if m.type == "load_balancing":
+            losses.add(where, "Kubernetes has no load-balancing utilization metric; dropped")
+            continue
+        t = m.target
+        if t.type == "Utilization" and t.average_utilization is None:
+            raise NativeError(path(where, "target", "average_utilization"),
+                              "an HPA Utilization target must set averageUtilization")
+        if t.type == "Utilization" and t.average_utilization != int(round(t.average_utilization)):
+            losses.add(path(where, "target", "average_utilization"),
+                       f"averageUtilization is an integer percent; {t.average_utilization:g} rounded to "
+                       f"{int(round(t.average_utilization))}")
+        if t.rate is not None:
+            losses.add(path(where, "target", "rate"), "an HPA reads gauges, not counter rates; dropped")
+        if m.disable_scale_in:
+            losses.add(path(where, "disable_scale_in"), "an HPA metric cannot disable scale-in; dropped")
+        if m.initialization_period_seconds is not None:
+            losses.add(path(where, "initialization_period_seconds"),
+                       "per-metric warm-up is the controller's --horizontal-pod-autoscaler-cpu-initialization-period; dropped")
+        kind = _KIND[m.type]
+        body: dict = {"target": _target(t)}
+        if kind in ("Resource", "ContainerResource"):
+            body["name"] = m.name
+            if kind == "ContainerResource":
+                body["container"] = m.container
+        else:
+            body["metric"] = {"name": m.name}
+            if kind == "Object":
+                body["describedObject"] = dict(_PLACEHOLDER_OBJECT)
+                losses.note(path(where), f"describedObject placeholder {PLACEHOLDER!r}: the policy does not name "
+                                         "the object")
+        metrics.append({"type": kind, _FIELD[kind]: body})
+    if metrics:
+        spec["metrics"] = metrics
+    behavior = _behavior(p, losses)
+    if behavior is not None:
+        spec["behavior"] = behavior
+    _lost(p, losses)
+    return {"apiVersion": API_VERSION, "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}, losses
+
+
+def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
+    b = p.behavior
+    out: dict = {}
+    for side, key in (("scale_up", "scaleUp"), ("scale_down", "scaleDown")):
+        rules = getattr(b, side) if b is not None else None
+        r: dict = {}
+        if rules is not None:
+            if rules.stabilization_window_seconds is not None:
+                w = rules.stabilization_window_seconds
+                r["stabilizationWindowSeconds"] = int(w)
+                if w != int(w):
+                    losses.add(path("behavior", side, "stabilization_window_seconds"),
+                               f"whole seconds only; {w:g} truncated to {int(w)}")
+            if rules.select_policy is not None:
+                r["selectPolicy"] = rules.select_policy
+            if rules.policies is not None:
+                r["policies"] = []
+                for k, sp in enumerate(rules.policies):
+                    if sp.period_seconds != int(sp.period_seconds):
+                        losses.add(path("behavior", side, "policies", k, "period_seconds"),
+                                   f"whole seconds only; {sp.period_seconds:g} truncated")
+                    r["policies"].append({"type": sp.type, "value": sp.value,
+                                          "periodSeconds": int(sp.period_seconds)})
+            if rules.tolerance is not None:
+                r["tolerance"] = num(rules.tolerance)
+        if p.tolerance is not None and "tolerance" not in r:
+            r["tolerance"] = num(p.tolerance)
+        if p.mode != "ON" and (side == "scale_down" or p.mode == "OFF"):
+            if r.get("selectPolicy") != "Disabled":
+                losses.add("mode", f"mode {p.mode} approximated as behavior.{key}.selectPolicy Disabled "
+                                   "(no recommendation is reported)")
+            r["selectPolicy"] = "Disabled"
+        if rules is not None or r:
+            out[key] = r
+    if b is None and not out:
+        return None
+    return out
+
+
+def _lost(p: Policy, losses: Losses) -> None:
+    if p.rules:
+        for i, _ in enumerate(p.rules):
+            losses.add(path("rules", i), "an HPA has no threshold rules; dropped")
+    for i, _ in enumerate(p.profiles):
+        losses.add(path("profiles", i), "an HPA has no instance profiles; dropped")
+    for i, _ in enumerate(p.schedules):
+        losses.add(path("schedules", i), "an HPA has no scaling schedules; dropped")
+    if p.scale_in_control is not None:
+        losses.add("scale_in_control", "an HPA has no scale-in control; dropped "
+                                       "(behavior.scale_down policies limit the rate per period instead)")
+    if p.predictive is not None:
+        losses.add("predictive", "an HPA does not forecast; dropped")
+    if p.default_replicas is not None:
+        losses.add("default_replicas", "an HPA keeps its size when metrics cannot be read; dropped")
+    if p.allowed_replicas is not None:
+        losses.add("allowed_replicas", "an HPA scales to any count; dropped")
+    if p.initialization_period_seconds is not None:
+        losses.add("initialization_period_seconds", "the controller's --horizontal-pod-autoscaler-cpu-initialization-"
+                                                     "period flag, not part of an HPA; dropped")
+
+
+def dump(obj: Union[dict, list]) -> str:
+    docs = obj if isinstance(obj, list) else [obj]
+    return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False)
+
+
+# ----------------------------------------------------------------------------- import
+
+
+def documents(text_or_obj: Any) -> list[tuple[str, dict]]:
+    """The HPAs of a YAML stream (several documents, or a ``kind: List``), each with its JSON path root."""
+    if isinstance(text_or_obj, str):
+        try:
+            docs = [d for d in yaml.safe_load_all(text_or_obj)]
+        except yaml.YAMLError as e:
+            raise NativeError("$", f"not YAML: {str(e).splitlines()[0]}") from None
+    else:
+        docs = text_or_obj if isinstance(text_or_obj, list) else [text_or_obj]
+    out = []
+    for i, d in enumerate(docs):
+        if d is None:
+            continue
+        root = f"$[{i}]" if len(docs) > 1 else "$"
+        if not isinstance(d, dict):
+            raise NativeError(root, "expected a Kubernetes object")
+        if d.get("kind") == "List":
+            for k, item in enumerate(d.get("items") or []):
+                out.append((f"{root}.items[{k}]", item))
+            continue
+        out.append((root, d))
+    if not out:
+        raise NativeError("$", "no HorizontalPodAutoscaler in the input")
+    return out
+
+
+def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
+    """The first (usually only) HPA; :func:`import_all` for every one."""
+    return import_all(text_or_obj)[0]
+
+
+def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
+    return [_import_one(doc, root) for root, doc in documents(text_or_obj)]
+
+
+def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
+    losses = Losses()
+    rd = Reader(losses, root)
+    if doc.get("kind") != "HorizontalPodAutoscaler":
+        raise NativeError(rd.where("kind"), f"expected HorizontalPodAutoscaler, got {doc.get('kind')!r}")
+    api = doc.get("apiVersion")
+    if api not in ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1"):
+        raise NativeError(rd.where("apiVersion"), f"unsupported apiVersion {api!r}; "
+                                                  "autoscaling/v2, autoscaling/v2beta2 or autoscaling/v1")
+    meta = rd.mapping(doc.get("metadata"), "metadata")
+    spec = rd.mapping(doc.get("spec"), "spec")
+    policy: dict = {"semantics": "kubernetes"}
+    if meta.get("name"):
+        policy["name"] = meta["name"]
+    if "scaleTargetRef" in spec:
+        losses.note(rd.where("spec", "scaleTargetRef"), "the scaled workload is the run configuration's `ref`, "
+                                                        "not part of a policy")
+    mn = rd.number(spec.get("minReplicas"), "spec", "minReplicas", integer=True)
+    mx = rd.number(spec.get("maxReplicas"), "spec", "maxReplicas", integer=True)
+    if mx is None:
+        raise NativeError(rd.where("spec", "maxReplicas"), "required field is missing")
+    policy["min_replicas"] = 1 if mn is None else mn
+    policy["max_replicas"] = mx
+    if api == "autoscaling/v1":
+        known = {"scaleTargetRef", "minReplicas", "maxReplicas", "targetCPUUtilizationPercentage"}
+        rd.unknown(spec, known, "spec")
+        cpu = rd.number(spec.get("targetCPUUtilizationPercentage"), "spec", "targetCPUUtilizationPercentage",
+                        integer=True)
+        policy["metrics"] = [{"type": "resource", "name": "cpu",
+                              "target": {"type": "Utilization", "average_utilization": cpu or 80}}]
+        return policy, losses
+    rd.unknown(spec, {"scaleTargetRef", "minReplicas", "maxReplicas", "metrics", "behavior"}, "spec")
+    metrics = []
+    for i, m in enumerate(rd.listing(spec.get("metrics"), "spec", "metrics")):
+        metrics.append(_metric(rd, rd.mapping(m, "spec", "metrics", i), ("spec", "metrics", i)))
+    if metrics:
+        policy["metrics"] = metrics
+    if "behavior" in spec:
+        policy["behavior"] = _import_behavior(rd, rd.mapping(spec["behavior"], "spec", "behavior"), policy)
+    return policy, losses
+
+
+def _metric(rd: Reader, m: dict, at: tuple) -> dict:
+    kind = m.get("type")
+    if kind not in _FIELD:
+        raise NativeError(rd.where(*at, "type"), f"unknown metric type {kind!r}; valid: {', '.join(_FIELD)}")
+    rd.unknown(m, {"type", _FIELD[kind]}, *at)
+    body = rd.mapping(m.get(_FIELD[kind]), *at, _FIELD[kind])
+    if not body:
+        raise NativeError(rd.where(*at, _FIELD[kind]), f"required for a {kind} metric")
+    at = at + (_FIELD[kind],)
+    out: dict = {"type": _TYPE[kind]}
+    if kind in ("Resource", "ContainerResource"):
+        rd.unknown(body, {"name", "target", "container"} if kind == "ContainerResource" else {"name", "target"}, *at)
+        out["name"] = rd.string(body.get("name"), *at, "name")
+        if kind == "ContainerResource":
+            out["container"] = rd.string(body.get("container"), *at, "container")
+    else:
+        known = {"metric", "target", "describedObject"} if kind == "Object" else {"metric", "target"}
+        rd.unknown(body, known, *at)
+        metric = rd.mapping(body.get("metric"), *at, "metric")
+        out["name"] = rd.string(metric.get("name"), *at, "metric", "name")
+        if metric.get("selector"):
+            rd.losses.add(rd.where(*at, "metric", "selector"),
+                          "a metric's label selector is the metric source's business; dropped")
+        if kind == "Object" and body.get("describedObject"):
+            rd.losses.note(rd.where(*at, "describedObject"), "the described object is the metric source's "
+                                                           "business, not part of a policy")
+    if not out.get("name"):
+        raise NativeError(rd.where(*at, "name" if kind in ("Resource", "ContainerResource") else "metric"),
+                          "required field is missing: the metric's name")
+    t = rd.mapping(body.get("target"), *at, "target")
+    rd.unknown(t, {"type", "averageUtilization", "averageValue", "value"}, *at, "target")
+    tt = t.get("type")
+    field = {"Utilization": "averageUtilization", "AverageValue": "averageValue", "Value": "value"}.get(tt)
+    if field is None:
+        raise NativeError(rd.where(*at, "target", "type"), f"expected Utilization, AverageValue or Value, got {tt!r}")
+    v = t.get(field)
+    if v is None:
+        raise NativeError(rd.where(*at, "target", field), f"required for a {tt} target")
+    if tt == "Utilization":
+        v = rd.number(v, *at, "target", field, integer=True)
+    elif isinstance(v, str):
+        from ..policy import _QUANTITY_PATTERN
+        import re
+        if not re.match(_QUANTITY_PATTERN, v):
+            raise NativeError(rd.where(*at, "target", field), f"not a quantity: {v!r}")
+    snake = {"averageUtilization": "average_utilization", "averageValue": "average_value", "value": "value"}[field]
+    out["target"] = {"type": tt, snake: v}
+    return out
+
+
+def _import_behavior(rd: Reader, b: dict, policy: dict) -> dict:
+    rd.unknown(b, {"scaleUp", "scaleDown"}, "spec", "behavior")
+    out: dict = {}
+    for key, side in (("scaleUp", "scale_up"), ("scaleDown", "scale_down")):
+        if key not in b:
+            continue
+        at = ("spec", "behavior", key)
+        r = rd.mapping(b[key], *at)
+        rd.unknown(r, {"stabilizationWindowSeconds", "selectPolicy", "policies", "tolerance"}, *at)
+        s: dict = {}
+        if r.get("stabilizationWindowSeconds") is not None:
+            s["stabilization_window_seconds"] = rd.number(r["stabilizationWindowSeconds"], *at,
+                                                          "stabilizationWindowSeconds", integer=True)
+        if r.get("selectPolicy") is not None:
+            if r["selectPolicy"] not in ("Max", "Min", "Disabled"):
+                raise NativeError(rd.where(*at, "selectPolicy"), f"expected Max, Min or Disabled, got "
+                                                                 f"{r['selectPolicy']!r}")
+            s["select_policy"] = r["selectPolicy"]
+        if r.get("policies") is not None:
+            s["policies"] = []
+            for k, sp in enumerate(rd.listing(r["policies"], *at, "policies")):
+                sp = rd.mapping(sp, *at, "policies", k)
+                rd.unknown(sp, {"type", "value", "periodSeconds"}, *at, "policies", k)
+                if sp.get("type") not in ("Pods", "Percent"):
+                    raise NativeError(rd.where(*at, "policies", k, "type"),
+                                      f"expected Pods or Percent, got {sp.get('type')!r}")
+                s["policies"].append({"type": sp["type"],
+                                      "value": rd.number(sp.get("value"), *at, "policies", k, "value", integer=True),
+                                      "period_seconds": rd.number(sp.get("periodSeconds"), *at, "policies", k,
+                                                                  "periodSeconds", integer=True)})
+        if r.get("tolerance") is not None:
+            s["tolerance"] = rd.number(r["tolerance"], *at, "tolerance")
+        out[side] = s
+    return out

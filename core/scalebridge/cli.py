@@ -354,6 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
         add_simulate_commands(sub)
     from .controller.cli import add_controller_commands
     add_controller_commands(sub)
+    from .translate.cli import add_translate_commands
+    add_translate_commands(sub)
     return p
 
 

@@ -77,7 +77,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
             losses.add(path(where, "initialization_period_seconds"),
                        "per-metric warm-up is the controller's --horizontal-pod-autoscaler-cpu-initialization-period; dropped")
         kind = _KIND[m.type]
-        body: dict = {"target": _target(t)}
+        body: dict = {}
         if kind in ("Resource", "ContainerResource"):
             body["name"] = m.name
             if kind == "ContainerResource":
@@ -88,6 +88,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                 body["describedObject"] = dict(_PLACEHOLDER_OBJECT)
                 losses.note(path(where), f"describedObject placeholder {PLACEHOLDER!r}: the policy does not name "
                                          "the object")
+        body["target"] = _target(t)
         metrics.append({"type": kind, _FIELD[kind]: body})
     if metrics:
         spec["metrics"] = metrics

@@ -60,8 +60,12 @@ class KubernetesProvider(Provider):
     name: ClassVar[str] = "kubernetes"
     semantics: ClassVar[str] = "kubernetes"
     capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS})
-    #: client-go's DefaultQPS and DefaultBurst (k8s.io/client-go/rest/config.go)
-    pacing = Pacing(writes_per_second=5.0, write_burst=10, reads_per_second=5.0, read_burst=10)
+    #: writes: client-go's DefaultQPS and DefaultBurst (k8s.io/client-go/rest/config.go), so that a
+    #: write with no room is ``paced`` and coalesces with the next decision instead of queueing.
+    #: Reads are paced by the client's own token bucket, per API call, blocking as client-go's
+    #: flowcontrol does (one target sync is several calls): the controller does not count them
+    #: again per target, which would report every target past the 10th of a ``--once`` as paced.
+    pacing = Pacing(writes_per_second=5.0, write_burst=10, reads_per_second=1e9, read_burst=10 ** 9)
     ref_keys: ClassVar[frozenset[str]] = frozenset({"kind", "name"})
 
     def __init__(self, kubeconfig: Optional[str] = None, context: Optional[str] = None,
@@ -88,7 +92,8 @@ class KubernetesProvider(Provider):
             else DEFAULT_TIMEOUT
         if qps is not None or burst is not None:
             self.pacing = Pacing(writes_per_second=self.qps, write_burst=self.burst,
-                                 reads_per_second=self.qps, read_burst=self.burst)
+                                 reads_per_second=type(self).pacing.reads_per_second,
+                                 read_burst=type(self).pacing.read_burst)
         self._client = None
         self._control = None
         self._elector = None

@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, frozenset[str]]] = [
     ("predictive", frozenset({"predictive"})),
     ("simulator", frozenset({"simulator"})),
     ("controller", frozenset({"controller"})),
+    ("translate", frozenset({"translate"})),
     ("testing", frozenset({"testing"})),
     ("cli", frozenset({"cli", "demo", "explain"})),
 ]

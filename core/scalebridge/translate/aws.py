@@ -441,8 +441,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         except ValueError as e:
             raise NativeError(rd.where(*at, "StepAdjustments"), str(e)) from None
         rule["steps"] = steps
-        if adj != "ChangeInCapacity":
-            rule["adjustment_type"] = adj
+        rule["adjustment_type"] = adj
         if mam is not None:
             rule["min_adjustment_magnitude"] = mam
         w = rd.number(sp.get("EstimatedInstanceWarmup"), *at, "EstimatedInstanceWarmup", integer=True)

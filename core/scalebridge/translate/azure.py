@@ -224,7 +224,7 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
     props = rd.mapping(res.get("properties"), "properties")
     policy: dict = {"semantics": "azure"}
     name = props.get("name", res.get("name"))
-    if isinstance(name, str) and not rd.template(name, "properties" if "name" in props else "name", "name"):
+    if isinstance(name, str) and not rd.template(name, *(("properties", "name") if "name" in props else ("name",))):
         policy["name"] = name
     if props.get("enabled") is False:
         policy["mode"] = "OFF"

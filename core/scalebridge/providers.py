@@ -267,6 +267,9 @@ class Provider(ABC):
     pacing: Pacing = Pacing()
     #: ref keys a target must give (``{"auto_scaling_group"}``), for ``validate``
     ref_keys: ClassVar[frozenset[str]] = frozenset()
+    #: options that are file paths (``kubeconfig``, ``ca_bundle``): the controller reads a
+    #: relative one from the run configuration's directory, as every relative path there is
+    path_options: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def target(self, ref: Mapping[str, Any]) -> Target:

@@ -61,6 +61,7 @@ class AzureProvider(Provider):
     capabilities = frozenset({Capability.METRICS})
     pacing = Pacing(writes_per_second=10.0, write_burst=200, reads_per_second=25.0, read_burst=250)
     ref_keys = frozenset({"resource_group", "scale_set"})
+    path_options = frozenset({"ca_bundle"})
 
     OPTIONS = frozenset({"subscription_id", "arm_endpoint", "ca_bundle", "credential"})
 

@@ -64,6 +64,7 @@ class GceProvider(Provider):
     capabilities = frozenset({Capability.METRICS})
     pacing = Pacing(writes_per_second=25.0, write_burst=100, reads_per_second=12.5, read_burst=750)
     ref_keys = frozenset({"instance_group_manager"})
+    path_options = frozenset({"credentials"})
 
     def __init__(self, project: Optional[str] = None, compute_endpoint: Optional[str] = None,
                  monitoring_endpoint: Optional[str] = None, monitoring_insecure: bool = False,

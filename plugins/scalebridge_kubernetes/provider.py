@@ -67,6 +67,7 @@ class KubernetesProvider(Provider):
     #: again per target, which would report every target past the 10th of a ``--once`` as paced.
     pacing = Pacing(writes_per_second=5.0, write_burst=10, reads_per_second=1e9, read_burst=10 ** 9)
     ref_keys: ClassVar[frozenset[str]] = frozenset({"kind", "name"})
+    path_options: ClassVar[frozenset[str]] = frozenset({"kubeconfig"})
 
     def __init__(self, kubeconfig: Optional[str] = None, context: Optional[str] = None,
                  in_cluster: Optional[bool] = None, qps: Optional[float] = None, burst: Optional[int] = None,

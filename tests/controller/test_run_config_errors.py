@@ -186,3 +186,23 @@ def test_a_source_for_a_metric_the_policy_does_not_read(write_config, scalebridg
     assert code == 2
     [line] = _only_lines(err, path)
     assert "targets[0].metrics.queue" in line and "its metrics are: cpu" in line
+
+
+def test_a_providers_path_options_are_read_relative_to_the_configuration(tmp_path):
+    """run-config: "Relative paths are relative to the configuration file" — a provider's
+    file options too (Provider.path_options), so a config works from any directory."""
+    from scalebridge.controller.config import build, load_config
+    from scalebridge.testing.arm_server import ArmServer
+    conf_dir = tmp_path / "conf"
+    conf_dir.mkdir()
+    with ArmServer() as arm:
+        (conf_dir / "ca.pem").write_text(open(arm.ca_file).read())
+        (conf_dir / "run.yaml").write_text(
+            "providers:\n  azure: {subscription_id: s, arm_endpoint: '%s', ca_bundle: ca.pem}\n"
+            "policies: {p: {min_replicas: 1, max_replicas: 2}}\n"
+            "targets:\n  - {name: t, provider: azure, policy: p, ref: {resource_group: g, scale_set: w}}\n" % arm.url)
+        runtime = build(load_config(str(conf_dir / "run.yaml")))
+        try:
+            assert runtime.providers["azure"].session.ca_bundle == str(conf_dir / "ca.pem")
+        finally:
+            runtime.close()

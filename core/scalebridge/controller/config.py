@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Optional, Union
@@ -274,6 +275,27 @@ def _import_factory(spec: str):
     return obj
 
 
+def _resolve_paths(factory: Any, options: dict, base: Path) -> dict:
+    """The options a provider declares as file paths (``Provider.path_options``:
+    ``kubeconfig``, ``ca_bundle``, a key file), relative to the configuration file
+    when that file exists there — the run configuration's rule for relative paths.
+    ``~`` is expanded; a value that names no file there (``default``) is left as it is."""
+    keys = getattr(factory, "path_options", None) or ()
+    out = dict(options)
+    for key in keys:
+        value = out.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        expanded = os.path.expanduser(value)
+        if os.path.isabs(expanded):
+            out[key] = expanded
+            continue
+        candidate = base / expanded
+        if candidate.exists():
+            out[key] = str(candidate)
+    return out
+
+
 def _factory(type_name: str):
     from .. import plugins
     if ":" in type_name:   # an extension for plugin authors and tests: a `module:attr` factory
@@ -319,7 +341,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             return None
         try:
             factory = _factory(type_name)
-            return factory(**options)
+            return factory(**_resolve_paths(factory, options, loaded.path.parent))
         except MissingExtra as e:
             problems.append(f"{loaded.where(*loc)}: {e}")
         except RefError as e:

@@ -20,6 +20,7 @@ cluster-autoscaler's ``RunOnce`` every ``--scan-interval``.
 from __future__ import annotations
 
 import gc
+import sys
 import logging
 import math
 import queue
@@ -40,7 +41,7 @@ from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
 from .reconcile import SyncContext, TargetRun, act, decide_target
-from .store import StateStore, open_store
+from .store import StateStore, StoreError, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META"]
 
@@ -126,6 +127,7 @@ class Controller:
             spec.target.use_policy(decider.policy, decider.settings)
             self.runs.append(TargetRun(spec, decider))
         self._load()
+        self._was_leader = True   # the state was just loaded
         n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, len(self.runs)))
         self._pool = _Pool(n) if n > 1 and len(self.runs) > 1 else None
         self.syncs = 0
@@ -152,13 +154,12 @@ class Controller:
                 run.dirty = True
 
     def persist(self, meta: Optional[dict] = None) -> int:
-        rows = []
-        for run in self.runs:
-            if run.dirty:
-                rows.append(run.row())
-                run.dirty = False
+        dirty = [run for run in self.runs if run.dirty]
+        rows = [run.row() for run in dirty]
         if rows or meta:
             self.store.save(rows, meta)
+        for run in dirty:   # clean only once saved: a failed save is tried again next sync
+            run.dirty = False
         return len(rows)
 
     # ------------------------------------------------------------------ syncing
@@ -227,8 +228,15 @@ class Controller:
         report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
+        leader = self.elector.is_leader()
+        if leader and not self._was_leader:
+            # a standby that becomes the leader continues the previous leader's windows,
+            # rate periods and cooldowns from the shared store, not its own decisions
+            log(logging.INFO, "became the leader: reloading the decision state")
+            self._load()
+        self._was_leader = leader
         if self.metrics is not None:
-            self.metrics.leader.set(1 if self.elector.is_leader() else 0)
+            self.metrics.leader.set(1 if leader else 0)
         skipped: list = []
         outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped)
         writes = [o for o in outcomes if o.desired is not None]
@@ -271,7 +279,12 @@ class Controller:
         """Sync every period until stopped (or ``until`` of virtual time); ``once``:
         one sync. 0 when stopped or done; with ``once``, 1 when a target failed."""
         if once:
-            report = self.sync()
+            try:
+                report = self.sync()
+            except StoreError as e:
+                log(logging.ERROR, "the state store failed: nothing was written", error=str(e))
+                print(f"scalebridge run: the state store failed: {e}", file=sys.stderr)
+                return 1
             self.last_report = report
             return 1 if report.failed else 0
         clock = self.clock
@@ -280,7 +293,12 @@ class Controller:
             now = clock.now()
             if end is not None and now >= end - 1e-9:
                 break
-            self.last_report = self.sync(now)
+            try:
+                self.last_report = self.sync(now)
+            except StoreError as e:
+                # no write without its intent persisted: this sync's writes were not made;
+                # the targets' state stays in memory and is saved by the next sync that can
+                log(logging.ERROR, "the state store failed: no write this sync", error=str(e))
             if self.stop_event.is_set():
                 break
             next_t = now + self.period

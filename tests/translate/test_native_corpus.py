@@ -1,0 +1,86 @@
+"""``import`` reads every real configuration under ../shared/data/native/ (provenance in
+its SOURCES.md, read from there, never copied): each gives a valid policy with its loss
+report, or — for the files SOURCES.md marks malformed — one clear message naming the
+field. Unresolved template expressions are reported by path."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from scalebridge.engine import load_policy
+from scalebridge.translate import NativeError, import_all
+
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "native"
+FILES = sorted(p for p in CORPUS.glob("*/*") if p.suffix in (".json", ".yaml", ".yml")) if CORPUS.is_dir() else []
+
+# SOURCES.md: "MALFORMED: apiVersion autoscaling/v2 but uses v2beta1 field targetAverageUtilization";
+# "NOT the REST shape: DCL field names (... "cooldownPeriodSec" instead of REST "coolDownPeriodSec" ...)"
+MALFORMED = {
+    "kubernetes/krane__horizontal_pod_autoscaler_test.yaml": "$.spec.metrics[0].resource.targetAverageUtilization",
+    "gce/declarative-resource-client-library__regional.autoscaler.json": "$.autoscalingPolicy.cooldownPeriodSec",
+}
+
+pytestmark = pytest.mark.skipif(not FILES, reason="the shared native corpus is not next to this checkout")
+
+
+def _key(p: Path) -> str:
+    return f"{p.parent.name}/{p.name}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=_key)
+def test_every_corpus_file_imports_or_names_the_bad_field(path):
+    text = path.read_text(encoding="utf-8")
+    provider = path.parent.name
+    if _key(path) in MALFORMED:
+        with pytest.raises(NativeError) as e:
+            import_all(text, provider)
+        assert str(e.value).startswith(MALFORMED[_key(path)] + ": ")
+        assert "\n" not in str(e.value)
+        return
+    results = import_all(text, provider)
+    assert results
+    for policy, losses in results:
+        assert policy["semantics"] == provider
+        load_policy(policy)        # a valid policy file
+        for line in losses.lines + losses.notes:
+            assert line.startswith("$"), line   # every line names where in the input
+
+
+def test_the_corpus_is_all_there():
+    assert {p.parent.name for p in FILES} == {"kubernetes", "gce", "azure", "aws"}
+    assert len(FILES) >= 40
+
+
+def test_arm_parameters_are_reported_by_path():
+    f = CORPUS / "azure" / "azure-quickstart-templates__lansa-vmss-windows-autoscale-sql-database.json"
+    [(policy, losses)] = import_all(f.read_text(), "azure")
+    assert ("$.resources[0].properties.profiles[0].capacity.minimum: unresolved template expression "
+            "\"[parameters('minInstanceCount')]\"; left out") in losses.lines
+    assert "min_replicas" not in policy
+
+
+def test_cloudformation_refs_are_reported_by_path():
+    f = CORPUS / "aws" / "aws-cf-templates__cluster.json"
+    policy, losses = import_all(f.read_text(), "aws")[0]
+    assert ('$.Resources.AutoScalingGroup.Properties.MinSize: unresolved template expression {"Ref": "MinSize"}; '
+            "left out") in losses.lines
+
+
+def test_several_hpas_in_one_stream_give_one_policy_each():
+    f = CORPUS / "kubernetes" / "kubernetes-engine-samples__hpa-v2beta2.yaml"
+    results = import_all(f.read_text(), "kubernetes")
+    names = [p.get("name") for p, _ in results]
+    assert len(results) > 1 and len(set(names)) == len(names)
+
+
+def test_cloudformation_alarms_join_their_simple_policies():
+    """SOURCES.md: two SimpleScaling policies (+1/-1, Cooldown "60") each driven by a CPUUtilization
+    alarm (>90% / <70%, 2x300s)."""
+    f = CORPUS / "aws" / "aws-cloudformation-templates__AutoScalingMultiAZWithNotifications.json"
+    policy, losses = import_all(f.read_text(), "aws")[0]
+    rules = sorted(policy["rules"], key=lambda r: r["threshold"])
+    assert [(r["operator"], r["threshold"], r["action"]["direction"], r["action"]["value"]) for r in rules] == \
+        [("LessThan", 70, "Decrease", 1), ("GreaterThan", 90, "Increase", 1)]
+    assert all(r["time_grain_seconds"] == 300 and r["time_window_seconds"] == 600 for r in rules)
+    assert all(r["action"]["cooldown_seconds"] == 60 for r in rules)

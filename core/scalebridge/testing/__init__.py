@@ -1,7 +1,9 @@
 """What plugin authors test with: the contract every semantics honours, the
 provider contract (:func:`check_provider`, :mod:`scalebridge.testing.conformance`),
-and a fake provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for
-driving a controller without a cloud.
+a fake provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for
+driving a controller without a cloud, and the local API servers the built-in
+providers are tested against (``KubernetesServer``, ``ComputeServer``,
+``MonitoringServer``, ``ArmServer``, ``AwsProxy`` in front of moto's server).
 
     from scalebridge.testing import check_semantics
     def test_my_semantics_keeps_the_contract():
@@ -26,6 +28,20 @@ from typing import Iterable, Optional
 from ..engine import Decider, decide, parse_request
 from .conformance import ConformanceReport, check_provider
 from .fake import FakeProvider, FakeTarget, Load
+
+#: the local API servers, imported on first use (the Monitoring server needs grpc, the
+#: ARM server cryptography): ``from scalebridge.testing import ArmServer``
+_SERVERS = {"KubernetesServer": "kubernetes_server", "ComputeServer": "compute_server",
+            "MonitoringServer": "monitoring_server", "ArmServer": "arm_server", "AwsProxy": "aws_proxy"}
+
+
+def __getattr__(name: str):
+    module = _SERVERS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scalebridge.testing' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = ["ConformanceReport", "FakeProvider", "FakeTarget", "Load", "check_provider", "check_semantics",
            "contract_requests"]

@@ -8,7 +8,7 @@ import copy
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from scalebridge import decide
-from scalebridge.testing.requests import (AZURE_NOW, NOW, aws_request, azure_request, azure_series, cpu_request)
+from scalebridge.testing.requests import NOW, aws_request, azure_request, azure_series, cpu_request
 from scalebridge.translate import import_native, render
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -13,7 +13,6 @@ from typing import Any, Optional, Union
 
 import yaml
 
-from .. import constants as C
 from ..policy import Policy
 from .common import PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
 

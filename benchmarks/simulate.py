@@ -7,7 +7,8 @@ and <= 300 MB peak memory. Reports, per semantics, the wall time
 (time.perf_counter; also the process's CPU time, steadier on a shared
 machine) and microseconds per decision, the simulator's own
 overhead (the same loop, the fleet moving as in the first semantics' run, with
-decisions that cost nothing), and the peak
+decisions that cost nothing; and the same world stepped sync by sync from
+outside, as the sim provider steps it), and the peak
 resident memory (resource.getrusage maxrss; with --tracemalloc also the peak
 of Python allocations, which slows the run).
 
@@ -128,6 +129,21 @@ def main() -> int:
             Decider.step = original  # type: ignore[method-assign]
         print(f"  {'(overhead)':<12} {overhead:6.2f} s  {overhead / values.size * 1e6:6.2f} µs/tick  "
               f"the simulator alone: {runnable[0]}'s sizes replayed by a decision that costs nothing")
+        # the same world stepped from outside, sync by sync (World.observe / World.resize),
+        # as the sim provider steps it from the controller's clock
+        from scalebridge.simulator import World
+        world = World(policy, values, model, start_time=start)
+        t = time.perf_counter()
+        current = world.initial
+        for k in range(0, values.size, model.sync_ticks):
+            current = world.observe(k)
+            if sizes[k] != current:
+                world.resize(sizes[k])
+        world.finish()
+        stepped = time.perf_counter() - t
+        assert world.desired == sizes, "the stepped world moved otherwise than the replay"
+        print(f"  {'(stepped)':<12} {stepped:6.2f} s  {stepped / values.size * 1e6:6.2f} µs/tick  "
+              "the same world stepped sync by sync from outside (World.observe/resize, the sim provider's path)")
     rss = peak_rss_mb()
     goal = GOAL_SECONDS * len(runnable) / 5 if runnable else GOAL_SECONDS
     print(f"total: {total:.2f} s (cpu {total_cpu:.2f} s: on a shared machine the steadier number) "

@@ -185,9 +185,12 @@ class World:
     Step it with :meth:`observe` at each sync tick (ticks increase), reading
     :attr:`observations` (one object, updated in place at every sync: copy what
     must outlive the next one) and calling :meth:`resize` when the decision
-    changes the size; :meth:`finish` replays the ticks after the last sync. The
-    per-tick series are in :attr:`desired`, :attr:`paid` and :attr:`ready`
-    (lists of ``ticks`` ints; complete after :meth:`finish`).
+    changes the size; :meth:`finish` replays the ticks after the last sync. Or
+    hand :meth:`run` a ``decide(now, current)`` called at every sync tick of the
+    model's period: the same loop, without leaving it between syncs (what a
+    replay uses). The per-tick series are in :attr:`desired`, :attr:`paid` and
+    :attr:`ready` (lists of ``ticks`` ints; complete after :meth:`finish` or
+    :meth:`run`).
 
     ``settings`` are the decisions' protocol settings (initialization periods
     and cooldowns decide how long a ready cohort keeps its own member entry);

@@ -76,7 +76,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
             if m.type != "pods":
                 losses.note(at, f"a customized metric in namespace {NAMESPACE!r}: publish the per-instance value")
         else:
-            losses.add(at, f"target tracking has no {m.type} metric with a {t.type} target"
+            losses.add(at, f"target tracking has no {m.type} metric with target type {t.type}"
                            + (f" ({t.rate})" if t.rate else "") + "; dropped")
             continue
         body: dict = {"AutoScalingGroupName": asg, "PolicyName": f"{base}-metric-{i}",

@@ -46,8 +46,12 @@ class Losses:
 
 
 def path(*parts: object) -> str:
-    """``("behavior", "scale_up", "policies", 1)`` → ``behavior.scale_up.policies[1]``."""
-    return json_path(parts, root="").lstrip(".")
+    """``("behavior", "scale_up", "policies", 1)`` → ``behavior.scale_up.policies[1]``; a
+    string part may itself be a path (``path("metrics[0]", "target")``)."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
 
 
 def as_policy(policy: Union[Policy, dict]) -> Policy:

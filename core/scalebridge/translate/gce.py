@@ -78,7 +78,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                 and not isinstance(t.average_value, str):
             custom.append({"metric": m.name, "singleInstanceAssignment": num(t.average_value)})
         else:
-            what = (f"a {m.type} {m.name!r} metric with a {t.type} target" + (f" ({t.rate})" if t.rate else "")
+            what = (f"the {m.type} metric {m.name!r} with target type {t.type}" + (f" ({t.rate})" if t.rate else "")
                     + (" written as a quantity string" if isinstance(t.average_value, str) else ""))
             losses.add(at, f"GCE has no signal for {what} (it has CPU and load-balancing utilization, per-instance "
                            "and per-group Cloud Monitoring metrics); dropped")

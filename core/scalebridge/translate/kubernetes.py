@@ -126,12 +126,16 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
         if p.tolerance is not None and "tolerance" not in r:
             r["tolerance"] = num(p.tolerance)
         if p.mode != "ON" and (side == "scale_down" or p.mode == "OFF"):
-            if r.get("selectPolicy") != "Disabled":
-                losses.add("mode", f"mode {p.mode} approximated as behavior.{key}.selectPolicy Disabled "
-                                   "(no recommendation is reported)")
             r["selectPolicy"] = "Disabled"
         if rules is not None or r:
             out[key] = r
+    if p.mode != "ON":
+        sides = "scaleUp and scaleDown" if p.mode == "OFF" else "scaleDown"
+        losses.add("mode", f"mode {p.mode} approximated as behavior {sides} selectPolicy Disabled "
+                           "(the HPA then reports no recommendation in that direction)")
+    if b is None and p.tolerance is not None:
+        losses.add("tolerance", "written as per-direction behavior tolerance, which makes the HPA use the "
+                                "behavior defaults in place of the behavior-less controller path")
     if b is None and not out:
         return None
     return out

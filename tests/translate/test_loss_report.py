@@ -1,0 +1,222 @@
+"""The loss report is exact: for each policy feature of the docs/translate.md table, the
+lines ``render`` prints for each provider (none where the provider expresses it natively)."""
+from __future__ import annotations
+
+import pytest
+
+from scalebridge.translate import render
+
+CPU = {"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": 60}}
+RULE = {"metric": "cpu", "operator": "GreaterThan", "threshold": 70,
+        "action": {"direction": "Increase", "type": "ChangeCount", "value": 2}}
+STEP = {"metric": "cpu", "operator": "GreaterThan", "threshold": 70, "adjustment_type": "ChangeInCapacity",
+        "steps": [{"lower": 0, "adjustment": 1}]}
+AZURE_NO_METRICS = "metrics[0]: Azure autoscale has no target metrics (it scales on threshold rules); dropped"
+AZURE_NO_BEHAVIOR = "behavior: Azure has no stabilization windows or rate policies (each rule's cooldown paces it); dropped"
+AWS_NO_BEHAVIOR = ("behavior: AWS has no stabilization windows or rate policies (target tracking holds scale-in for "
+                   "15 minutes below 90% of the target); dropped")
+HPA_NO_RULES = "rules[0]: an HPA has no threshold rules; dropped"
+GCE_NO_RULES = "rules[0]: a GCE autoscaler has no threshold rules; dropped"
+
+FEATURES = [
+    ('default_replicas', {"default_replicas": 3}, {
+        "kubernetes": ['default_replicas: an HPA keeps its size when metrics cannot be read; dropped'],
+        'gce': ["default_replicas: GCE keeps the group's size when metrics cannot be read; dropped"],
+        'azure': [],
+        'aws': ['default_replicas: an Auto Scaling group keeps its size when alarms lack data; dropped'],
+    }),
+    ('allowed_replicas', {"allowed_replicas": [1, 2, 4, 8]}, {
+        "kubernetes": ['allowed_replicas: an HPA scales to any count; dropped'],
+        'gce': ['allowed_replicas: GCE scales to any count; dropped'],
+        'azure': ["allowed_replicas: the allowed sizes are the service's own (ServiceAllowedNextValue); dropped"],
+        'aws': ['allowed_replicas: an Auto Scaling group scales to any count; dropped'],
+    }),
+    ('cpu', {"metrics": [CPU]}, {
+        "kubernetes": [],
+        'gce': [],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('memory', {"metrics": [{"type": "resource", "name": "memory", "target": {"type": "Utilization", "average_utilization": 70}}]}, {
+        "kubernetes": [],
+        'gce': ["metrics[0]: GCE has no signal for the resource metric 'memory' with target type Utilization (it has CPU and load-balancing utilization, per-instance and per-group Cloud Monitoring metrics); dropped"],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['metrics[0]: target tracking has no resource metric with target type Utilization; dropped'],
+    }),
+    ('container', {"metrics": [{"type": "container_resource", "name": "cpu", "container": "app", "target": {"type": "Utilization", "average_utilization": 70}}]}, {
+        "kubernetes": [],
+        'gce': ["metrics[0]: GCE has no signal for the container_resource metric 'cpu' with target type Utilization (it has CPU and load-balancing utilization, per-instance and per-group Cloud Monitoring metrics); dropped"],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['metrics[0]: target tracking has no container_resource metric with target type Utilization; dropped'],
+    }),
+    ('pods', {"metrics": [{"type": "pods", "name": "conn", "target": {"type": "AverageValue", "average_value": 100}}]}, {
+        "kubernetes": [],
+        'gce': [],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('external_avg', {"metrics": [{"type": "external", "name": "queue", "target": {"type": "AverageValue", "average_value": 30}}]}, {
+        "kubernetes": [],
+        'gce': [],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('value', {"metrics": [{"type": "object", "name": "rps", "target": {"type": "Value", "value": 1000}}]}, {
+        "kubernetes": [],
+        'gce': ["metrics[0]: GCE has no signal for the object metric 'rps' with target type Value (it has CPU and load-balancing utilization, per-instance and per-group Cloud Monitoring metrics); dropped"],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['metrics[0]: target tracking has no object metric with target type Value; dropped'],
+    }),
+    ('lb', {"metrics": [{"type": "load_balancing", "name": "lb", "target": {"type": "Utilization", "average_utilization": 80}}]}, {
+        "kubernetes": ['metrics[0]: Kubernetes has no load-balancing utilization metric; dropped'],
+        'gce': [],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['metrics[0]: target tracking has no load_balancing metric with target type Utilization; dropped'],
+    }),
+    ('rate', {"metrics": [{"type": "pods", "name": "req", "target": {"type": "AverageValue", "average_value": 10, "rate": "per_second"}}]}, {
+        "kubernetes": ['metrics[0].target.rate: an HPA reads gauges, not counter rates; dropped'],
+        'gce': [],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['metrics[0]: target tracking has no pods metric with target type AverageValue (per_second); dropped'],
+    }),
+    ('disabled', {"metrics": [dict(CPU, enabled=False)]}, {
+        "kubernetes": ['metrics[0]: an HPA has no disabled metric; left out'],
+        'gce': ['metrics[0]: a GCE autoscaler has no disabled signal; left out'],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('disable_scale_in', {"metrics": [dict(CPU, disable_scale_in=True)]}, {
+        "kubernetes": ['metrics[0].disable_scale_in: an HPA metric cannot disable scale-in; dropped'],
+        'gce': ['metrics[0].disable_scale_in: GCE signals cannot disable scale-in; dropped'],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('metric_init', {"metrics": [dict(CPU, initialization_period_seconds=120)]}, {
+        "kubernetes": ["metrics[0].initialization_period_seconds: per-metric warm-up is the controller's --horizontal-pod-autoscaler-cpu-initialization-period; dropped"],
+        'gce': ['metrics[0].initialization_period_seconds: GCE has one initialization period (coolDownPeriodSec) for the group; dropped'],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('frac', {"metrics": [{"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": 62.5}}]}, {
+        "kubernetes": ['metrics[0].target.average_utilization: averageUtilization is an integer percent; 62.5 rounded to 62'],
+        'gce': [],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('tolerance', {"tolerance": 0.05, "behavior": {}}, {
+        "kubernetes": [],
+        'gce': ['tolerance: GCE has no tolerance (every change of the ceil formula acts); dropped'],
+        'azure': [AZURE_NO_BEHAVIOR, 'tolerance: Azure rules have no tolerance band; dropped'],
+        'aws': [AWS_NO_BEHAVIOR, 'tolerance: AWS target tracking has no tolerance band; dropped'],
+    }),
+    ('window', {"behavior": {"scale_down": {"stabilization_window_seconds": 300}}}, {
+        "kubernetes": [],
+        'gce': [],
+        'azure': [AZURE_NO_BEHAVIOR],
+        'aws': [AWS_NO_BEHAVIOR],
+    }),
+    ('up_policies', {"behavior": {"scale_up": {"policies": [{"type": "Pods", "value": 4, "period_seconds": 15}, {"type": "Percent", "value": 100, "period_seconds": 15}]}}}, {
+        "kubernetes": [],
+        'gce': ['behavior.scale_up.policies[0]: GCE has no scale-up rate limit; dropped', 'behavior.scale_up.policies[1]: GCE has no scale-up rate limit; dropped'],
+        'azure': [AZURE_NO_BEHAVIOR],
+        'aws': [AWS_NO_BEHAVIOR],
+    }),
+    ('sic', {"scale_in_control": {"max_scaled_in_replicas": {"percent": 25}, "time_window_seconds": 600}}, {
+        "kubernetes": ['scale_in_control: an HPA has no scale-in control; dropped (behavior.scale_down policies limit the rate per period instead)'],
+        'gce': [],
+        'azure': ['scale_in_control: Azure has no scale-in control; dropped'],
+        'aws': ['scale_in_control: AWS has no scale-in control; dropped'],
+    }),
+    ('init', {"initialization_period_seconds": 120}, {
+        "kubernetes": ["initialization_period_seconds: the controller's --horizontal-pod-autoscaler-cpu-initialization-period flag, not part of an HPA; dropped"],
+        'gce': [],
+        'azure': ['initialization_period_seconds: Azure has no initialization period; dropped'],
+        'aws': [],
+    }),
+    ('only_out', {"mode": "ONLY_SCALE_OUT", "rules": [RULE, {"metric": "cpu", "operator": "LessThan", "threshold": 30, "action": {"direction": "Decrease", "type": "ChangeCount", "value": 1}}]}, {
+        "kubernetes": ['mode: mode ONLY_SCALE_OUT approximated as behavior scaleDown selectPolicy Disabled (the HPA then reports no recommendation in that direction)', HPA_NO_RULES, 'rules[1]: an HPA has no threshold rules; dropped'],
+        'gce': [GCE_NO_RULES, 'rules[1]: a GCE autoscaler has no threshold rules; dropped'],
+        'azure': ['mode: Azure has no scale-out-only mode; scale-in rules were left out'],
+        'aws': ['mode: mode ONLY_SCALE_OUT: AWS suspends processes instead (SuspendProcesses); dropped'],
+    }),
+    ('off', {"mode": "OFF"}, {
+        "kubernetes": ['mode: mode OFF approximated as behavior scaleUp and scaleDown selectPolicy Disabled (the HPA then reports no recommendation in that direction)'],
+        'gce': [],
+        'azure': ['mode: mode OFF approximated as enabled: false (Azure then reports no recommendation)'],
+        'aws': ['mode: mode OFF: AWS suspends processes instead (SuspendProcesses); dropped'],
+    }),
+    ('rule', {"rules": [RULE]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': [],
+        'aws': [],
+    }),
+    ('allowed_next', {"rules": [{"metric": "cpu", "operator": "GreaterThan", "threshold": 70, "action": {"direction": "Increase", "type": "ServiceAllowedNextValue"}}]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': [],
+        'aws': ['rules[0].action.type: AWS has no ServiceAllowedNextValue adjustment; rule dropped'],
+    }),
+    ('step', {"rules": [STEP]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': ['rules[0]: an AWS step-scaling rule is not an Azure rule (one action per rule); dropped'],
+        'aws': [],
+    }),
+    ('percentile', {"rules": [dict(RULE, statistic="Percentile95")]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': ['rules[0].statistic: Azure has no Percentile95 statistic; rule dropped'],
+        'aws': [],
+    }),
+    ('datapoints', {"rules": [dict(RULE, datapoints_to_alarm=3)]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': ["rules[0].datapoints_to_alarm: Azure compares the whole window's aggregate; dropped"],
+        'aws': [],
+    }),
+    ('aggregation', {"rules": [dict(RULE, time_aggregation="Max")]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': [],
+        'aws': ["rules[0].time_aggregation: a CloudWatch alarm compares each period's datapoint; Max over the window dropped"],
+    }),
+    ('divide', {"rules": [dict(RULE, divide_per_instance=True)]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': [],
+        'aws': ['rules[0].divide_per_instance: a CloudWatch alarm compares the metric itself; dropped'],
+    }),
+    ('equals', {"rules": [dict(RULE, operator="Equals")]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': [],
+        'aws': ['rules[0].operator: a CloudWatch alarm has no Equals comparison; rule dropped'],
+    }),
+    ('profile', {"profiles": [{"name": "weekend", "capacity": {"minimum": 1, "maximum": 3, "default": 1}, "recurrence": {"days": ["Saturday"], "time_zone": "Europe/Paris"}}]}, {
+        "kubernetes": ['profiles[0]: an HPA has no instance profiles; dropped'],
+        'gce': ['profiles[0]: a GCE autoscaler has no instance profiles (scaling schedules raise the minimum instead); dropped'],
+        'azure': [],
+        'aws': ['profiles[0]: AWS has no instance profiles (scheduled actions set sizes at a time); dropped'],
+    }),
+    ('schedule', {"schedules": [{"name": "office", "schedule": "0 8 * * MON-FRI", "duration_seconds": 36000, "min_required_replicas": 4}]}, {
+        "kubernetes": ['schedules[0]: an HPA has no scaling schedules; dropped'],
+        'gce': [],
+        'azure': ['schedules[0]: Azure has no cron scaling schedules (recurrence profiles set whole capacities instead); dropped'],
+        'aws': ['schedules[0]: an AWS scheduled action sets sizes at a time and has no duration; dropped'],
+    }),
+    ('predictive', {"metrics": [CPU], "predictive": {"mode": "ForecastOnly", "look_ahead_seconds": 600}}, {
+        "kubernetes": ['predictive: an HPA does not forecast; dropped'],
+        'gce': ['predictive.mode: GCE has no forecast-only mode; rendered as OPTIMIZE_AVAILABILITY', "predictive.look_ahead_seconds: GCE's predictive method has no such setting; dropped"],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['predictive.look_ahead_seconds: AWS forecasts 48 hours ahead; dropped'],
+    }),
+]
+
+
+@pytest.mark.parametrize("provider", ["kubernetes", "gce", "azure", "aws"])
+@pytest.mark.parametrize("feature, fragment, expected", FEATURES, ids=[f[0] for f in FEATURES])
+def test_the_loss_report_names_each_lost_feature(feature, fragment, expected, provider):
+    policy = {"name": "web", "min_replicas": 1, "max_replicas": 10, **fragment}
+    _, losses = render(policy, provider)
+    assert losses.lines == expected[provider]

@@ -110,7 +110,7 @@ class ConfigMapStore(StateStore):
     def load_all(self) -> dict[str, StoredTarget]:
         self._get()
         return {name: StoredTarget(name, row["policy_hash"], row["state"], row.get("intent_size"),
-                                   row.get("intent_state"), row.get("updated_at", 0.0))
+                                   row.get("intent_state"), row.get("updated_at", 0.0), row.get("intent_meta"))
                 for name, row in sorted(self._targets.items())}
 
     def save(self, rows: Iterable[StoredTarget], meta: Optional[dict[str, Any]] = None) -> None:
@@ -124,7 +124,7 @@ class ConfigMapStore(StateStore):
             for r in rows:
                 self._targets[r.name] = {"policy_hash": r.policy_hash, "state": r.state,
                                          "intent_size": r.intent_size, "intent_state": r.intent_state,
-                                         "updated_at": r.updated_at or now}
+                                         "intent_meta": r.intent_meta, "updated_at": r.updated_at or now}
             self._meta.update(meta or {})
         self._modify(change)
 

@@ -158,3 +158,16 @@ def test_a_fresh_leader_continues_the_old_leaders_window_from_the_configmap(k8s,
     assert last_high + 300 <= first_down <= last_high + 300 + 4 * PERIOD
     c.close()
     a.close()
+
+
+def test_the_configmap_store_keeps_a_pending_write_with_its_sync(provider):
+    """A row round-trips whole through the ConfigMap, the pending write's intent — its
+    size, state and sync (``intent_meta``) — included, so a restart resolves it."""
+    from scalebridge.controller.store import StoredTarget
+    store = provider.state_store(namespace="scalebridge", name="state-roundtrip")
+    row = StoredTarget("web", "h1", {"sizes": [{"time": 1.0, "replicas": 4}]}, intent_size=6,
+                       intent_state={"sizes": [{"time": 2.0, "replicas": 6}]}, updated_at=2.0,
+                       intent_meta={"time": 2.0, "record": {"desired_replicas": 6}})
+    store.save([row])
+    again = provider.state_store(namespace="scalebridge", name="state-roundtrip").load_all()["web"]
+    assert again == row

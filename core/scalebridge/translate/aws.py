@@ -16,7 +16,7 @@ import re
 from typing import Any, Optional, Union
 
 from ..policy import Policy, _check_steps, StepAdjustment
-from .common import PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+from .common import one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
 
 OPERATIONS = ("UpdateAutoScalingGroup", "PutScalingPolicy", "PutMetricAlarm", "PutScheduledUpdateGroupAction")
 NAMESPACE = "scalebridge"
@@ -219,7 +219,7 @@ def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
         for key, res in rd.mapping(obj["Resources"], "Resources").items():
             if not isinstance(res, dict):
                 continue
-            t, props = res.get("Type"), res.get("Properties") or {}
+            t, props = res.get("Type"), rd.mapping(res.get("Properties"), "Resources", key, "Properties")
             at = ("Resources", key, "Properties")
             if t == "AWS::AutoScaling::AutoScalingGroup":
                 groups.append((at, props))
@@ -231,14 +231,14 @@ def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
                 schedules.append((at, props))
     elif "ScalingPolicies" in obj:   # a DescribePolicies response
         for i, sp in enumerate(rd.listing(obj["ScalingPolicies"], "ScalingPolicies")):
-            policies.append((("ScalingPolicies", i), sp))
+            policies.append((("ScalingPolicies", i), rd.mapping(sp, "ScalingPolicies", i)))
     elif any(op in obj for op in OPERATIONS):
         for i, g in enumerate(rd.listing(obj.get("UpdateAutoScalingGroup"), "UpdateAutoScalingGroup")):
-            groups.append((("UpdateAutoScalingGroup", i), g))
+            groups.append((("UpdateAutoScalingGroup", i), rd.mapping(g, "UpdateAutoScalingGroup", i)))
         for i, sp in enumerate(rd.listing(obj.get("PutScalingPolicy"), "PutScalingPolicy")):
-            policies.append((("PutScalingPolicy", i), sp))
+            policies.append((("PutScalingPolicy", i), rd.mapping(sp, "PutScalingPolicy", i)))
         for i, a in enumerate(rd.listing(obj.get("PutMetricAlarm"), "PutMetricAlarm")):
-            alarms.append((("PutMetricAlarm", i), a))
+            alarms.append((("PutMetricAlarm", i), rd.mapping(a, "PutMetricAlarm", i)))
         for i, s in enumerate(rd.listing(obj.get("PutScheduledUpdateGroupAction"), "PutScheduledUpdateGroupAction")):
             schedules.append((("PutScheduledUpdateGroupAction", i), s))
     elif "PolicyType" in obj or "TargetTrackingConfiguration" in obj or "StepAdjustments" in obj:
@@ -269,7 +269,7 @@ def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
     for at, s in schedules:
         losses.add(rd.where(*at), "an AWS scheduled action sets sizes at a time, which a policy does not hold; "
                                   "dropped")
-    base = _base_name([sp.get("PolicyName") for _, sp in policies])
+    base = _base_name([sp.get("PolicyName") if isinstance(sp, dict) else None for _, sp in policies])
     if base:
         policy["name"] = base
         for i, r in enumerate(rules):
@@ -297,8 +297,8 @@ def _alarms_by_policy(rd: Reader, alarms: list) -> dict:
     ``policyName/NAME``, or a CloudFormation ``Ref``)."""
     out: dict = {}
     for at, a in alarms:
-        for k, act in enumerate(a.get("AlarmActions") or []):
-            if isinstance(act, dict) and "Ref" in act:
+        for k, act in enumerate(rd.listing(a.get("AlarmActions"), *at, "AlarmActions")):
+            if isinstance(act, dict) and isinstance(act.get("Ref"), str):
                 out.setdefault(act["Ref"], (at, a))
             elif isinstance(act, str) and "policyName/" in act:
                 out.setdefault(act.rsplit("policyName/", 1)[1], (at, a))
@@ -322,7 +322,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         if cfg.get("PredefinedMetricSpecification"):
             pm = rd.mapping(cfg["PredefinedMetricSpecification"], *cat, "PredefinedMetricSpecification")
             t = pm.get("PredefinedMetricType")
-            if t not in _PREDEFINED_IN:
+            if not one_of(t, _PREDEFINED_IN):
                 raise NativeError(rd.where(*cat, "PredefinedMetricSpecification", "PredefinedMetricType"),
                                   f"expected one of {', '.join(_PREDEFINED_IN)}, got {t!r}")
             mtype, mname, ttype = _PREDEFINED_IN[t]
@@ -361,7 +361,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         cfg = rd.mapping(sp.get("PredictiveScalingConfiguration"), *at, "PredictiveScalingConfiguration")
         cat = at + ("PredictiveScalingConfiguration",)
         pred: dict = {"mode": cfg.get("Mode", "ForecastOnly")}
-        if pred["mode"] not in ("ForecastOnly", "ForecastAndScale"):
+        if not one_of(pred["mode"], ("ForecastOnly", "ForecastAndScale")):
             raise NativeError(rd.where(*cat, "Mode"), f"expected ForecastOnly or ForecastAndScale, got {pred['mode']!r}")
         b = rd.number(cfg.get("SchedulingBufferTime"), *cat, "SchedulingBufferTime", integer=True)
         if b is not None:
@@ -375,10 +375,10 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
                                                               "business; dropped")
         policy["predictive"] = pred
         return
-    if kind not in ("StepScaling", "SimpleScaling"):
+    if not one_of(kind, ("StepScaling", "SimpleScaling")):
         raise NativeError(rd.where(*at, "PolicyType"), f"expected TargetTrackingScaling, StepScaling, SimpleScaling "
                                                        f"or PredictiveScaling, got {kind!r}")
-    found = alarm_of.get(name) or _inline_alarm(sp)
+    found = (alarm_of.get(name) if isinstance(name, str) else None) or _inline_alarm(sp)
     if found is None:
         rd.losses.add(rd.where(*at), f"{kind} policy {name!r} has no alarm in the input (its metric and threshold); "
                                      "dropped")
@@ -393,7 +393,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         return
     rule["metric"] = mname
     op = alarm.get("ComparisonOperator")
-    if op not in _OPS_IN:
+    if not one_of(op, _OPS_IN):
         raise NativeError(rd.where(*aat, "ComparisonOperator"), f"expected one of {', '.join(_OPS_IN)}, got {op!r}")
     rule["operator"] = _OPS_IN[op]
     th = rd.number(alarm.get("Threshold"), *aat, "Threshold")
@@ -408,7 +408,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         rule["statistic"] = "Percentile" + str(alarm["ExtendedStatistic"]).lstrip("p")
     elif alarm.get("Statistic") is not None:
         st = alarm["Statistic"]
-        if st not in _STAT_IN:
+        if not one_of(st, _STAT_IN):
             raise NativeError(rd.where(*aat, "Statistic"), f"expected one of {', '.join(_STAT_IN)}, got {st!r}")
         rule["statistic"] = _STAT_IN[st]
     d = rd.number(alarm.get("DatapointsToAlarm"), *aat, "DatapointsToAlarm", integer=True)
@@ -417,7 +417,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     if alarm.get("TreatMissingData", "missing") != "missing":
         rule["treat_missing_data"] = alarm["TreatMissingData"]
     adj = sp.get("AdjustmentType", "ChangeInCapacity")
-    if adj not in _ADJ_IN:
+    if not one_of(adj, _ADJ_IN):
         raise NativeError(rd.where(*at, "AdjustmentType"), f"expected one of {', '.join(_ADJ_IN)}, got {adj!r}")
     mam = rd.number(sp.get("MinAdjustmentMagnitude", sp.get("MinAdjustmentStep")), *at, "MinAdjustmentMagnitude",
                     integer=True)
@@ -426,7 +426,12 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         for k, s in enumerate(rd.listing(sp.get("StepAdjustments"), *at, "StepAdjustments")):
             sat = at + ("StepAdjustments", k)
             s = rd.mapping(s, *sat)
-            st: dict = {"adjustment": rd.number(s.get("ScalingAdjustment"), *sat, "ScalingAdjustment", integer=True)}
+            adj_v = rd.number(s.get("ScalingAdjustment"), *sat, "ScalingAdjustment", integer=True)
+            if adj_v is None:
+                if "ScalingAdjustment" not in s:
+                    raise NativeError(rd.where(*sat, "ScalingAdjustment"), "required field is missing")
+                return
+            st: dict = {"adjustment": adj_v}
             lo = rd.number(s.get("MetricIntervalLowerBound"), *sat, "MetricIntervalLowerBound")
             hi = rd.number(s.get("MetricIntervalUpperBound"), *sat, "MetricIntervalUpperBound")
             if lo is not None:

@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 
 from ..policy import Policy, Rule
 from ..timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
-from .common import (PLACEHOLDER, Losses, NativeError, Reader, as_policy, iso_duration, num,
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, iso_duration, num,
                      parse_iso_duration, path)
 
 RESOURCE_TYPE = "Microsoft.Insights/autoscalesettings"
@@ -277,11 +277,11 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
     pap = props.get("predictiveAutoscalePolicy")
     if isinstance(pap, dict):
         mode = pap.get("scaleMode")
-        if mode not in ("Disabled", "ForecastOnly", "Enabled", None):
+        if mode is not None and not one_of(mode, ("Disabled", "ForecastOnly", "Enabled")):
             if not rd.template(mode, "properties", "predictiveAutoscalePolicy", "scaleMode"):
                 raise NativeError(rd.where("properties", "predictiveAutoscalePolicy", "scaleMode"),
                                   f"expected Disabled, ForecastOnly or Enabled, got {mode!r}")
-        elif mode in ("ForecastOnly", "Enabled"):
+        elif one_of(mode, ("ForecastOnly", "Enabled")):
             pred: dict = {"mode": "ForecastAndScale" if mode == "Enabled" else "ForecastOnly"}
             la = parse_iso_duration(pap.get("scaleLookAheadTime"), rd, "properties", "predictiveAutoscalePolicy",
                                     "scaleLookAheadTime")
@@ -311,12 +311,12 @@ def _rule(rd: Reader, rule: Any, at: tuple) -> Optional[dict]:
         rd.losses.note(rd.where(*ta, "metricNamespace"), "the metric namespace is the metric source's business")
     out: dict = {"metric": rd.string(t["metricName"], *ta, "metricName")}
     stat = t.get("statistic", "Average")
-    if stat not in _STATS:
+    if not one_of(stat, _STATS):
         raise NativeError(rd.where(*ta, "statistic"), f"expected one of {', '.join(sorted(_STATS))}, got {stat!r}")
     agg = t.get("timeAggregation", "Average")
-    if agg not in _AGG_IN:
+    if not one_of(agg, _AGG_IN):
         raise NativeError(rd.where(*ta, "timeAggregation"), f"expected one of {', '.join(_AGG_IN)}, got {agg!r}")
-    if t["operator"] not in _OPS:
+    if not one_of(t["operator"], _OPS):
         raise NativeError(rd.where(*ta, "operator"), f"expected one of {', '.join(sorted(_OPS))}, got {t['operator']!r}")
     out.update(statistic=stat, time_aggregation=_AGG_IN[agg], operator=t["operator"])
     for key, field in (("timeGrain", "time_grain_seconds"), ("timeWindow", "time_window_seconds")):
@@ -330,12 +330,12 @@ def _rule(rd: Reader, rule: Any, at: tuple) -> Optional[dict]:
     out["threshold"] = th
     if t.get("dividePerInstance") is True:
         out["divide_per_instance"] = True
-    if a["direction"] not in ("Increase", "Decrease", "None"):
+    if not one_of(a["direction"], ("Increase", "Decrease", "None")):
         raise NativeError(rd.where(*aa, "direction"), f"expected Increase, Decrease or None, got {a['direction']!r}")
     if a["direction"] == "None":
         rd.losses.add(rd.where(*at), "a rule with direction None never acts; dropped")
         return None
-    if a["type"] not in _TYPES:
+    if not one_of(a["type"], _TYPES):
         raise NativeError(rd.where(*aa, "type"), f"expected one of {', '.join(sorted(_TYPES))}, got {a['type']!r}")
     action: dict = {"direction": a["direction"], "type": a["type"]}
     if a.get("value") is not None:
@@ -378,7 +378,7 @@ def _recurrence(rd: Reader, r: dict, at: tuple) -> dict:
     if not days:
         raise NativeError(rd.where(*sat, "days"), "required: at least one day")
     for i, d in enumerate(days):
-        if d not in _DAYS:
+        if not one_of(d, _DAYS):
             raise NativeError(rd.where(*sat, "days", i), f"expected a day name (Monday … Sunday), got {d!r}")
     out["days"] = days
     for key, hi in (("hours", 23), ("minutes", 59)):

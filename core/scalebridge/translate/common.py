@@ -45,6 +45,11 @@ class Losses:
         return iter(self.lines)
 
 
+def one_of(v: Any, options: Any) -> bool:
+    """``v`` is one of the string ``options`` (a native value of any JSON type may be tested)."""
+    return isinstance(v, str) and v in options
+
+
 def path(*parts: object) -> str:
     """``("behavior", "scale_up", "policies", 1)`` → ``behavior.scale_up.policies[1]``; a
     string part may itself be a path (``path("metrics[0]", "target")``)."""

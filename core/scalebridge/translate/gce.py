@@ -14,7 +14,7 @@ import json
 from typing import Any, Optional, Union
 
 from ..policy import Policy
-from .common import PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+from .common import one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
 
 _RATE = {None: "GAUGE", "per_second": "DELTA_PER_SECOND", "per_minute": "DELTA_PER_MINUTE"}
 _RATE_BACK = {v: k for k, v in _RATE.items()}
@@ -223,7 +223,7 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
         policy["initialization_period_seconds"] = cd
     if ap.get("mode") is not None:
         mode = rd.string(ap["mode"], *at, "mode")
-        if mode not in (None, "ON", "OFF", "ONLY_SCALE_OUT", "ONLY_UP"):
+        if mode is not None and not one_of(mode, ("ON", "OFF", "ONLY_SCALE_OUT", "ONLY_UP")):
             raise NativeError(rd.where(*at, "mode"), f"expected ON, OFF, ONLY_SCALE_OUT or ONLY_UP, got {mode!r}")
         if mode:
             policy["mode"] = "ONLY_SCALE_OUT" if mode == "ONLY_UP" else mode
@@ -238,10 +238,10 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
             tgt["average_utilization"] = num(round(u * 100, 8))
         metrics.append({"type": "resource", "name": "cpu", "target": tgt})
         pm = cpu.get("predictiveMethod")
-        if pm not in (None, "NONE", "OPTIMIZE_AVAILABILITY", "STANDARD"):
+        if pm is not None and not one_of(pm, ("NONE", "OPTIMIZE_AVAILABILITY", "STANDARD")):
             raise NativeError(rd.where(*at, "cpuUtilization", "predictiveMethod"),
                               f"expected NONE or OPTIMIZE_AVAILABILITY, got {pm!r}")
-        if pm in ("OPTIMIZE_AVAILABILITY", "STANDARD"):
+        if one_of(pm, ("OPTIMIZE_AVAILABILITY", "STANDARD")):
             policy["predictive"] = {"mode": "ForecastAndScale"}
     if ap.get("loadBalancingUtilization") is not None:
         lb = rd.mapping(ap["loadBalancingUtilization"], *at, "loadBalancingUtilization")
@@ -268,7 +268,7 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
         if (ut is None) == (sia is None):
             raise NativeError(rd.where(*cat), "set exactly one of utilizationTarget or singleInstanceAssignment")
         kind = rd.string(c.get("utilizationTargetType"), *cat, "utilizationTargetType") or "GAUGE"
-        if kind not in _RATE_BACK:
+        if not one_of(kind, _RATE_BACK):
             raise NativeError(rd.where(*cat, "utilizationTargetType"),
                               f"expected GAUGE, DELTA_PER_SECOND or DELTA_PER_MINUTE, got {kind!r}")
         if ut is not None:

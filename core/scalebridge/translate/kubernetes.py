@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 import yaml
 
 from ..policy import Policy
-from .common import PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+from .common import one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
 
 API_VERSION = "autoscaling/v2"
 _KIND = {"resource": "Resource", "container_resource": "ContainerResource", "pods": "Pods",
@@ -212,7 +212,7 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
     if doc.get("kind") != "HorizontalPodAutoscaler":
         raise NativeError(rd.where("kind"), f"expected HorizontalPodAutoscaler, got {doc.get('kind')!r}")
     api = doc.get("apiVersion")
-    if api not in ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1"):
+    if not one_of(api, ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1")):
         raise NativeError(rd.where("apiVersion"), f"unsupported apiVersion {api!r}; "
                                                   "autoscaling/v2, autoscaling/v2beta2 or autoscaling/v1")
     meta = rd.mapping(doc.get("metadata"), "metadata")
@@ -250,7 +250,7 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
 
 def _metric(rd: Reader, m: dict, at: tuple) -> dict:
     kind = m.get("type")
-    if kind not in _FIELD:
+    if not one_of(kind, _FIELD):
         raise NativeError(rd.where(*at, "type"), f"unknown metric type {kind!r}; valid: {', '.join(_FIELD)}")
     rd.unknown(m, {"type", _FIELD[kind]}, *at)
     body = rd.mapping(m.get(_FIELD[kind]), *at, _FIELD[kind])
@@ -258,7 +258,7 @@ def _metric(rd: Reader, m: dict, at: tuple) -> dict:
         raise NativeError(rd.where(*at, _FIELD[kind]), f"required for a {kind} metric")
     at = at + (_FIELD[kind],)
     out: dict = {"type": _TYPE[kind]}
-    if kind in ("Resource", "ContainerResource"):
+    if one_of(kind, ("Resource", "ContainerResource")):
         rd.unknown(body, {"name", "target", "container"} if kind == "ContainerResource" else {"name", "target"}, *at)
         out["name"] = rd.string(body.get("name"), *at, "name")
         if kind == "ContainerResource":
@@ -280,7 +280,7 @@ def _metric(rd: Reader, m: dict, at: tuple) -> dict:
     t = rd.mapping(body.get("target"), *at, "target")
     rd.unknown(t, {"type", "averageUtilization", "averageValue", "value"}, *at, "target")
     tt = t.get("type")
-    field = {"Utilization": "averageUtilization", "AverageValue": "averageValue", "Value": "value"}.get(tt)
+    field = {"Utilization": "averageUtilization", "AverageValue": "averageValue", "Value": "value"}.get(tt) if isinstance(tt, str) else None
     if field is None:
         raise NativeError(rd.where(*at, "target", "type"), f"expected Utilization, AverageValue or Value, got {tt!r}")
     v = t.get(field)
@@ -312,7 +312,7 @@ def _import_behavior(rd: Reader, b: dict, policy: dict) -> dict:
             s["stabilization_window_seconds"] = rd.number(r["stabilizationWindowSeconds"], *at,
                                                           "stabilizationWindowSeconds", integer=True)
         if r.get("selectPolicy") is not None:
-            if r["selectPolicy"] not in ("Max", "Min", "Disabled"):
+            if not one_of(r["selectPolicy"], ("Max", "Min", "Disabled")):
                 raise NativeError(rd.where(*at, "selectPolicy"), f"expected Max, Min or Disabled, got "
                                                                  f"{r['selectPolicy']!r}")
             s["select_policy"] = r["selectPolicy"]
@@ -321,7 +321,7 @@ def _import_behavior(rd: Reader, b: dict, policy: dict) -> dict:
             for k, sp in enumerate(rd.listing(r["policies"], *at, "policies")):
                 sp = rd.mapping(sp, *at, "policies", k)
                 rd.unknown(sp, {"type", "value", "periodSeconds"}, *at, "policies", k)
-                if sp.get("type") not in ("Pods", "Percent"):
+                if not one_of(sp.get("type"), ("Pods", "Percent")):
                     raise NativeError(rd.where(*at, "policies", k, "type"),
                                       f"expected Pods or Percent, got {sp.get('type')!r}")
                 s["policies"].append({"type": sp["type"],

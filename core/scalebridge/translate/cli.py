@@ -41,6 +41,18 @@ def add_translate_commands(sub: Any) -> None:
     i.add_argument("file", metavar="FILE", help="the native configuration (- for standard input)")
     i.add_argument("--from", dest="from_", required=True, choices=PROVIDERS)
     i.set_defaults(func=cmd_import)
+    a = sub.add_parser(
+        "apply", help="create or update each target's native autoscaler from its policy (--native)",
+        description="For every target of the run configuration, render its policy for its provider and create or "
+                    "update that native autoscaler through the provider plugin's client; --dry-run prints the "
+                    "difference with what is there and writes nothing. Exit 1 when a target failed.")
+    a.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
+    a.add_argument("--native", action="store_true", required=True,
+                   help="translate: the cloud's own autoscaler does the work (the only kind of apply)")
+    a.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
+    a.add_argument("--state", metavar="PATH", help="the run state to check (default: the configuration's `state:`, "
+                                                   "else scalebridge-state.db): a target in it is refused")
+    a.set_defaults(func=_apply)
 
 
 def _say(command: str, kind: str, lines: list[str]) -> None:
@@ -67,6 +79,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     _say("render", "note", losses.notes)
     _say("render", "lost", losses.lines)
     return EXIT_LOST if args.strict and losses else 0
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from .apply import cmd_apply
+    return cmd_apply(args)
 
 
 def _read(path: str) -> str:

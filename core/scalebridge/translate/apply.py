@@ -1,0 +1,176 @@
+"""``scalebridge apply CONFIG --native``: create or update each target's native
+autoscaler from its policy, through its provider plugin's SDK client.
+
+For an ``aws`` target: ``UpdateAutoScalingGroup``, ``PutScalingPolicy`` (each
+policy by name: a second apply updates it, never duplicates it), then
+``PutMetricAlarm`` with the ``PolicyARN`` PutScalingPolicy returned, and
+``PutScheduledUpdateGroupAction``
+(https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutScalingPolicy.html: "Creates or
+updates a scaling policy"). ``--dry-run`` reads what is there and prints the
+difference, writing nothing.
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable, Iterator
+
+from .aws import policy_arn, render as render_aws
+
+SUPPORTED = ("aws",)
+
+
+def _flat(obj: Any, at: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _flat(v, f"{at}.{k}" if at else k)
+    elif isinstance(obj, list) and obj and all(isinstance(x, dict) for x in obj):
+        for i, v in enumerate(obj):
+            yield from _flat(v, f"{at}[{i}]")
+    else:
+        yield at, obj
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return float(a) == float(b)
+    return a == b
+
+
+def diff(desired: dict, current: dict, skip: tuple = ()) -> list[str]:
+    """``key: old -> new`` for every field of ``desired`` that ``current`` does not hold."""
+    have = dict(_flat(current))
+    return [f"{k}: {have.get(k)!r} -> {v!r}" for k, v in _flat(desired)
+            if k not in skip and not _same(have.get(k), v)]
+
+
+def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
+    """One aws target; ``target`` is the aws plugin's Auto Scaling group handle
+    (its ``clients`` make every call). Returns whether anything changed (or would)."""
+    group = target.group
+    call = lambda service, op, **kw: target.clients.call(service, op, region=target.region, **kw)  # noqa: E731
+    native, losses = render_aws(policy, {"auto_scaling_group": group})
+    for line in losses.lines:
+        say(f"{name}: lost: {line}")
+    groups = call("autoscaling", "describe_auto_scaling_groups", AutoScalingGroupNames=[group])
+    if not groups.get("AutoScalingGroups"):
+        raise LookupError(f"Auto Scaling group {group!r} not found")
+    changed = False
+    for body in native["UpdateAutoScalingGroup"]:
+        d = diff(body, groups["AutoScalingGroups"][0], skip=("AutoScalingGroupName",))
+        for line in d:
+            say(f"{name}: UpdateAutoScalingGroup {group}: {line}")
+        if d:
+            changed = True
+            if not dry_run:
+                call("autoscaling", "update_auto_scaling_group", **body)
+    existing = {p["PolicyName"]: p for p in
+                call("autoscaling", "describe_policies", AutoScalingGroupName=group).get("ScalingPolicies", [])}
+    arns: dict[str, str] = {}
+    for body in native["PutScalingPolicy"]:
+        pname = body["PolicyName"]
+        have = existing.get(pname)
+        d = diff(body, have or {}, skip=("AutoScalingGroupName",))
+        if have is None:
+            say(f"{name}: PutScalingPolicy {pname}: create")
+        for line in d if have is not None else []:
+            say(f"{name}: PutScalingPolicy {pname}: {line}")
+        if have is not None:
+            arns[pname] = have.get("PolicyARN", policy_arn(pname))
+        if d:
+            changed = True
+            if not dry_run:
+                arns[pname] = call("autoscaling", "put_scaling_policy", **body).get("PolicyARN", policy_arn(pname))
+    if changed and not dry_run and native["PutMetricAlarm"]:
+        # the ARNs as the group now holds them (a PutScalingPolicy response may leave PolicyARN out)
+        for p in call("autoscaling", "describe_policies", AutoScalingGroupName=group).get("ScalingPolicies", []):
+            if p.get("PolicyARN"):
+                arns[p["PolicyName"]] = p["PolicyARN"]
+    for pname in sorted(set(existing) - {b["PolicyName"] for b in native["PutScalingPolicy"]}):
+        say(f"{name}: PutScalingPolicy {pname}: on the group but not in the policy; left as it is")
+    alarms = native["PutMetricAlarm"]
+    current_alarms = {}
+    if alarms:
+        current_alarms = {a["AlarmName"]: a for a in call("cloudwatch", "describe_alarms",
+                                                          AlarmNames=[a["AlarmName"] for a in alarms])
+                          .get("MetricAlarms", [])}
+    for body in alarms:
+        body = dict(body, AlarmActions=[arns.get(a.rsplit("policyName/", 1)[-1], a) for a in body["AlarmActions"]])
+        have = current_alarms.get(body["AlarmName"])
+        d = diff(body, have or {})
+        if have is None:
+            say(f"{name}: PutMetricAlarm {body['AlarmName']}: create")
+        for line in d if have is not None else []:
+            say(f"{name}: PutMetricAlarm {body['AlarmName']}: {line}")
+        if d:
+            changed = True
+            if not dry_run:
+                call("cloudwatch", "put_metric_alarm", **body)
+    for body in native["PutScheduledUpdateGroupAction"]:
+        changed = True
+        say(f"{name}: PutScheduledUpdateGroupAction {body['ScheduledActionName']}: put")
+        if not dry_run:
+            call("autoscaling", "put_scheduled_update_group_action", **body)
+    if not changed:
+        say(f"{name}: unchanged")
+    return changed
+
+
+def cmd_apply(args: Any) -> int:
+    """Apply every target of the run configuration natively; exit 1 when any target
+    failed or its provider has no native translation here, 2 for a bad configuration."""
+    from ..controller.config import build, load_config
+    loaded = load_config(args.config)
+    runtime = build(loaded)
+    failed = 0
+
+    def say(line: str) -> None:
+        print(line, file=sys.stdout)
+
+    actuated = _actuated(loaded, runtime, getattr(args, "state", None))
+    try:
+        for spec in runtime.targets:
+            if spec.name in actuated:
+                print(f"scalebridge apply: {spec.name}: refused: `scalebridge run` actuates this target (it has "
+                      f"decision state in {actuated[spec.name]}); a target is actuated or translated, never both "
+                      f"(`scalebridge state reset` forgets it)", file=sys.stderr)
+                failed += 1
+                continue
+            options = loaded.config.providers.get(spec.provider_key) or {}
+            kind = options.get("type", spec.provider_key)
+            if kind not in SUPPORTED:
+                print(f"scalebridge apply: {spec.name}: --native is not available for {kind} targets yet "
+                      f"(available: {', '.join(SUPPORTED)})", file=sys.stderr)
+                failed += 1
+                continue
+            try:
+                apply_aws(spec.name, spec.target, spec.policy, args.dry_run, say)
+            except Exception as e:   # a provider error: this target failed, the others still go
+                print(f"scalebridge apply: {spec.name}: {e}", file=sys.stderr)
+                failed += 1
+    finally:
+        runtime.close()
+    return 1 if failed else 0
+
+
+def _actuated(loaded: Any, runtime: Any, override: Any) -> dict[str, str]:
+    """Targets with decision state in the run configuration's store, by name (where).
+    A state file that does not exist yet holds none (and is not created)."""
+    from pathlib import Path
+
+    from ..controller.config import DEFAULT_STATE_PATH
+    from ..controller.store import SQLiteStore, open_store
+    state = override if override is not None else runtime.state
+    if isinstance(state, dict):
+        store = open_store(state, runtime.providers, base=loaded.path.parent)
+        where = f"the {state.get('provider')} store"
+    else:
+        p = Path(state or DEFAULT_STATE_PATH).expanduser()
+        if override is None and state and not p.is_absolute():
+            p = loaded.path.parent / p
+        if not p.exists():
+            return {}
+        store, where = SQLiteStore(p, readonly=True), str(p)
+    try:
+        return {name: where for name in store.load_all()}
+    finally:
+        store.close()

@@ -1,6 +1,10 @@
 """``scalebridge apply CONFIG --native``: create or update each target's native
 autoscaler from its policy, through its provider plugin's SDK client.
 
+For a ``kubernetes`` target: the ``autoscaling/v2`` HorizontalPodAutoscaler, created
+in the workload's namespace or replaced (its ``resourceVersion`` guarding the write)
+when it differs.
+
 For an ``aws`` target: ``UpdateAutoScalingGroup``, ``PutScalingPolicy`` (each
 policy by name: a second apply updates it, never duplicates it), then
 ``PutMetricAlarm`` with the ``PolicyARN`` PutScalingPolicy returned, and
@@ -15,8 +19,9 @@ import sys
 from typing import Any, Callable, Iterator
 
 from .aws import policy_arn, render as render_aws
+from .kubernetes import render as render_hpa
 
-SUPPORTED = ("aws",)
+SUPPORTED = ("aws", "kubernetes")
 
 
 def _flat(obj: Any, at: str = "") -> Iterator[tuple[str, Any]]:
@@ -115,6 +120,47 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
     return changed
 
 
+def apply_kubernetes(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
+    """One kubernetes target; ``target`` is the kubernetes plugin's workload handle
+    (its ``client`` makes every call)."""
+    from ..providers import ErrorKind, ProviderError
+    c = target.client
+    ref = {"kind": target.kind, "api_version": target.api_version, "namespace": target.namespace,
+           "name": target.workload}
+    hpa, losses = render_hpa(policy, ref)
+    for line in losses.lines:
+        say(f"{name}: lost: {line}")
+    hpa_name, ns = hpa["metadata"]["name"], target.namespace
+    try:
+        have = c.call("read HorizontalPodAutoscaler", c.autoscaling.read_namespaced_horizontal_pod_autoscaler,
+                      hpa_name, ns)
+    except ProviderError as e:
+        if e.kind != ErrorKind.NOT_FOUND:
+            raise
+        have = None
+    if have is None:
+        say(f"{name}: HorizontalPodAutoscaler {ns}/{hpa_name}: create")
+        if not dry_run:
+            c.call("create HorizontalPodAutoscaler", c.autoscaling.create_namespaced_horizontal_pod_autoscaler,
+                   ns, hpa)
+        return True
+    current = c.api_client.sanitize_for_serialization(have)
+    d = diff(hpa["spec"], current.get("spec") or {})
+    # the API server fills in behavior defaults the policy did not state: only what the policy states counts
+    for line in d:
+        say(f"{name}: HorizontalPodAutoscaler {ns}/{hpa_name}: spec.{line}")
+    if d and not dry_run:
+        body = dict(hpa, metadata=dict(hpa["metadata"], resourceVersion=current["metadata"].get("resourceVersion")))
+        c.call("replace HorizontalPodAutoscaler", c.autoscaling.replace_namespaced_horizontal_pod_autoscaler,
+               hpa_name, ns, body)
+    if not d:
+        say(f"{name}: unchanged")
+    return bool(d)
+
+
+APPLIERS = {"aws": apply_aws, "kubernetes": apply_kubernetes}
+
+
 def cmd_apply(args: Any) -> int:
     """Apply every target of the run configuration natively; exit 1 when any target
     failed or its provider has no native translation here, 2 for a bad configuration."""
@@ -143,7 +189,7 @@ def cmd_apply(args: Any) -> int:
                 failed += 1
                 continue
             try:
-                apply_aws(spec.name, spec.target, spec.policy, args.dry_run, say)
+                APPLIERS[kind](spec.name, spec.target, spec.policy, args.dry_run, say)
             except Exception as e:   # a provider error: this target failed, the others still go
                 print(f"scalebridge apply: {spec.name}: {e}", file=sys.stderr)
                 failed += 1

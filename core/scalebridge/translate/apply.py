@@ -1,6 +1,10 @@
 """``scalebridge apply CONFIG --native``: create or update each target's native
 autoscaler from its policy, through its provider plugin's SDK client.
 
+For an ``azure`` target: the ``Microsoft.Insights/autoscalesettings`` resource of the
+scale set, in its resource group and location, through ``autoscale_settings.create_or_update``
+(https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update).
+
 For a ``kubernetes`` target: the ``autoscaling/v2`` HorizontalPodAutoscaler, created
 in the workload's namespace or replaced (its ``resourceVersion`` guarding the write)
 when it differs.
@@ -19,9 +23,10 @@ import sys
 from typing import Any, Callable, Iterator
 
 from .aws import policy_arn, render as render_aws
+from .azure import render as render_azure
 from .kubernetes import render as render_hpa
 
-SUPPORTED = ("aws", "kubernetes")
+SUPPORTED = ("aws", "azure", "kubernetes")
 
 
 def _flat(obj: Any, at: str = "") -> Iterator[tuple[str, Any]]:
@@ -158,7 +163,41 @@ def apply_kubernetes(name: str, target: Any, policy: Any, dry_run: bool, say: Ca
     return bool(d)
 
 
-APPLIERS = {"aws": apply_aws, "kubernetes": apply_kubernetes}
+def apply_azure(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
+    """One azure target; ``target`` is the azure plugin's scale-set handle (its
+    ``session`` makes the clients and maps every error)."""
+    from ..providers import ErrorKind, ProviderError
+    s, sub, rg = target.session, target.subscription_id, target.resource_group
+    vmss = s.call("VirtualMachineScaleSets.Get", s.compute(sub).virtual_machine_scale_sets.get, rg, target.scale_set)
+    setting, losses = render_azure(policy, {"subscription_id": sub, "resource_group": rg,
+                                            "scale_set": target.scale_set, "location": vmss.location})
+    setting["properties"]["targetResourceUri"] = target.id
+    for prof in setting["properties"]["profiles"]:
+        for rule in prof["rules"]:
+            rule["metricTrigger"]["metricResourceUri"] = target.id
+    for line in losses.lines:
+        say(f"{name}: lost: {line}")
+    monitor = s.monitor(sub)
+    sname = setting["name"]
+    try:
+        have = s.call("AutoscaleSettings.Get", monitor.autoscale_settings.get, rg, sname)
+    except ProviderError as e:
+        if e.kind != ErrorKind.NOT_FOUND:
+            raise
+        have = None
+    d = diff(setting["properties"], have.serialize()["properties"]) if have is not None else ["create"]
+    for line in d:
+        say(f"{name}: autoscalesettings {rg}/{sname}: {line if have is not None else 'create'}")
+    if d and not dry_run:
+        # a dict body: the client's serializer reads it as its AutoscaleSettingResource
+        s.call("AutoscaleSettings.CreateOrUpdate", monitor.autoscale_settings.create_or_update, rg, sname,
+               {k: v for k, v in setting.items() if k not in ("type", "apiVersion", "name")})
+    if not d:
+        say(f"{name}: unchanged")
+    return bool(d)
+
+
+APPLIERS = {"aws": apply_aws, "azure": apply_azure, "kubernetes": apply_kubernetes}
 
 
 def cmd_apply(args: Any) -> int:

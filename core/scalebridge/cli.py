@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 from pydantic_core import from_json, to_json
@@ -15,6 +16,7 @@ from typing import IO, Iterator, Optional
 from . import __version__
 from .engine import BUILTIN_SEMANTICS, decide, decide_all
 from .errors import PolicyError, RequestError, ScalebridgeError, SemanticsFailure
+from .protocol import MAX_DEPTH, check_json_value
 
 EXIT_BAD_INPUT = 2
 
@@ -23,13 +25,44 @@ def _dumps(obj) -> str:
     return to_json(obj).decode()
 
 
+_REFUSED_BY_PARSER = re.compile(r"^(recursion limit exceeded|number out of range|lone leading surrogate|"
+                                r"lone trailing surrogate|invalid unicode code point)[^\n]* at line (\d+) column (\d+)$")
+_BIG_INT = re.compile(r"\d{%d,}" % 4301)
+
+
+def _position(text: str, line: int, column: int) -> int:
+    start = 0
+    for _ in range(line - 1):
+        start = text.index("\n", start) + 1
+    return start + column - 1
+
+
 def _loads(text: str):
-    """Parse with pydantic-core's JSON parser (several times faster than ``json``);
-    on failure, let ``json`` produce the line/column message."""
+    """Parse with pydantic-core's JSON parser (several times faster than ``json``,
+    and bounded: at most :data:`~scalebridge.protocol.MAX_DEPTH` levels, integers of at
+    most 4,300 digits, no lone surrogates); on another failure, let ``json`` produce
+    the line/column message (or accept what only it reads, NaN, which validation then
+    refuses by its JSON path). Raises :class:`json.JSONDecodeError` with the place."""
     try:
         return from_json(text)
-    except ValueError:
-        return json.loads(text)
+    except ValueError as e:
+        m = _REFUSED_BY_PARSER.match(str(e))
+        if m:
+            what = {"recursion limit exceeded": f"nested deeper than {MAX_DEPTH} levels of objects and arrays",
+                    "number out of range": "a number with more than 4,300 digits"}.get(
+                        m.group(1), "not Unicode text: a lone surrogate")
+            raise json.JSONDecodeError(what, text, _position(text, int(m.group(2)), int(m.group(3)))) from None
+    try:
+        obj = json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels of objects and arrays", text, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:   # an integer literal past Python's 4,300-digit conversion limit
+        m = _BIG_INT.search(text)
+        raise json.JSONDecodeError("a number with more than 4,300 digits", text, m.start() if m else 0) from None
+    check_json_value(obj)
+    return obj
 
 
 def _open(path: str) -> IO[str]:
@@ -63,7 +96,7 @@ def iter_requests(stream: IO[str]) -> Iterator[tuple[object, object]]:
     if not single_line:   # one document spread over several lines
         text = first + stream.read()
         try:
-            obj = json.loads(text)
+            obj = _loads(text)
         except json.JSONDecodeError as e:
             lines = _json_lines_after_bad_first(text, first_no)
             if lines is None:
@@ -89,6 +122,8 @@ def iter_requests(stream: IO[str]) -> Iterator[tuple[object, object]]:
             obj = _loads(line.rstrip("\r\n"))
         except json.JSONDecodeError as e:
             obj = RequestError("$", f"invalid JSON at column {e.colno}: {e.msg}")
+        except RequestError as e:
+            obj = e
         yield no, obj
 
 
@@ -105,6 +140,9 @@ def _json_lines_after_bad_first(text: str, first_no: int) -> Optional[list]:
             obj = _loads(line)
         except json.JSONDecodeError as e:
             out.append((f"line {k}", RequestError("$", f"invalid JSON at column {e.colno}: {e.msg}")))
+            continue
+        except RequestError as e:
+            out.append((f"line {k}", e))
             continue
         if not isinstance(obj, dict):
             return None
@@ -243,6 +281,12 @@ def cmd_validate(args) -> int:
                 print(p, file=sys.stderr)
             continue
         refused = False
+        if args.semantics and policy.semantics:   # the semantics the file names must exist, as decide requires
+            try:
+                resolve_semantics(policy.semantics, path="$.policy.semantics")
+            except RequestError as e:
+                refused = True
+                print(f"{path}: {e}", file=sys.stderr)
         if args.semantics:   # every semantics that cannot run it, not only the first
             names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
             for n in names:

@@ -16,9 +16,10 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from . import plugins
-from .errors import RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors
+from .errors import (RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors,
+                     short_repr)
 from .policy import Policy
-from .protocol import Observations, Request, Settings
+from .protocol import Observations, Request, Settings, check_json_value
 from .decision import Context, Decision, MetricResult
 from .semantics.base import Semantics
 from .stages.signals import predictive_mode
@@ -46,13 +47,20 @@ def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple
     elif kind == "missing":
         msg = "required field is missing"
     elif kind not in ("quantity", "value_error") and "got " not in msg and not isinstance(inp, (dict, list)):
-        msg = f"{msg} (got {json.dumps(inp) if _jsonable(inp) else repr(inp)})"
+        msg = f"{msg} (got {_shown(inp)})"
     return json_path(prefix + loc), msg
 
 
 def _provided_by(name: str) -> str:
     entry = plugins.registry().semantics.get(name)
     return f" (from plugin {entry.plugin!r})" if entry is not None else ""
+
+
+def _shown(x: Any, limit: int = 60) -> str:
+    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 200:
+        return short_repr(x, limit)
+    text = json.dumps(x) if _jsonable(x) else repr(x)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _jsonable(x: Any) -> bool:
@@ -79,7 +87,11 @@ def load_policy(raw: Union[Policy, dict, None], path: tuple = ("policy",)) -> Po
         return raw
     if raw is None:
         raw = {}
-    key = to_json(raw, fallback=str)
+    try:
+        key = to_json(raw, fallback=str)
+    except ValueError:   # too deep, or not Unicode text: say where
+        check_json_value(raw, path)
+        raise
     p = _POLICIES.get(key)
     if p is not None:
         _POLICIES.move_to_end(key)

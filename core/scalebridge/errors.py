@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from .units import MAX_INT, MAX_NUMBER
+
 
 def json_path(loc: Iterable[object], root: str = "$") -> str:
     """``("observations", "members", 0, "ready")`` → ``$.observations.members[0].ready``."""
@@ -52,7 +54,8 @@ class PolicyError(ScalebridgeError):
         super().__init__("\n".join(problems))
 
 
-_UNION_TAGS = {"int", "float", "str", "constrained-str", "bool"}
+_UNION_TAGS = {"int", "float", "str", "constrained-str", "constrained-int", "constrained-float", "bool"}
+_BOUND_ERRORS = ("less_than_equal", "greater_than_equal")
 QUANTITY_HINT = ("expected a number or a Kubernetes quantity such as \"500m\", \"2\", \"1.5\", "
                  "\"100Mi\", \"1Gi\"")
 
@@ -62,11 +65,16 @@ def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]
     the alternatives of a number-or-quantity union collapse into one message."""
     out: list[tuple[tuple, str, str, object]] = []
     tags: dict[tuple, set] = {}
+    bounds: dict[tuple, str] = {}   # a number out of range, whichever alternative said it
     for e in errors:
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
+        tagged = False
         while loc and loc[-1] in _UNION_TAGS:
             tags.setdefault(loc[:-1], set()).add(loc[-1])
             loc = loc[:-1]
+            tagged = True
+        if tagged and e["type"] in _BOUND_ERRORS:
+            bounds[loc] = e["msg"]
     seen: set[tuple] = set()
     for e in errors:
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and (x.startswith("function-") or "[" in x)))
@@ -81,19 +89,29 @@ def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]
         msg = e["msg"].removeprefix("Value error, ")
         kind = e["type"]
         inp = e.get("input")
-        if loc in tags:
+        if loc in bounds and isinstance(inp, (int, float)) and not isinstance(inp, bool):
+            kind = "number"
+            limit = f"{MAX_INT}" if isinstance(inp, int) else f"{MAX_NUMBER:g}"
+            msg = f"out of range: a number's magnitude is at most {limit} (got {short_repr(inp)})"
+        elif loc in tags:
             if "constrained-str" in tags[loc]:
                 kind = "quantity"
-                msg = (f"invalid quantity {inp!r}: {QUANTITY_HINT}" if isinstance(inp, str)
+                msg = (f"invalid quantity {short_repr(inp)}: {QUANTITY_HINT}" if isinstance(inp, str)
                        else f"expected a number or a quantity string, got {_type_name(inp)}")
             else:
                 kind = "number"
                 msg = f"expected a number, got {_type_name(inp)}" + (f" {inp!r}" if isinstance(inp, (str, bool)) else "")
         elif kind in ("int_type", "float_type", "int_from_float", "bool_type", "string_type",
                       "int_parsing", "float_parsing") and not isinstance(inp, (dict, list)):
-            msg = f"{msg}, got {_type_name(inp)} {inp!r}"
+            msg = f"{msg}, got {_type_name(inp)} {short_repr(inp)}"
         out.append((loc, kind, msg, inp))
     return out
+
+
+def short_repr(x: object, limit: int = 60) -> str:
+    """``repr(x)``, cut to ``limit`` characters (a 100,000-digit value is named, not echoed)."""
+    r = repr(x) if not isinstance(x, int) or x.bit_length() < 4000 else f"<an integer of {x.bit_length()} bits>"
+    return r if len(r) <= limit else r[:limit] + "…"
 
 
 def _type_name(x: object) -> str:

@@ -14,20 +14,23 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       PrivateAttr, Strict, StrictBool, ValidationInfo, WithJsonSchema, field_validator, model_validator)
 
 from .errors import FieldError
-from .units import exact, parse_duration
+from .units import MAX_INT, MAX_NUMBER, exact, parse_duration
 
 # ----------------------------------------------------------------------------- field types
 
 
-_QUANTITY_PATTERN = r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$"
-FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+# Limits (docs/protocol.md, limits): checked natively, before any value is expanded.
+_QUANTITY_PATTERN = (r"^[+-]?(\d{1,40}(\.\d{0,40})?|\.\d{1,40})"
+                     r"([eE][+-]?\d{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
+FiniteFloat = Annotated[float, Strict(), Field(allow_inf_nan=False, ge=-MAX_NUMBER, le=MAX_NUMBER)]
+_BoundedInt = Annotated[int, Strict(), Field(ge=-MAX_INT, le=MAX_INT)]
 # Validated natively by pydantic-core (no Python call per value: requests carry many).
 Quantity = Annotated[
-    Union[Annotated[int, Strict()], FiniteFloat, Annotated[str, Field(pattern=_QUANTITY_PATTERN)]],
+    Union[_BoundedInt, FiniteFloat, Annotated[str, Field(pattern=_QUANTITY_PATTERN)]],
     WithJsonSchema({"anyOf": [{"type": "number"}, {"type": "string", "pattern": _QUANTITY_PATTERN}],
                     "description": "a number or a Kubernetes quantity (\"500m\", \"1Gi\")"}),
 ]
-Number = Annotated[Union[Annotated[int, Strict()], FiniteFloat],
+Number = Annotated[Union[_BoundedInt, FiniteFloat],
                    WithJsonSchema({"type": "number"})]
 Duration = Annotated[
     float, BeforeValidator(parse_duration),
@@ -45,7 +48,7 @@ def _non_negative(v: float) -> float:
 NonNegDuration = Annotated[Duration, AfterValidator(_non_negative)]
 
 
-Int = Annotated[int, Strict()]
+Int = _BoundedInt
 """An integer as JSON writes it: ``"4"`` and ``4.5`` are errors, not coerced."""
 Bool = StrictBool
 """``true``/``false`` only: ``"yes"`` is an error, not coerced."""

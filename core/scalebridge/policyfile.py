@@ -12,25 +12,61 @@ from typing import Any, Optional
 import yaml
 from pydantic import ValidationError
 
-from .errors import PolicyError, _type_name, json_path, normalize_errors
+from .errors import PolicyError, _type_name, json_path, normalize_errors, short_repr
 from .policy import Policy
 
 Positions = dict[tuple, tuple[int, int]]
 
 
-def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str] = None) -> Any:
+MAX_YAML_ALIAS_NODES = 100_000
+"""The most values the aliases (``*name``) of a YAML document may expand to: a
+"billion laughs" document (aliases of aliases) stops there instead of exhausting memory."""
+MAX_YAML_DEPTH = 200
+"""The deepest nesting of mappings and sequences, as :data:`scalebridge.protocol.MAX_DEPTH`."""
+
+
+class _Budget:
+    """What the aliases of one document have left to expand to."""
+    __slots__ = ("left", "seen")
+
+    def __init__(self) -> None:
+        self.left = MAX_YAML_ALIAS_NODES
+        self.seen: set[int] = set()
+
+
+def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str] = None,
+               budget: Optional[_Budget] = None, aliased: bool = False) -> Any:
+    """The plain value of ``node`` (mappings with string keys, sequences, scalars),
+    recording every value's line and column in ``pos``; aliases expand to at most
+    :data:`MAX_YAML_ALIAS_NODES` values, and nesting is at most :data:`MAX_YAML_DEPTH` levels."""
+    if budget is None:
+        budget = _Budget()
+    if isinstance(node, yaml.CollectionNode):
+        if not aliased and id(node) in budget.seen:   # a second visit: an alias of it
+            aliased = True
+        budget.seen.add(id(node))
+    if aliased:
+        budget.left -= 1
+        if budget.left < 0:
+            raise PolicyError([f"{_where(file, node)}: its aliases expand to more than {MAX_YAML_ALIAS_NODES:,} "
+                               "values (aliases of aliases?); write the values out"])
+    if len(path) > MAX_YAML_DEPTH:
+        raise PolicyError([f"{_where(file, node)}: nested deeper than {MAX_YAML_DEPTH} levels"])
     pos[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.MappingNode):
         out: dict = {}
         for k, v in node.value:
-            key = yaml.SafeLoader.construct_scalar(_LOADER, k) if isinstance(k, yaml.ScalarNode) else str(k.value)
+            if not isinstance(k, yaml.ScalarNode):
+                raise PolicyError([f"{_where(file, k)}: {json_path(path, root='policy')}: a key must be a plain "
+                                   f"string, not a {'sequence' if isinstance(k, yaml.SequenceNode) else 'mapping'}"])
+            key = yaml.SafeLoader.construct_scalar(_LOADER, k)
             if key in out:
                 raise PolicyError([f"{_where(file, k)}: {json_path(path + (key,), root='policy')}: duplicate key"])
             pos[("__key__",) + path + (key,)] = (k.start_mark.line + 1, k.start_mark.column + 1)
-            out[key] = _construct(v, path + (key,), pos, file)
+            out[key] = _construct(v, path + (key,), pos, file, budget, aliased)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_construct(v, path + (i,), pos, file) for i, v in enumerate(node.value)]
+        return [_construct(v, path + (i,), pos, file, budget, aliased) for i, v in enumerate(node.value)]
     if isinstance(node, yaml.ScalarNode) and node.style is None:
         # YAML 1.1 reads `mode: ON` / `mode: OFF` (and yes/no) as booleans and an
         # unquoted `2026-01-01T08:00:00` as a datetime; a policy file holds the
@@ -40,7 +76,11 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str]
             return node.value
         if node.tag == _TIMESTAMP_TAG:
             return node.value
-    return _LOADER.construct_object(node, deep=True)
+    try:
+        return _LOADER.construct_object(node, deep=True)
+    except ValueError:   # an integer literal past Python's 4,300-digit conversion limit
+        raise PolicyError([f"{_where(file, node)}: {json_path(path, root='policy')}: "
+                           "a number with more than 4,300 digits"]) from None
 
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
@@ -54,13 +94,44 @@ class _Loader(yaml.SafeLoader):
 _LOADER = _Loader("")
 
 
+try:   # libyaml's parser: events at C speed (PyYAML's scanner is quadratic in flow nesting)
+    from yaml import CSafeLoader as _EVENTS_LOADER
+except ImportError:  # pragma: no cover - PyYAML without libyaml
+    _EVENTS_LOADER = yaml.SafeLoader  # type: ignore[misc]
+
+
+def _too_deep(text: str, file: str) -> Optional[str]:
+    """``file:line:column`` of the first collection nested past :data:`MAX_YAML_DEPTH`
+    (None: none is), found from the parser's event stream before anything recurses.
+    A syntax error is left to the composer, whose message says what it is."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_EVENTS_LOADER):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    return f"{file}:{event.start_mark.line + 1}:{event.start_mark.column + 1}"
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError as e:   # libyaml's own bound on nesting (its scanner reads ahead)
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        if "nesting depth" in str(e):
+            return f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else f"{file}:1:1"
+    return None
+
+
 def _where(file: Optional[str], node: yaml.Node) -> str:
     return f"{file or '<policy>'}:{node.start_mark.line + 1}:{node.start_mark.column + 1}"
 
 
 def load_yaml(text: str, file: str = "<policy>") -> tuple[Any, Positions]:
+    too_deep = _too_deep(text, file)
+    if too_deep:
+        raise PolicyError([f"{too_deep}: nested deeper than {MAX_YAML_DEPTH} levels"])
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise PolicyError([f"{file}: nested deeper than {MAX_YAML_DEPTH} levels"]) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{file}:{mark.line + 1}:{mark.column + 1}" if mark else file
@@ -95,7 +166,7 @@ def validation_problems(err: ValidationError, file: str, pos: Positions, prefix:
         elif kind == "missing":
             msg = "required field is missing"
         elif kind not in ("quantity",) and not isinstance(inp, (dict, list)) and "got " not in msg:
-            msg += f" (got {inp!r})"
+            msg += f" (got {short_repr(inp)})"
         e = {"type": kind}
         key_pos = pos.get(("__key__",) + loc) if e["type"] == "extra_forbidden" else None
         line, col = key_pos or _position(pos, loc)

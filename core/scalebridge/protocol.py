@@ -8,13 +8,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
 from typing_extensions import Required, TypedDict
 
 from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity, _Model, drop_nulls
 from .units import parse_duration
 
-Time = Optional[FiniteFloat]
+MIN_TIME = -62135596800
+"""0001-01-01T00:00:00Z in seconds since the Unix epoch."""
+MAX_TIME = 253402300799
+"""9999-12-31T23:59:59Z: the last second ``datetime`` (and so every schedule and profile) can place."""
+EpochSeconds = Annotated[float, Strict(), Field(allow_inf_nan=False, ge=MIN_TIME, le=MAX_TIME)]
+"""Seconds since the Unix epoch, within years 1 to 9999."""
+Time = Optional[EpochSeconds]
 """Seconds since the Unix epoch; null is the distant past."""
 
 
@@ -53,7 +59,7 @@ class Member(_Bulk):
     count: Annotated[Int, Field(ge=1)] = Field(1, description="extension: this entry stands for `count` identical members")
 
 
-Point = tuple[FiniteFloat, Optional[FiniteFloat]]
+Point = tuple[EpochSeconds, Optional[FiniteFloat]]
 
 
 class MetricObservation(_Bulk):
@@ -97,23 +103,23 @@ class Observations(_Model):
 class TimedReplicas(TypedDict):
     """``{"time", "replicas"}`` (a TypedDict: history lists are long, models cost time)."""
     __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
-    time: FiniteFloat
+    time: EpochSeconds
     replicas: Int
 
 
 class ScaleEvent(TypedDict, total=False):
     __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
-    time: Required[FiniteFloat]
+    time: Required[EpochSeconds]
     change: Required[Int]
     cause: Optional[str]
 
 
 class LastScale(_Model):
     model_config = ConfigDict(extra="allow")
-    time: Number
+    time: EpochSeconds
     direction: Optional[Literal["Increase", "Decrease"]] = None
     cause: Optional[str] = None
-    completed_at: Optional[Number] = None
+    completed_at: Optional[EpochSeconds] = None
     # a duration: seconds, or "5m", "PT5M" … (docs/protocol.md, conventions)
     cooldown_seconds: Annotated[Optional[Number],
                                 BeforeValidator(lambda v: parse_duration(v) if isinstance(v, str) else v)] = None
@@ -136,9 +142,56 @@ class StateModel(BaseModel):
 
 class Request(_Model):
     semantics: Optional[str] = None
-    now: FiniteFloat
+    now: EpochSeconds
     current_replicas: Annotated[Int, Field(ge=0)]
     policy: Policy = Field(default_factory=Policy)
     settings: Settings = Field(default_factory=Settings)
     observations: Observations = Field(default_factory=Observations)
     state: Optional[StateModel] = None
+
+
+MAX_DEPTH = 200
+"""The deepest nesting of objects and arrays a request (or a policy) may have;
+the JSON parser's own limit (pydantic-core); the protocol's shapes need fewer than ten."""
+
+
+def check_json_value(value: Any, root: tuple = ()) -> None:
+    """Refuse, before any model sees it, a value nested deeper than :data:`MAX_DEPTH`
+    levels or holding a string that is not Unicode text (a lone surrogate such as
+    ``"\\udfff"``, which JSON's ``\\u`` escapes can write and no UTF-8 output can carry).
+    Iterative: no depth costs a recursion."""
+    from .errors import RequestError
+    stack: list[tuple[Any, tuple]] = [(value, root)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        x, path = pop()
+        t = type(x)
+        if t is dict:
+            if len(path) - len(root) >= MAX_DEPTH:
+                raise RequestError(path, f"nested deeper than {MAX_DEPTH} levels of objects and arrays")
+            for k, v in x.items():
+                if type(k) is str and not k.isascii():
+                    _check_text(k, path + (k,))
+                if type(v) in (dict, list):
+                    push((v, path + (k,)))
+                elif type(v) is str and not v.isascii():
+                    _check_text(v, path + (k,))
+        elif t is list:
+            if len(path) - len(root) >= MAX_DEPTH:
+                raise RequestError(path, f"nested deeper than {MAX_DEPTH} levels of objects and arrays")
+            for i, v in enumerate(x):
+                tv = type(v)
+                if tv is dict or tv is list:
+                    push((v, path + (i,)))
+                elif tv is str and not v.isascii():
+                    _check_text(v, path + (i,))
+        elif t is str and not x.isascii():
+            _check_text(x, path)
+
+
+def _check_text(s: str, path: tuple) -> None:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        from .errors import RequestError
+        raise RequestError(path, f"not Unicode text: a lone surrogate {s[e.start]!r} at character {e.start}") from None

@@ -5,6 +5,12 @@ ISO-8601 (``"PT5M"``, ``"P1DT2H"``). Quantities: a JSON number or a Kubernetes
 quantity string (``"500m"``, ``"2"``, ``"1Gi"``, ``"1e3"``), parsed exactly as
 ``k8s.io/apimachinery/pkg/api/resource`` does (suffixes n u m k M G T P E and
 Ki Mi Gi Ti Pi Ei; decimal exponents).
+
+Both are bounded before anything is expanded, so that parsing costs the same for
+any text (docs/protocol.md, limits): a quantity has at most
+:data:`MAX_QUANTITY_DIGITS` digits before and as many after its decimal point and
+a decimal exponent of at most two digits; a duration is at most
+:data:`MAX_DURATION_TEXT` characters long and at most :data:`MAX_DURATION_SECONDS`.
 """
 from __future__ import annotations
 
@@ -15,9 +21,23 @@ from fractions import Fraction
 from functools import lru_cache
 
 __all__ = [
+    "MAX_NUMBER", "MAX_INT", "MAX_QUANTITY_DIGITS", "MAX_QUANTITY_EXPONENT", "MAX_DURATION_SECONDS", "MAX_DURATION_TEXT",
     "parse_duration", "parse_quantity", "milli_value", "exact", "format_milli",
     "format_number", "ceil_exact",
 ]
+
+MAX_NUMBER = 1e100
+"""The largest magnitude of a JSON number with a fraction or an exponent."""
+MAX_INT = 2**63 - 1
+"""The largest magnitude of a JSON integer: int64, as the providers' APIs carry counts and sizes."""
+MAX_QUANTITY_DIGITS = 40
+"""Digits of a quantity string's integer part, and of its fractional part."""
+MAX_QUANTITY_EXPONENT = 99
+"""The largest decimal exponent of a quantity string (``"1e99"``, ``"1e-99"``)."""
+MAX_DURATION_SECONDS = 1e11
+"""The longest duration: about 3,170 years, past any window or period a provider has."""
+MAX_DURATION_TEXT = 64
+"""The longest duration string."""
 
 _UNIT_SECONDS = {"ms": Fraction(1, 1000), "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _SIMPLE = re.compile(r"^\s*((?:\d+(?:\.\d*)?|\.\d+)(?:ms|s|m|h|d|w))+\s*$")
@@ -28,25 +48,37 @@ _ISO = re.compile(
 )
 
 
+def _bounded_seconds(seconds: float) -> float:
+    if not math.isfinite(seconds) or abs(seconds) > MAX_DURATION_SECONDS:
+        raise ValueError(f"a duration must be finite and at most {MAX_DURATION_SECONDS:g} seconds")
+    return seconds
+
+
 @lru_cache(maxsize=4096)
 def _parse_duration_text(text: str) -> float:
     t = text.strip()
     if not t:
         raise ValueError("empty duration")
+    if len(t) > MAX_DURATION_TEXT:
+        raise ValueError(f"a duration string is at most {MAX_DURATION_TEXT} characters long")
     try:
-        return float(Decimal(t))
+        d = Decimal(t)
     except InvalidOperation:
         pass
+    else:
+        if not d.is_finite() or d.adjusted() > 11:   # checked before any expansion
+            raise ValueError(f"a duration must be finite and at most {MAX_DURATION_SECONDS:g} seconds")
+        return _bounded_seconds(float(d))
     if _SIMPLE.match(t):
         total = Fraction(0)
         for num, unit in _SIMPLE_PART.findall(t):
             total += Fraction(num) * _UNIT_SECONDS[unit]
-        return float(total)
+        return _bounded_seconds(float(total))
     m = _ISO.match(t.upper())
     if m and t.upper() not in ("P", "PT") and not t.upper().endswith("T"):
         parts = {k: Fraction(v) if v else Fraction(0) for k, v in m.groupdict().items()}
-        return float(parts["w"] * 604800 + parts["d"] * 86400 + parts["h"] * 3600
-                     + parts["m"] * 60 + parts["s"])
+        return _bounded_seconds(float(parts["w"] * 604800 + parts["d"] * 86400 + parts["h"] * 3600
+                                      + parts["m"] * 60 + parts["s"]))
     raise ValueError(
         f"invalid duration {text!r}: use seconds (90), a unit string (\"90s\", \"5m\", \"1h\") "
         "or ISO-8601 (\"PT5M\")")
@@ -56,17 +88,20 @@ def parse_duration(value: object) -> float:
     """Seconds from a number, a unit string or an ISO-8601 duration."""
     if isinstance(value, bool):
         raise ValueError("a duration must be a number of seconds or a string like \"5m\", not a boolean")
-    if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise ValueError("a duration must be finite")
+    if isinstance(value, int):
+        if abs(value) > MAX_DURATION_SECONDS:   # before float(): a 401-digit int overflows it
+            raise ValueError(f"a duration must be finite and at most {MAX_DURATION_SECONDS:g} seconds")
         return float(value)
+    if isinstance(value, float):
+        return _bounded_seconds(value)
     if isinstance(value, str):
         return _parse_duration_text(value)
     raise ValueError(f"a duration must be seconds or a string like \"5m\", got {type(value).__name__}")
 
 
 _QUANTITY = re.compile(
-    r"^(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+))(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?)$"
+    r"^(?P<num>[+-]?(?:\d{1,%(d)d}(?:\.\d{0,%(d)d})?|\.\d{1,%(d)d}))"
+    r"(?:(?P<exp>[eE][+-]?\d{1,2})|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?)$" % {"d": MAX_QUANTITY_DIGITS}
 )
 _SUFFIX = {
     None: Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
@@ -79,11 +114,12 @@ _SUFFIX = {
 
 @lru_cache(maxsize=65536)
 def _parse_quantity_text(text: str) -> Fraction:
-    m = _QUANTITY.match(text.strip())
+    m = _QUANTITY.match(text.strip()) if len(text) <= 2 * MAX_QUANTITY_DIGITS + 8 else None
     if not m:
         raise ValueError(
-            f"invalid quantity {text!r}: expected a number or a Kubernetes quantity such as "
-            "\"500m\", \"2\", \"1.5\", \"100Mi\", \"1Gi\"")
+            f"invalid quantity {text[:60]!r}: expected a number or a Kubernetes quantity such as "
+            "\"500m\", \"2\", \"1.5\", \"100Mi\", \"1Gi\" (at most "
+            f"{MAX_QUANTITY_DIGITS} digits each side of the point, an exponent of at most two digits)")
     num = Fraction(m.group("num"))
     if m.group("exp"):
         return num * Fraction(10) ** int(m.group("exp")[1:])

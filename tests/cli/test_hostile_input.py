@@ -227,3 +227,28 @@ def test_validate_semantics_all_refuses_a_policy_naming_an_unknown_semantics(tmp
     req.pop("semantics")
     req["policy"]["semantics"] = "nosuch"
     refused(decide(req), "$.policy.semantics", "unknown semantics 'nosuch'")
+
+
+# ----------------------------------------------------------------------------- aws alarm windows
+
+def _aws_rule_request(window: float, grain: float) -> dict:
+    from scalebridge.testing.requests import AWS_STEP_OUT, aws_request
+    return aws_request(4, 80, rules=[{**AWS_STEP_OUT, "time_window_seconds": window, "time_grain_seconds": grain}])
+
+
+@pytest.mark.parametrize("window, grain, path", [
+    (1e11, 60, "$.policy.rules[0].time_window_seconds"),        # 3,170 years of 1-minute periods
+    (1.77e9, 60, "$.policy.rules[0].time_window_seconds"),      # 56 years
+    (172_800, 60, "$.policy.rules[0].time_window_seconds"),     # two days: past PutMetricAlarm's one
+    (60, 1e-6, "$.policy.rules[0].time_grain_seconds"),         # 60 million periods a minute
+])
+def test_an_aws_alarm_past_cloudwatch_limits_is_refused_in_bounded_time(window, grain, path):
+    # PutMetricAlarm: Period 10, 30 or a multiple of 60; EvaluationPeriods x Period <= 86,400
+    # (https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html)
+    refused(decide(_aws_rule_request(window, grain)), path)
+
+
+def test_an_aws_alarm_of_one_day_is_decided():
+    proc = decide(_aws_rule_request(86_400, 60))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["desired_replicas"] >= 4

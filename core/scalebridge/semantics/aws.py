@@ -517,6 +517,27 @@ def track_activity(state: DecisionState, group: GroupCapacity) -> None:
 # ----------------------------------------------------------------------------- the semantics
 
 
+ALARM_MIN_PERIOD_SECONDS = 10
+"""CloudWatch PutMetricAlarm ``Period``: "Valid values are 10, 30, and any multiple of 60"
+(https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html)."""
+ALARM_MAX_EVALUATION_SECONDS = 86_400
+"""PutMetricAlarm ``EvaluationPeriods``: "An alarm's total current evaluation period can be
+no longer than one day, so this number multiplied by Period cannot be more than 86,400 seconds"
+(same page). It also bounds the work of one alarm evaluation: at most 8,640 periods."""
+
+
+def _check_alarm_period(k: int, rule) -> None:
+    if rule.time_grain_seconds < ALARM_MIN_PERIOD_SECONDS:
+        raise RequestError(f"$.policy.rules[{k}].time_grain_seconds",
+                           f"an alarm's Period is at least {ALARM_MIN_PERIOD_SECONDS} seconds in the aws semantics "
+                           f"(PutMetricAlarm Period: 10, 30 or a multiple of 60), got {rule.time_grain_seconds:g}")
+    total = rule.evaluation_periods * rule.time_grain_seconds
+    if total > ALARM_MAX_EVALUATION_SECONDS:
+        raise RequestError(f"$.policy.rules[{k}].time_window_seconds",
+                           f"an alarm evaluates at most {ALARM_MAX_EVALUATION_SECONDS:,} seconds in the aws semantics "
+                           f"(PutMetricAlarm: EvaluationPeriods × Period), got {total:g}")
+
+
 class AwsSemantics(Semantics):
     name = "aws"
     summary = ("Amazon EC2 Auto Scaling: step, simple and target-tracking scaling policies with "
@@ -535,6 +556,7 @@ class AwsSemantics(Semantics):
         require_stated_utilization(policy, "required by the aws semantics (TargetTrackingConfiguration."
                                            "TargetValue is required)")
         for k, r in enumerate(policy.rules):
+            _check_alarm_period(k, r)
             if r.steps is not None and r.adjustment_type is None:
                 raise RequestError(f"$.policy.rules[{k}].adjustment_type",
                                    "required by the aws semantics for a step-scaling rule "

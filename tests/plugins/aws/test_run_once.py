@@ -203,12 +203,15 @@ def test_a_missing_group_fails_that_target_only(world, tmp_path):
     assert by["web"]["action"] == "applied" and world.desired() == 6
 
 
-def test_a_bad_metric_source_fails_the_target_naming_the_key(world, tmp_path):
+def test_a_bad_metric_source_is_a_configuration_error_naming_the_key(world, tmp_path, capsys):
+    """Provider.check_metric_source: the run configuration's file and line, the key, exit 2,
+    before any call to AWS."""
     world.group("web", desired=2)
-    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], metrics={
+    rc, records = Runner(tmp_path, world)([{"name": "web"}], metrics={
         "queue_depth": {"source": {"namespace": "AWS/SQS", "metric_name": "X", "statistc": "Sum"}}})
-    assert rc == 1 and rec["action"] == "failed" and rec["error_kind"] == "invalid"
-    assert "metrics.queue_depth.source.statistc: unknown key" in rec["error"]
+    err = capsys.readouterr().err
+    assert rc == 2 and records == []
+    assert "run.yaml:" in err and "statistc" in err and "Traceback" not in err
     assert world.desired() == 2
 
 

@@ -260,7 +260,7 @@ def evaluate_alarm(points: Sequence, breaches: Threshold, n: int, m: int,
     head = points[:n]
     if n > 0 and len(head) == n and None not in head:
         # fast path: the N most recent periods all have data, so they are the evaluated
-        # datapoints (what _evaluate_alarm's scan finds; tests/semantics/test_fast_paths.py)
+        # datapoints (what _evaluate_alarm's scan finds; tests/stages/test_fast_paths.py)
         values = head if type(head) is list else list(head)
         b = breaches.count(values)
         return AlarmEvaluation(ALARM if b >= m else OK, values, b)

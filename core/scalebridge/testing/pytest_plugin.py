@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
+from ..controller.clock import VirtualClock
 from .fake import DEFAULT_START, FakeProvider
 
 __all__ = ["ManualClock", "fake_provider", "make_fake_provider", "manual_clock", "state_path", "state_store",
@@ -35,43 +36,19 @@ __all__ = ["ManualClock", "fake_provider", "make_fake_provider", "manual_clock",
 FAKE_TYPE = "scalebridge.testing.fake:FakeProvider"
 
 
-class ManualClock:
-    """A clock a test moves by hand: ``now()`` stays until ``advance``/``set`` or
-    ``sleep`` (which advances at once). It has the controller clock's interface."""
-
-    virtual = True
+class ManualClock(VirtualClock):
+    """The controller's virtual clock, started at :data:`~scalebridge.testing.fake.DEFAULT_START`,
+    that also records what it was asked to sleep (``slept``): a test moves it with
+    ``advance``/``set``, and ``sleep`` advances at once."""
 
     def __init__(self, start: float = DEFAULT_START):
-        self._now = float(start)
-        self._lock = threading.Lock()
+        super().__init__(start)
         self.slept: list[float] = []
 
-    def now(self) -> float:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        with self._lock:
-            self._now += seconds
-
-    def set(self, t: float) -> None:
-        with self._lock:
-            self._now = float(t)
-
     def sleep(self, seconds: float, stop: Optional[threading.Event] = None) -> bool:
-        if stop is not None and stop.is_set():
-            return False
-        self.slept.append(seconds)
-        if seconds > 0:
-            self.advance(seconds)
-        return True
-
-
-def _manual_clock_class() -> type:
-    try:   # the controller's own virtual clock, when the controller is installed
-        from ..controller.clock import VirtualClock
-    except ImportError:
-        return ManualClock
-    return VirtualClock
+        if stop is None or not stop.is_set():
+            self.slept.append(seconds)
+        return super().sleep(seconds, stop)
 
 
 @pytest.fixture
@@ -95,7 +72,7 @@ def fake_provider(make_fake_provider) -> FakeProvider:
 
 @pytest.fixture
 def manual_clock():
-    return _manual_clock_class()(DEFAULT_START)
+    return ManualClock(DEFAULT_START)
 
 
 @pytest.fixture

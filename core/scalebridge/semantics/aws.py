@@ -60,6 +60,7 @@ from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Policy, require_stated_utilization
 from ..stages.alarms import ALARM, INSUFFICIENT_DATA, aggregate, datapoints, evaluate_alarm
+from ..stages.proposals import invalid_usage
 from ..stages.signals import predictive_mode
 from ..stages.steps import new_capacity, select_step
 from ..stages.warmup import GroupCapacity, resolve_warmup
@@ -215,7 +216,11 @@ def target_tracking(run: _Run) -> None:
         resource = mt.name if mt.type in ("resource", "container_resource") and \
             mt.target.type == "Utilization" else None
         pts = run.points(mt.name, C.AWS_TT_PERIOD, "Average", t.total, warmup, lo_n + extra_periods, resource)
-        if t.zeros:
+        mo = ctx.obs.metrics.get(mt.name) if mt.type in ("resource", "container_resource") else None
+        invalid = None if mo is None else invalid_usage(mo.members, mo.member_series, ctx.obs.members, mt.name)
+        if invalid is not None:   # an impossible observation: no datapoints, as a missing metric
+            pts = [None] * len(pts)
+        elif t.zeros:
             # "emits zeros for periods with no associated data": never insufficient data, and
             # target tracking can scale in on no traffic (UG as-scaling-target-tracking.html)
             pts = [0 if v is None else v for v in pts]
@@ -256,8 +261,8 @@ def target_tracking(run: _Run) -> None:
                     base = group.base_out(warmup) if t.high(v) else group.base_in
                     replicas = ceil_ratio(base, v, t.target)
                     break
-        err = None
-        if value is None and high.state == INSUFFICIENT_DATA and low.state == INSUFFICIENT_DATA:
+        err = invalid
+        if err is None and value is None and high.state == INSUFFICIENT_DATA and low.state == INSUFFICIENT_DATA:
             err = (f"insufficient data: no datapoints for {mt.name} in the last "
                    f"{lo_n + extra_periods} periods of {C.AWS_TT_PERIOD:g}s")
         util = math.floor(value) if value is not None and t.utilization else None

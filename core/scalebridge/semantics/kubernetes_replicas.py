@@ -101,7 +101,8 @@ def _t(x: Optional[float]) -> float:
 
 
 def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
-               cpu_init: float, readiness_delay: float, ts: Optional[float], window: float):
+               cpu_init: float, readiness_delay: float, ts: Optional[float], window: float,
+               usage: bool = False):
     """``groupPods`` and ``removeMetricsForPods`` in one pass.
 
     Returns the ready count, the unready and missing pods, the milli-values of
@@ -116,7 +117,12 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
 
     Samples of pods the selector did not return stay, as upstream keeps them:
     they make ``len(metrics)`` non-zero, count in plain averages, and are
-    skipped by the utilization sum (they have no request)."""
+    skipped by the utilization sum (they have no request).
+
+    ``usage``: the samples are resource usage (the resource metrics API's
+    ``PodMetrics``), which cannot be negative: a pod with a negative sample is
+    treated as a pod without one (missing), and so gets the missing pods'
+    damping, never drives the ratio."""
     ready_count = 0
     unready: list[Member] = []
     missing: list[Member] = []
@@ -133,7 +139,7 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
             unready.append(m)
             continue
         v = get(name)
-        if v is None:
+        if v is None or (usage and (v < 0 if type(v) is int else milli_value(v) < 0)):
             missing.append(m)
             continue
         if cpu:
@@ -157,7 +163,8 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
         ready_count += m.count
         values[name] = v * 1000 if type(v) is int else milli_value(v)
     for name, v in samples.items():           # extraneous samples: pods the selector did not return
-        if name not in counts and v is not None:
+        if name not in counts and v is not None and not (
+                usage and (v < 0 if type(v) is int else milli_value(v) < 0)):
             counts[name] = 1
             values[name] = v * 1000 if type(v) is int else milli_value(v)
     return ready_count, unready, missing, values, counts
@@ -212,7 +219,7 @@ def _pods_with_metrics(members: list[Member], obs: MetricObservation, resource: 
     if not members:
         raise MetricError("no pods returned by selector while calculating replica count")
     grouped = group_pods(members, obs.members or {}, resource == "cpu", now, cpu_init, readiness_delay,
-                         obs.timestamp, obs.window or 0.0)
+                         obs.timestamp, obs.window or 0.0, usage=resource is not None)
     if not grouped[3]:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
     return grouped

@@ -191,6 +191,32 @@ class _Sums:
     __slots__ = ("raw_num", "raw_den", "pct_num", "pct_den", "n", "excluded")
 
 
+def negative_usage(resource: str, member: str, value: object) -> str:
+    """The error of a negative usage sample: an impossible observation (resource usage is
+    a count of cores or bytes), so the metric errors as a missing one does rather than
+    drive a decision."""
+    return f"invalid observation: negative {resource} usage {value!r} for member {member}"
+
+
+def invalid_usage(samples: Optional[Mapping[str, object]], series: Optional[Mapping[str, Sequence]],
+                  members: Optional[Sequence], resource: str) -> Optional[str]:
+    """Why a resource metric's observation cannot be used (None: it can): a member
+    whose request for ``resource`` is not greater than 0 (utilization is usage over
+    request), or a negative usage sample, latest or in a series."""
+    for m in members or ():
+        r = None if m.requests is None else m.requests.get(resource)
+        if r is not None and exact(r) <= 0:
+            return f"request for {resource} on member {m.name} must be greater than 0"
+    for name, v in (samples or {}).items():
+        if v is not None and exact(v) < 0:
+            return negative_usage(resource, name, v)
+    for name, pts in (series or {}).items():
+        for _, v in pts:
+            if v is not None and v < 0:
+                return negative_usage(resource, name, v)
+    return None
+
+
 def _sums(samples: Mapping[str, object], members: Optional[Sequence], resource: Optional[str],
           skip: Collection[str]) -> _Sums:
     """One pass over the members with a sample (``count`` weighs; without
@@ -251,6 +277,8 @@ def _sums(samples: Mapping[str, object], members: Optional[Sequence], resource: 
                 den = lcm
             n += c
             if resource is not None:
+                if vn < 0:
+                    raise ProposalError(negative_usage(resource, name, v))
                 reqs = m.requests
                 r = reqs.get(resource) if reqs else None
                 if r is None:

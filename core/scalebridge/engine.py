@@ -114,6 +114,7 @@ def parse_request(request: Union[dict, Request]) -> tuple[_Envelope, Policy]:
     try:
         env = _Envelope.model_validate(request)
     except ValidationError as e:
+        check_json_value(request)   # too deep (for what follows) or not Unicode text: say where
         # the protocol: "`null` and a missing key mean the same thing" — the
         # models a request holds many of do not drop null keys themselves (that would
         # cost every well-formed request a Python call per member); do it here, once

@@ -270,6 +270,8 @@ class Provider(ABC):
     #: options that are file paths (``kubeconfig``, ``ca_bundle``): the controller reads a
     #: relative one from the run configuration's directory, as every relative path there is
     path_options: ClassVar[frozenset[str]] = frozenset()
+    #: ``ref`` keys that are file paths (the ``sim`` provider's ``trace``), read the same way
+    ref_path_keys: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def target(self, ref: Mapping[str, Any]) -> Target:

@@ -58,6 +58,7 @@ class SimProvider(Provider):
     #: a simulated fleet has no API to protect: the controller's pacing never holds it back
     pacing = Pacing(writes_per_second=1e9, write_burst=10**9, reads_per_second=1e9, read_burst=10**9)
     ref_keys = frozenset({"capacity", "startup"})
+    ref_path_keys = frozenset({"trace", "scenario"})
 
     def __init__(self, **options: Any) -> None:
         if options:

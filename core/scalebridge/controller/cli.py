@@ -193,11 +193,14 @@ def _print_observed(r: dict) -> None:
         print(f"{head}: error: {r['error']}")
         return
     members = r["members"] or []
-    ready = sum(1 for m in members if m.get("ready") is not False and not m.get("deleting"))
+    # an entry may stand for several identical members (the protocol's `count` extension)
+    total = sum(int(m.get("count", 1) or 1) for m in members)
+    ready = sum(int(m.get("count", 1) or 1) for m in members
+                if m.get("ready") is not False and not m.get("deleting"))
     line = f"{head}: size {r['current_replicas']}"
     if r["status_replicas"] is not None:
         line += f", {r['status_replicas']:g} present"
-    line += f", {len(members)} members ({ready} ready)"
+    line += f", {total} members ({ready} ready)"
     if r["in_flight"]:
         line += f", in flight: {r['in_flight']}"
     if r["managed_by"]:

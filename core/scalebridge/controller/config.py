@@ -296,6 +296,15 @@ def _resolve_paths(factory: Any, options: dict, base: Path) -> dict:
     return out
 
 
+def _resolve_ref_paths(provider: Any, ref: Any, base: Path) -> Any:
+    """A target's ``ref`` with the keys its provider declares as file paths
+    (``Provider.ref_path_keys``: the ``sim`` provider's ``trace``) read from the
+    configuration's directory, as the options' are (:func:`_resolve_paths`)."""
+    if not isinstance(ref, dict) or not getattr(provider, "ref_path_keys", None):
+        return ref
+    return _resolve_paths(type("_Keys", (), {"path_options": provider.ref_path_keys}), ref, base)
+
+
 def _factory(type_name: str):
     from .. import plugins
     if ":" in type_name:   # an extension for plugin authors and tests: a `module:attr` factory
@@ -420,7 +429,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                             "a virtual clock")
             continue
         try:
-            handle = provider.target(t.ref)
+            handle = provider.target(_resolve_ref_paths(provider, t.ref, loaded.path.parent))
         except RefError as e:
             key = tuple(e.key.split("."))
             if key and key[0] == "ref":

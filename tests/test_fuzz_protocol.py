@@ -114,7 +114,7 @@ def mutate(req: dict, rng: random.Random) -> Any:
             v: Any = _get(x, path)
             for _ in range(rng.choice([5, 60, 250, 400])):
                 v = [v] if rng.random() < 0.5 else {"k": v}
-            x = _set(x, path, v)
+            return _set(x, path, v)   # the last mutation: the mutator's own copies stay shallow
         else:                                                  # odd unicode, in a value or a key
             s = rng.choice(UNICODE)
             parent = _get(x, path[:-1]) if path else None

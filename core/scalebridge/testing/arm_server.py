@@ -388,6 +388,23 @@ class ArmServer:
                                "timeCreated": _iso(vm["created"]), "osProfile": {"computerName": name},
                                "instanceView": {"statuses": statuses}}}
 
+    def vms_json(self, ss: _ScaleSet, now: float, *, instance_view: bool, flexible: bool = False) -> list[dict]:
+        """The scale set's instances as ``virtualMachineScaleSetVMs.list`` gives them, or, for
+        Flexible orchestration, as ``virtualMachines.list`` does (plain VMs naming their scale set)."""
+        out = []
+        for iid in sorted(ss.vms, key=int):
+            vm = self.vm_json(ss, iid, now)
+            if flexible:
+                vm["type"] = "Microsoft.Compute/virtualMachines"
+                vm["id"] = (f"/subscriptions/{ss.subscription}/resourceGroups/{ss.group}/providers/"
+                            f"Microsoft.Compute/virtualMachines/{vm['name']}")
+                vm.pop("instanceId")
+                vm["properties"]["virtualMachineScaleSet"] = {"id": ss.id}
+            if not instance_view:
+                vm["properties"].pop("instanceView")
+            out.append(vm)
+        return out
+
 
 def _namespace_of(resource_id: str) -> str:
     m = re.search(r"/providers/([^/]+/[^/]+)/[^/]+$", resource_id)
@@ -572,13 +589,7 @@ class _Handler(BaseHTTPRequestHandler):
                                                               "its virtual machines with virtualMachines.list."))
                 return True
             expand = query.get("$expand")
-            items = []
-            for iid in sorted(ss.vms, key=int):
-                vm = arm.vm_json(ss, iid, now)
-                if expand != "instanceView":
-                    vm["properties"].pop("instanceView")
-                items.append(vm)
-            self._send(200, {"value": items})
+            self._send(200, {"value": arm.vms_json(ss, now, instance_view=expand == "instanceView")})
             return True
         m = _VMS.match(path)
         if m and method == "GET":
@@ -588,22 +599,11 @@ class _Handler(BaseHTTPRequestHandler):
             if query.get("$expand") == "instanceView" and not flt:
                 self._send(400, _error("InvalidParameter", "$expand=instanceView requires a valid $filter."))
                 return True
-            items = []
-            for ss in arm.scale_sets.values():
-                if ss.orchestration != "Flexible" or ss.group.lower() != m.group(2).lower():
-                    continue
-                if flt and flt.group(1).lower() != ss.id.lower():
-                    continue
-                for iid in sorted(ss.vms, key=int):
-                    vm = arm.vm_json(ss, iid, now)
-                    vm["type"] = "Microsoft.Compute/virtualMachines"
-                    vm["id"] = (f"/subscriptions/{ss.subscription}/resourceGroups/{ss.group}/providers/"
-                                f"Microsoft.Compute/virtualMachines/{vm['name']}")
-                    vm.pop("instanceId")
-                    vm["properties"]["virtualMachineScaleSet"] = {"id": ss.id}
-                    if query.get("$expand") != "instanceView":
-                        vm["properties"].pop("instanceView")
-                    items.append(vm)
+            items = [vm for ss in arm.scale_sets.values()
+                     if ss.orchestration == "Flexible" and ss.group.lower() == m.group(2).lower()
+                     and (not flt or flt.group(1).lower() == ss.id.lower())
+                     for vm in arm.vms_json(ss, now, instance_view=query.get("$expand") == "instanceView",
+                                            flexible=True)]
             self._send(200, {"value": items})
             return True
         m = _OPERATION.match(path)

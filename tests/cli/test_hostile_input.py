@@ -252,3 +252,37 @@ def test_an_aws_alarm_of_one_day_is_decided():
     proc = decide(_aws_rule_request(86_400, 60))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["desired_replicas"] >= 4
+
+
+# ----------------------------------------------------------------------------- simulate
+
+SIMULATE = ["simulate", str(ROOT / "examples/simulate/policy.yaml"), "--workload", "flash_crowd", "--quiet"]
+
+
+@pytest.mark.parametrize("flags, fragment", [
+    (["--capacity", "10", "--startup", "60", "--tick", "1e-9"], "tick must be between 1 and 86400"),
+    (["--capacity", "10", "--startup", "1e308"], "startup"),
+    (["--capacity", "10", "--startup", "1e7"], "startup must be between 0 and 1e+06"),
+    (["--capacity", "1e-300", "--startup", "60"], "capacity must be between 1e-09 and 1e+15"),
+    (["--capacity", "10", "--startup", "60", "--peak", "1e308"], "peak must be between 1e-09 and 1e+15"),
+    (["--capacity", "10", "--startup", "60", "--duration", "1e10"], "more than 10,000,000 ticks"),
+])
+def test_simulate_flags_out_of_range_are_refused_in_one_line(flags, fragment):
+    refused(run_bounded(*SIMULATE, *flags), fragment)
+
+
+def test_a_401_digit_duration_flag_is_refused_by_argparse_without_a_traceback():
+    proc = run_bounded(*SIMULATE, "--capacity", "10", "--startup", "60", "--duration", "9" * 401)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "argument --duration: a duration string is at most 64 characters long" in \
+        proc.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("capacity: " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper than 200 levels"),
+    ("capacity: " + "1" * 5000 + "\n", "more than 4,300 digits"),
+])
+def test_a_hostile_scenario_file_is_refused_in_one_line(tmp_path, text, fragment):
+    f = tmp_path / "s.yaml"
+    f.write_text(text)
+    refused(run_bounded("simulate", "--scenario", str(f)), str(f), fragment)

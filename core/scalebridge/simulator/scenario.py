@@ -89,6 +89,28 @@ def parse_scale(value: Union[str, float, int]) -> float:
     return x
 
 
+MIN_TICK_SECONDS = 1.0
+"""The finest simulation grid (docs/simulation.md, limits)."""
+MAX_TICKS = 10_000_000
+"""The most ticks one replay holds (115 days at 1 s, 4.7 years at 15 s)."""
+MAX_STARTUP_SECONDS = 1e6
+"""The longest startup a member may take (11.6 days)."""
+MIN_CAPACITY, MAX_LOAD = 1e-9, 1e15
+"""The range of a member's capacity and of a load's peak."""
+
+
+def _in_range(what: str, v: float, lo: float, hi: float) -> None:
+    if not (lo <= v <= hi):
+        raise ScenarioError(f"{what} must be between {lo:g} and {hi:g}, not {v:g}")
+
+
+def _check_ticks(span_seconds: Optional[float], tick_seconds: float) -> None:
+    _in_range("tick", tick_seconds, MIN_TICK_SECONDS, 86_400)
+    if span_seconds is not None and span_seconds / tick_seconds > MAX_TICKS:
+        raise ScenarioError(f"{span_seconds:g}s at a {tick_seconds:g}s tick is more than {MAX_TICKS:,} ticks; "
+                            "give a longer --tick or a shorter --duration")
+
+
 def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None, tick_seconds: float = 15.0,
                   scale: float = 1.0, unit: Optional[str] = None, fill: Optional[str] = None,
                   offset_seconds: float = 0.0, duration_seconds: Optional[float] = None, seed: int = 0,
@@ -100,6 +122,9 @@ def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None
     :class:`ScenarioError`."""
     if (trace is None) == (workload is None):
         raise ScenarioError("give either a trace file (--trace) or a built-in workload (--workload), not both")
+    _check_ticks(duration_seconds if duration_seconds is None else duration_seconds + offset_seconds, tick_seconds)
+    if peak is not None:
+        _in_range("peak", peak, MIN_CAPACITY, MAX_LOAD)
     if trace is not None:
         if params:
             raise ScenarioError("--param shapes generated workloads; for a trace use --scale or --peak")
@@ -108,6 +133,7 @@ def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None
         data = read_trace(trace, scale=scale, fill=fill)  # type: ignore[arg-type]
         start = data.start + offset_seconds
         end = data.end if duration_seconds is None else min(data.end, start + duration_seconds)
+        _check_ticks(end - start, tick_seconds)
         if not start < end:
             raise ScenarioError(f"{trace}: offset {offset_seconds:g}s leaves nothing of the trace's "
                                 f"{data.end - data.start:g}s")
@@ -200,8 +226,12 @@ class Scenario:
         tick = 15.0 if self.tick is None else self.tick
         if not tick > 0:
             raise ScenarioError(f"tick must be more than 0 seconds, not {tick:g}")
+        _check_ticks(None, tick)
+        _in_range("capacity", float(self.capacity), MIN_CAPACITY, MAX_LOAD)
         try:
-            return FleetModel(capacity=float(self.capacity), startup=parse_startup(self.startup), tick_seconds=tick,
+            startup = parse_startup(self.startup)
+            _in_range("startup", max(startup.a, startup.b), 0, MAX_STARTUP_SECONDS)
+            return FleetModel(capacity=float(self.capacity), startup=startup, tick_seconds=tick,
                               sync_period_seconds=tick * max(1, round(15.0 / tick)) if self.sync_period is None
                               else self.sync_period,
                               metric_lag_seconds=15.0 if self.metric_lag is None else self.metric_lag,
@@ -241,9 +271,16 @@ def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
     import yaml
 
     name = os.fspath(path)
+    from ..policyfile import MAX_YAML_DEPTH, _too_deep
     try:
         text = Path(name).read_text(encoding="utf-8")
+        too_deep = _too_deep(text, name)   # before the composer recurses (policy files' limit)
+        if too_deep:
+            raise ScenarioError(f"{too_deep}: nested deeper than {MAX_YAML_DEPTH} levels")
         data = yaml.safe_load(text)
+    except (RecursionError, ValueError) as e:   # ValueError: an integer past 4,300 digits
+        raise ScenarioError(f"{name}: invalid YAML: "
+                            f"{'nested too deeply' if isinstance(e, RecursionError) else 'a number with more than 4,300 digits'}") from None
     except OSError as e:
         raise ScenarioError(f"{name}: cannot read: {e.strerror or e}") from None
     except UnicodeDecodeError:

@@ -270,6 +270,9 @@ class GceClients:
     def request_id() -> str:
         return str(uuid.uuid4())
 
+    #: the error of a DONE operation, or None (for callers outside this plugin)
+    operation_error = staticmethod(operation_error)
+
     def close(self) -> None:
         with self._lock:
             for c in self._clients.values():

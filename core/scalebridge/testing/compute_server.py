@@ -26,6 +26,16 @@ group), and the group reports ``status.isStable`` false meanwhile
 "Checking whether a MIG is stable"). Faults: :meth:`ComputeServer.fail` queues HTTP
 errors for matching requests; :meth:`ComputeServer.fail_next_operation` makes the
 next resize operation finish ``DONE`` with an ``error`` (403 ``QUOTA_EXCEEDED``).
+
+Autoscaler writes, as the ``autoscalers`` / ``regionAutoscalers`` reference documents
+them: ``insert`` (``POST .../autoscalers``), ``patch`` (``PATCH
+.../autoscalers?autoscaler=NAME``, JSON merge patch) and ``update`` (``PUT``, same
+query: the resource replaced) answer an Operation and store the resource as sent
+(in :attr:`ComputeServer.autoscalers`); the group it targets then names it in
+``status.autoscaler``. Inserting an existing name is 409, patching or updating a
+missing one 404, an insert or update without ``name``, ``target`` or
+``autoscalingPolicy`` 400, a ``target`` that is no group of the fake 404; ``GET``
+and the list return what is stored.
 """
 from __future__ import annotations
 
@@ -86,6 +96,7 @@ class Mig:
     vms: list[Vm] = field(default_factory=list)
     machine_type: str = "n1-standard-2"
     autoscaler_mode: Optional[str] = None   # None: no autoscaler; else ON, OFF, ONLY_SCALE_OUT
+    autoscaler: Optional[str] = None        # the selfLink of an inserted autoscaler targeting it
     id: int = 0
     reads: int = 0
     settle_at: Optional[int] = None
@@ -129,6 +140,8 @@ class ComputeServer:
         self.clock = clock or (lambda: _dt.datetime.now(_dt.timezone.utc).timestamp())
         self.migs: dict[tuple[str, str, str], Mig] = {}
         self.operations: dict[tuple[str, str, str], dict] = {}
+        #: inserted autoscalers by (project, scope, name), as stored (the API's JSON)
+        self.autoscalers: dict[tuple[str, str, str], dict] = {}
         self.calls: list[tuple[str, str]] = []
         #: the Authorization header of each request (None when absent), in order
         self.authorizations: list[Optional[str]] = []
@@ -168,6 +181,7 @@ class ComputeServer:
         with self._lock:
             self.migs.clear()
             self.operations.clear()
+            self.autoscalers.clear()
             self.calls.clear()
             self.authorizations.clear()
             self._faults.clear()
@@ -259,7 +273,9 @@ class ComputeServer:
             key = re.sub(r"_(\w)", lambda g: g.group(1).upper(), v.action.lower())
             counts[key] = counts.get(key, 0) + 1
         status: dict[str, Any] = {"isStable": m.stable}
-        if m.autoscaler_mode is not None:
+        if m.autoscaler is not None:
+            status["autoscaler"] = m.autoscaler
+        elif m.autoscaler_mode is not None:
             status["autoscaler"] = f"{BASE}/projects/{m.project}/{m.scope}/autoscalers/{m.name}-as"
         out = {"kind": "compute#instanceGroupManager", "id": str(m.id), "name": m.name,
                "creationTimestamp": rfc3339(self.clock() - 86400), "baseInstanceName": m.name,
@@ -305,29 +321,102 @@ class ComputeServer:
                    {"region": f"{BASE}/projects/{m.project}/regions/{m.region}"})}
 
     # -- operations ----------------------------------------------------------------------
-    def _resize(self, m: Mig, size: int) -> dict:
+    def _operation(self, project: str, scope: str, verb: str, op_type: str, target_link: str,
+                   target_id: str) -> dict:
         now = self.clock()
         n = next(self._ids)
-        name = f"operation-{n}-resize"
-        op = {"kind": "compute#operation", "id": str(n), "name": name,
-              "operationType": "compute.instanceGroupManagers.resize", "targetLink": m.link,
-              "targetId": str(m.id), "status": "RUNNING", "progress": 0, "user": "scalebridge@test",
-              "insertTime": rfc3339(now), "startTime": rfc3339(now),
-              "selfLink": f"{BASE}/projects/{m.project}/{m.scope}/operations/{name}"}
-        if m.zone:
-            op["zone"] = f"{BASE}/projects/{m.project}/zones/{m.zone}"
+        name = f"operation-{n}-{verb}"
+        op = {"kind": "compute#operation", "id": str(n), "name": name, "operationType": op_type,
+              "targetLink": target_link, "targetId": target_id, "status": "RUNNING", "progress": 0,
+              "user": "scalebridge@test", "insertTime": rfc3339(now), "startTime": rfc3339(now),
+              "selfLink": f"{BASE}/projects/{project}/{scope}/operations/{name}"}
+        op["zone" if scope.startswith("zones/") else "region"] = f"{BASE}/projects/{project}/{scope}"
+        op["_polls"] = self.op_polls
+        if self.op_polls <= 0:
+            self._finish(op)
+        self.operations[(project, scope, name)] = op
+        return op
+
+    def _autoscaler_write(self, project: str, scope: str, query: dict, body: bytes, name: Optional[str],
+                          replace: bool = False) -> dict:
+        """``insert`` (``name`` None), ``patch`` or (``replace``) ``update`` of an
+        autoscaler; the Operation."""
+        where = f"projects/{project}/{scope}"
+        try:
+            sent = json.loads(body or b"{}")
+        except ValueError:
+            raise _HttpError(400, "Invalid JSON payload received.") from None
+        if not isinstance(sent, dict):
+            raise _HttpError(400, "Invalid JSON payload received. The body must be an Autoscaler object.")
+        rid = query.get("requestId")
+        if rid and rid in self._requests:   # a retried request is answered with its first operation
+            return self._poll_view(self._requests[rid])
+        for key in ("name", "target", "autoscalingPolicy") if name is None or replace else ():
+            if not sent.get(key):
+                raise _HttpError(400, f"Invalid value for field 'resource.{key}': ''. Required field is missing.")
+        for key in ("target", "autoscalingPolicy"):
+            if key in sent and not isinstance(sent[key], dict if key == "autoscalingPolicy" else str):
+                raise _HttpError(400, f"Invalid value for field 'resource.{key}': {json.dumps(sent[key])}.")
+        if replace and not name:
+            name = sent["name"]
+        mig = None
+        if "target" in sent:
+            mig = next((g for g in self.migs.values() if g.link == sent["target"]), None)
+            if mig is None:
+                raise _HttpError(404, f"The resource '{sent['target']}' was not found")
+        if name is None:
+            name = sent["name"]
+            if (project, scope, name) in self.autoscalers or self._derived(project, scope, name) is not None:
+                raise _HttpError(409, f"The resource '{where}/autoscalers/{name}' already exists")
+            stored = {"kind": "compute#autoscaler", "id": str(next(self._ids)),
+                      "creationTimestamp": rfc3339(self.clock()), **sent, "name": name,
+                      "selfLink": f"{BASE}/{where}/autoscalers/{name}", "status": "ACTIVE",
+                      ("zone" if scope.startswith("zones/") else "region"): f"{BASE}/{where}"}
+            verb, op_type = "insert", "compute.autoscalers.insert"
         else:
-            op["region"] = f"{BASE}/projects/{m.project}/regions/{m.region}"
+            current = self.autoscalers.get((project, scope, name)) or self._derived(project, scope, name)
+            if current is None:
+                raise _HttpError(404, f"The resource '{where}/autoscalers/{name}' was not found")
+            kept = ("kind", "id", "creationTimestamp", "name", "selfLink", "status", "zone", "region")
+            sent = {k: v for k, v in sent.items() if k not in kept}
+            if replace:
+                stored = {**{k: current[k] for k in kept if k in current}, **sent}
+                verb, op_type = "update", "compute.autoscalers.update"
+            else:
+                stored = _merge_patch(current, sent)
+                verb, op_type = "patch", "compute.autoscalers.patch"
+        if scope.startswith("regions/"):
+            op_type = op_type.replace("compute.autoscalers", "compute.regionAutoscalers")
+        old = next((g for g in self.migs.values() if g.autoscaler == stored["selfLink"]), None)
+        if old is not None and old is not mig and mig is not None:
+            old.autoscaler = None
+        if mig is not None:
+            mig.autoscaler = stored["selfLink"]
+        self.autoscalers[(project, scope, name)] = stored
+        op = self._operation(project, scope, verb, op_type, stored["selfLink"], stored["id"])
+        if rid:
+            self._requests[rid] = op
+        return self._poll_view(op)
+
+    def _derived(self, project: str, scope: str, name: str) -> Optional[dict]:
+        """The autoscaler an ``autoscaler_mode`` group stands for, by name."""
+        for mig in self.migs.values():
+            if mig.project == project and mig.scope == scope and mig.autoscaler_mode is not None \
+                    and f"{mig.name}-as" == name:
+                return self._autoscaler_json(mig)
+        return None
+
+    def _resize(self, m: Mig, size: int) -> dict:
+        op = self._operation(m.project, m.scope, "resize", "compute.instanceGroupManagers.resize", m.link,
+                             str(m.id))
         if self._op_errors:
             status, code, message = self._op_errors.pop(0)
             op["_error"] = {"errors": [{"code": code, "message": message}]}
             op["_http"] = status
         else:
             self._apply_resize(m, size)
-        op["_polls"] = self.op_polls
-        if self.op_polls <= 0:
+        if op["status"] == "DONE" and "_error" in op:
             self._finish(op)
-        self.operations[(m.project, m.scope, name)] = op
         return op
 
     def _apply_resize(self, m: Mig, size: int) -> None:
@@ -414,6 +503,9 @@ class ComputeServer:
             def do_PATCH(self):
                 self._dispatch("PATCH")
 
+            def do_PUT(self):
+                self._dispatch("PUT")
+
         return Handler
 
     _PATH = re.compile(r"^/compute/v1/projects/(?P<project>[^/]+)/(?P<scope>(?:zones|regions)/[^/]+)/"
@@ -459,12 +551,28 @@ class ComputeServer:
             items = [self._poll_view(op) for (p, s, _), op in self.operations.items()
                      if p == project and s == scope]
             return 200, self._page(query, [o for o in items if flt(o)], "items")
-        elif coll == "autoscalers" and name and method == "GET":
-            for mig in self.migs.values():
-                if mig.project == project and mig.scope == scope and mig.autoscaler_mode is not None \
-                        and f"{mig.name}-as" == name:
-                    return 200, self._autoscaler_json(mig)
-            raise _HttpError(404, f"The resource '{where}/autoscalers/{name}' was not found")
+        elif coll == "autoscalers" and name and method == "GET" and verb is None:
+            found = self.autoscalers.get((project, scope, name)) or self._derived(project, scope, name)
+            if found is None:
+                raise _HttpError(404, f"The resource '{where}/autoscalers/{name}' was not found")
+            return 200, found
+        elif coll == "autoscalers" and not name and method == "GET":
+            flt = _Filter(query.get("filter", ""))
+            items = [a for (p, s, _), a in self.autoscalers.items() if p == project and s == scope]
+            items += [self._autoscaler_json(g) for g in self.migs.values()
+                      if g.project == project and g.scope == scope and g.autoscaler_mode is not None
+                      and (project, scope, f"{g.name}-as") not in self.autoscalers]
+            return 200, self._page(query, [a for a in items if flt(a)], "items")
+        elif coll == "autoscalers" and not name and method == "POST":
+            return 200, self._autoscaler_write(project, scope, query, body, None)
+        elif coll == "autoscalers" and not name and method == "PATCH":
+            if not query.get("autoscaler"):
+                raise _HttpError(400, "Required parameter 'autoscaler' is missing.")
+            return 200, self._autoscaler_write(project, scope, query, body, query["autoscaler"])
+        elif coll == "autoscalers" and not name and method == "PUT":
+            # ``autoscaler``: "Name of the autoscaler to update" (else the body's name)
+            return 200, self._autoscaler_write(project, scope, query, body, query.get("autoscaler", ""),
+                                               replace=True)
         elif coll == "instances" and not name and method == "GET" and scope.startswith("zones/"):
             zone = scope.split("/", 1)[1]
             flt = _Filter(query.get("filter", ""))
@@ -494,6 +602,19 @@ class ComputeServer:
         if start + size < len(items):
             out["nextPageToken"] = str(start + size)
         return out
+
+
+def _merge_patch(target: Any, patch: Any) -> Any:
+    """JSON merge patch (RFC 7396), the processing rules ``autoscalers.patch`` documents."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = _merge_patch(out.get(k), v)
+    return out
 
 
 class _HttpError(Exception):

@@ -417,6 +417,20 @@ def print_table(result: Comparison, workload: Workload, console: Any = None) -> 
                              "every run is capped there" for o in capped[:1])
     t.caption_justify = "left"
     console.print(t)
+    print_never_scaled(result, console)
+
+
+def print_never_scaled(result: Comparison, console: Any) -> None:
+    """A run that never scaled can look cheapest (below the oracle) while it is short:
+    say so beside the table, with the reasons it gave every sync."""
+    for r in result.results:
+        if r.scores.scaling_actions == 0:
+            reasons = ", ".join(f"{k} ×{v}" for k, v in r.run.reasons.items())
+            why = ("; the azure semantics scales on threshold `rules` only, a policy's target metrics are "
+                   "ignored" if r.run.semantics == "azure" else "")
+            short = (f"; it is short {r.scores.underprovisioned_minutes:,.0f} min, so its low cost is no saving"
+                     if r.scores.underprovisioned_seconds > 0 else "")
+            console.print(f"[yellow]{r.run.semantics} never scaled[/yellow] ({reasons}){why}{short}")
 
 
 def write_output(result: Comparison, path: str) -> None:

@@ -78,12 +78,7 @@ def _demo(console: Any, out: Path) -> int:
         console.print(f"[yellow]skipped {s['semantics']}:[/yellow] {s['reason']}")
     if not result.results:
         return 1
-    print_table(result, workload, console)
-    for r in result.results:
-        if r.scores.scaling_actions == 0:
-            reasons = ", ".join(f"{k} ×{v}" for k, v in r.run.reasons.items())
-            console.print(f"[yellow]{r.run.semantics} never scaled[/yellow] ({reasons}): it does not act on this "
-                          "policy's target metric (e.g. it scales on threshold `rules` only)")
+    print_table(result, workload, console)   # with the note on any semantics that never scaled
     out.mkdir(parents=True, exist_ok=True)
     write_output(result, str(out / "simulation.json"))
     try:

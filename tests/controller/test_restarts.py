@@ -77,25 +77,34 @@ DRIVER = textwrap.dedent(r'''
             os._exit(rc or 0)
         return pid
 
-    statuses, opened, starts = [], [], 0
+    statuses, opened, starts, shrink = [], [], 0, 1.0
     while starts < plan["max_starts"]:
         starts += 1
         pid = child(plan["run"])
-        delay = plan["external"].pop(0) if plan["external"] and starts % plan["external_every"] == 0 else None
+        # a delay is spent only when its kill lands: a child that died by itself first (an
+        # internal kill, on a fast machine) leaves it for the next attempt, halved
+        delay = plan["external"][0] * shrink if plan["external"] and starts % plan["external_every"] == 0 else None
+        landed = False
         if delay is not None:
             deadline = time.monotonic() + delay
             while time.monotonic() < deadline:
                 done, status = os.waitpid(pid, os.WNOHANG)
                 if done:
                     break
-                time.sleep(0.002)
+                time.sleep(0.001)
             else:
                 os.kill(pid, signal.SIGKILL)
                 done, status = os.waitpid(pid, 0)
+                landed = True
+            if landed:
+                plan["external"].pop(0)
+                shrink = 1.0
+            else:
+                shrink = max(shrink / 2, 0.002 / plan["external"][0])
         else:
             _, status = os.waitpid(pid, 0)
         if os.WIFSIGNALED(status):
-            statuses.append(("killed", os.WTERMSIG(status), delay is not None))
+            statuses.append(("killed", os.WTERMSIG(status), landed))
             from scalebridge.controller.store import SQLiteStore
             if os.path.exists(plan["state"]):   # the windows the dead process had opened
                 store = SQLiteStore(plan["state"], readonly=True)
@@ -130,7 +139,7 @@ def _write_config(d: Path, *, kill_after_write=(), kill_at_call=(), kill_after_s
     return path
 
 
-def _drive(d: Path, *, external=(), external_every=3, forget=False, max_starts=400) -> dict:
+def _drive(d: Path, *, external=(), external_every=2, forget=False, max_starts=400) -> dict:
     """Run the command in forked children until one exits: how each ended
     (``statuses``) and, after each kill, the recommendations each target's
     persisted state held (``opened``)."""

@@ -26,8 +26,9 @@ def render(policy: Union[Policy, dict], to: str, target_ref: Optional[dict] = No
 
 
 def import_native(text_or_obj: Any, from_: str) -> tuple[dict, Losses]:
-    """A policy dict (with the provider's semantics) from native configuration, and what it loses."""
-    return _module(from_).import_native(text_or_obj)
+    """A policy dict (with the provider's semantics) from native configuration, and what it loses:
+    the first (usually only) autoscaler of the input; :func:`import_all` for every one."""
+    return import_all(text_or_obj, from_)[0]
 
 
 def import_all(text_or_obj: Any, from_: str) -> list[tuple[dict, Losses]]:

@@ -16,7 +16,8 @@ import re
 from typing import Any, Optional, Union
 
 from ..policy import Policy, _check_steps, StepAdjustment
-from .common import one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed,
+                     json_document, num, path)
 
 OPERATIONS = ("UpdateAutoScalingGroup", "PutScalingPolicy", "PutMetricAlarm", "PutScheduledUpdateGroupAction")
 NAMESPACE = "scalebridge"
@@ -109,23 +110,16 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                                             "PredictiveScalingConfiguration": cfg})
             if pr.look_ahead_seconds is not None:
                 losses.add("predictive.look_ahead_seconds", "AWS forecasts 48 hours ahead; dropped")
-    if p.behavior is not None:
-        losses.add("behavior", "AWS has no stabilization windows or rate policies (target tracking holds scale-in "
-                               "for 15 minutes below 90% of the target); dropped")
-    if p.tolerance:
-        losses.add("tolerance", "AWS target tracking has no tolerance band; dropped")
-    if p.scale_in_control is not None:
-        losses.add("scale_in_control", "AWS has no scale-in control; dropped")
-    for i, _ in enumerate(p.schedules):
-        losses.add(path("schedules", i), "an AWS scheduled action sets sizes at a time and has no duration; dropped")
-    for i, _ in enumerate(p.profiles):
-        losses.add(path("profiles", i), "AWS has no instance profiles (scheduled actions set sizes at a time); dropped")
-    if p.mode != "ON":
-        losses.add("mode", f"mode {p.mode}: AWS suspends processes instead (SuspendProcesses); dropped")
-    if p.default_replicas is not None:
-        losses.add("default_replicas", "an Auto Scaling group keeps its size when alarms lack data; dropped")
-    if p.allowed_replicas is not None:
-        losses.add("allowed_replicas", "an Auto Scaling group scales to any count; dropped")
+    drop_unexpressed(p, losses, {
+        "behavior": "AWS has no stabilization windows or rate policies (target tracking holds scale-in for 15 "
+                    "minutes below 90% of the target); dropped",
+        "tolerance": "AWS target tracking has no tolerance band; dropped",
+        "scale_in_control": "AWS has no scale-in control; dropped",
+        "schedules": "an AWS scheduled action sets sizes at a time and has no duration; dropped",
+        "profiles": "AWS has no instance profiles (scheduled actions set sizes at a time); dropped",
+        "mode": f"mode {p.mode}: AWS suspends processes instead (SuspendProcesses); dropped",
+        "default_replicas": "an Auto Scaling group keeps its size when alarms lack data; dropped",
+        "allowed_replicas": "an Auto Scaling group scales to any count; dropped"})
     return {k: v for k, v in out.items()}, losses
 
 
@@ -197,16 +191,11 @@ def dump(obj: Any) -> str:
 
 
 def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
-    return [import_native(text_or_obj)]
+    """The one policy of the input: its group, scaling policies, alarms and scheduled actions together."""
+    return [_import_one(json_document(text_or_obj))]
 
 
-def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
-    obj = text_or_obj
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except json.JSONDecodeError as e:
-            raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+def _import_one(obj: Any) -> tuple[dict, Losses]:
     if not isinstance(obj, dict):
         raise NativeError("$", "expected a JSON object")
     losses = Losses()

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from ..policy import Policy, Rule
 from ..timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, iso_duration, num,
-                     parse_iso_duration, path)
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed, iso_duration,
+                     json_document, num, parse_iso_duration, path, resources)
 
 RESOURCE_TYPE = "Microsoft.Insights/autoscalesettings"
 API_VERSION = "2022-10-01"
@@ -108,22 +108,15 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
         for k in ("scheduling_buffer_seconds", "max_capacity_buffer_percent", "metric", "capacity_per_replica"):
             if getattr(p.predictive, k) is not None:
                 losses.add(path("predictive", k), "Azure predictive autoscale has no such setting; dropped")
-    for i, m in enumerate(p.metrics or []):
-        losses.add(path("metrics", i), "Azure autoscale has no target metrics (it scales on threshold rules); dropped")
-    if p.behavior is not None:
-        losses.add("behavior", "Azure has no stabilization windows or rate policies (each rule's cooldown paces "
-                               "it); dropped")
-    if p.tolerance:
-        losses.add("tolerance", "Azure rules have no tolerance band; dropped")
-    if p.scale_in_control is not None:
-        losses.add("scale_in_control", "Azure has no scale-in control; dropped")
-    for i, _ in enumerate(p.schedules):
-        losses.add(path("schedules", i), "Azure has no cron scaling schedules (recurrence profiles set whole "
-                                         "capacities instead); dropped")
-    if p.allowed_replicas is not None:
-        losses.add("allowed_replicas", "the allowed sizes are the service's own (ServiceAllowedNextValue); dropped")
-    if p.initialization_period_seconds is not None:
-        losses.add("initialization_period_seconds", "Azure has no initialization period; dropped")
+    drop_unexpressed(p, losses, {
+        "metrics": "Azure autoscale has no target metrics (it scales on threshold rules); dropped",
+        "behavior": "Azure has no stabilization windows or rate policies (each rule's cooldown paces it); dropped",
+        "tolerance": "Azure rules have no tolerance band; dropped",
+        "scale_in_control": "Azure has no scale-in control; dropped",
+        "schedules": "Azure has no cron scaling schedules (recurrence profiles set whole capacities instead); "
+                     "dropped",
+        "allowed_replicas": "the allowed sizes are the service's own (ServiceAllowedNextValue); dropped",
+        "initialization_period_seconds": "Azure has no initialization period; dropped"})
     return {"type": RESOURCE_TYPE, "apiVersion": API_VERSION, "name": p.name or "scalebridge",
             "location": ref.get("location", PLACEHOLDER), "properties": props}, losses
 
@@ -175,47 +168,36 @@ def dump(obj: Any) -> str:
 # ----------------------------------------------------------------------------- import
 
 
-def _settings(obj: Any, root: str = "$") -> list[tuple[str, dict]]:
-    """Autoscale settings in a document: an ARM template's ``resources`` (nested too), a
-    resource, a REST response ``value`` list, or bare ``properties``."""
-    if isinstance(obj, list):
-        out = []
-        for i, x in enumerate(obj):
-            out += _settings(x, f"{root}[{i}]")
-        return out
-    if not isinstance(obj, dict):
-        return []
+def _setting(obj: dict) -> Optional[dict]:
+    """``obj`` as an autoscale setting: a resource of that type, a REST response's
+    setting, or bare ``properties``."""
     t = obj.get("type")
     if isinstance(t, str) and t.lower() == RESOURCE_TYPE.lower():
-        return [(root, obj)]
+        return obj
     if "profiles" in obj and "type" not in obj:
-        return [(root, {"properties": obj})]
+        return {"properties": obj}
     if isinstance(obj.get("properties"), dict) and "profiles" in obj["properties"] and "type" not in obj:
-        return [(root, obj)]
-    out = []
+        return obj
+    return None
+
+
+def _holding_settings(obj: dict) -> Iterable[tuple[str, Any]]:
+    """Where settings stand in a document: an ARM template's ``resources``, a REST
+    response's ``value`` list, a nested deployment's ``properties.template``."""
     for key in ("resources", "value"):
         if key in obj:
-            out += _settings(obj[key], f"{root}.{key}")
-    if "properties" in obj and isinstance(obj["properties"], dict) and "template" in obj["properties"]:
-        out += _settings(obj["properties"]["template"], f"{root}.properties.template")
-    return out
+            yield key, obj[key]
+    props = obj.get("properties")
+    if isinstance(props, dict) and "template" in props:
+        yield "properties.template", props["template"]
 
 
 def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
-    obj = text_or_obj
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except json.JSONDecodeError as e:
-            raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    found = _settings(obj)
+    """Every autoscale setting of the input (an ARM template's, nested ones too)."""
+    found = resources(json_document(text_or_obj), _setting, _holding_settings)
     if not found:
         raise NativeError("$", f"no {RESOURCE_TYPE} resource in the input")
     return [_import_one(s, root) for root, s in found]
-
-
-def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
-    return import_all(text_or_obj)[0]
 
 
 def _import_one(res: dict, root: str) -> tuple[dict, Losses]:

@@ -14,12 +14,13 @@ from typing import Any
 import yaml
 
 from . import PROVIDERS, NativeError, dump, import_all, render
+from .common import yaml_document
 
 EXIT_LOST = 1
 
 
 def add_translate_commands(sub: Any) -> None:
-    """Register ``render`` and ``import`` on the main parser's subparsers."""
+    """Register ``render``, ``import`` and ``apply`` on the main parser's subparsers."""
     r = sub.add_parser(
         "render", help="write a policy as a provider's native autoscaler configuration; what it loses on stderr",
         description="Writes POLICY as the native autoscaler of --to: an autoscaling/v2 HorizontalPodAutoscaler "
@@ -61,10 +62,7 @@ def _say(command: str, kind: str, lines: list[str]) -> None:
 
 
 def _target(text: str) -> dict:
-    try:
-        ref = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise NativeError("--target", f"not YAML or JSON: {str(e).splitlines()[0]}") from None
+    ref = yaml_document(text, "--target", "YAML or JSON")
     if not isinstance(ref, dict):
         raise NativeError("--target", "expected a mapping such as '{kind: Deployment, namespace: shop, name: web}'")
     return ref

@@ -1,10 +1,13 @@
-"""What every translation shares: the loss report, native-input errors, and
-reading numbers and durations the way provider APIs write them."""
+"""What every translation shares: the loss report, native-input errors, reading
+native documents, and reading numbers and durations the way provider APIs write them."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
+
+import yaml
 
 from ..errors import ScalebridgeError, json_path
 from ..policy import Policy
@@ -43,6 +46,57 @@ class Losses:
 
     def __iter__(self):
         return iter(self.lines)
+
+
+_NOTHING_LOST = {"tolerance": 0, "mode": "ON"}
+"""Values of policy fields that every provider has without saying so: no tolerance
+band is a tolerance of 0, and a provider's autoscaler is on."""
+
+
+def drop_unexpressed(p: Policy, losses: Losses, reasons: dict[str, str]) -> None:
+    """One loss line for each policy field in ``reasons`` (in that order) that ``p``
+    sets, saying why the provider cannot express it; a list of rules, profiles,
+    schedules or metrics loses each item on its own line."""
+    for name, reason in reasons.items():
+        value = getattr(p, name)
+        if name in ("rules", "profiles", "schedules", "metrics"):
+            for i, _ in enumerate(value or []):
+                losses.add(path(name, i), reason)
+        elif value is not None and value != _NOTHING_LOST.get(name):
+            losses.add(name, reason)
+
+
+def json_document(text_or_obj: Any) -> Any:
+    """A native JSON document parsed (an object already parsed as it is)."""
+    if not isinstance(text_or_obj, str):
+        return text_or_obj
+    try:
+        return json.loads(text_or_obj)
+    except json.JSONDecodeError as e:
+        raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+
+
+def yaml_document(text: str, where: str, what: str, load: Callable[[str], Any] = yaml.safe_load) -> Any:
+    """``text`` read by ``load``; not YAML: a :class:`NativeError` at ``where`` saying it is not ``what``."""
+    try:
+        return load(text)
+    except yaml.YAMLError as e:
+        raise NativeError(where, f"not {what}: {str(e).splitlines()[0]}") from None
+
+
+def resources(obj: Any, as_resource: Callable[[dict], Optional[dict]],
+              inside: Callable[[dict], Iterable[tuple[str, Any]]], root: str = "$") -> list[tuple[str, dict]]:
+    """The native resources of a document, each with its JSON path: a list is read item
+    by item; an object is the resource ``as_resource`` makes of it, or else is read at
+    the ``(key path, value)`` pairs ``inside`` gives."""
+    if isinstance(obj, list):
+        return [found for i, x in enumerate(obj) for found in resources(x, as_resource, inside, f"{root}[{i}]")]
+    if not isinstance(obj, dict):
+        return []
+    resource = as_resource(obj)
+    if resource is not None:
+        return [(root, resource)]
+    return [found for key, x in inside(obj) for found in resources(x, as_resource, inside, f"{root}.{key}")]
 
 
 def one_of(v: Any, options: Any) -> bool:
@@ -146,7 +200,6 @@ class Reader:
 
 
 def _show(v: Any) -> str:
-    import json
     s = json.dumps(v, default=str)
     return s if len(s) <= 80 else s[:77] + "..."
 

@@ -11,10 +11,11 @@ instance, ``singleInstanceAssignment`` per group, ``utilizationTargetType``), ``
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from ..policy import Policy
-from .common import one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed,
+                     json_document, num, path, resources)
 
 _RATE = {None: "GAUGE", "per_second": "DELTA_PER_SECOND", "per_minute": "DELTA_PER_MINUTE"}
 _RATE_BACK = {v: k for k, v in _RATE.items()}
@@ -115,8 +116,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                            f"GCE has no select policy; {r.select_policy} dropped")
             if r.tolerance:
                 losses.add(path("behavior", side, "tolerance"), "GCE has no tolerance; dropped")
-    if p.tolerance:
-        losses.add("tolerance", "GCE has no tolerance (every change of the ceil formula acts); dropped")
+    drop_unexpressed(p, losses, {"tolerance": "GCE has no tolerance (every change of the ceil formula acts); dropped"})
     if p.scale_in_control is not None:
         c = p.scale_in_control
         mx: dict = {}
@@ -138,15 +138,12 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                 body["disabled"] = True
             sch[s.name] = body
         ap["scalingSchedules"] = sch
-    for i, _ in enumerate(p.rules):
-        losses.add(path("rules", i), "a GCE autoscaler has no threshold rules; dropped")
-    for i, _ in enumerate(p.profiles):
-        losses.add(path("profiles", i), "a GCE autoscaler has no instance profiles "
-                                        "(scaling schedules raise the minimum instead); dropped")
-    if p.default_replicas is not None:
-        losses.add("default_replicas", "GCE keeps the group's size when metrics cannot be read; dropped")
-    if p.allowed_replicas is not None:
-        losses.add("allowed_replicas", "GCE scales to any count; dropped")
+    drop_unexpressed(p, losses, {
+        "rules": "a GCE autoscaler has no threshold rules; dropped",
+        "profiles": "a GCE autoscaler has no instance profiles (scaling schedules raise the minimum instead); "
+                    "dropped",
+        "default_replicas": "GCE keeps the group's size when metrics cannot be read; dropped",
+        "allowed_replicas": "GCE scales to any count; dropped"})
     return {"name": p.name or "scalebridge", "target": target, "autoscalingPolicy": ap}, losses
 
 
@@ -161,40 +158,25 @@ _POLICY_FIELDS = {"minNumReplicas", "maxNumReplicas", "coolDownPeriodSec", "mode
                   "stabilizationPeriodSec", "scaleDownControl"}
 
 
-def _resources(obj: Any, root: str = "$") -> list[tuple[str, dict]]:
-    """Autoscaler resources in a document: one resource, a list (``items``), a
-    Deployment Manager ``resources`` list, or a Cloud Asset ``resource.data``."""
-    if isinstance(obj, list):
-        out = []
-        for i, x in enumerate(obj):
-            out += _resources(x, f"{root}[{i}]")
-        return out
-    if not isinstance(obj, dict):
-        return []
-    if "autoscalingPolicy" in obj:
-        return [(root, obj)]
-    out = []
-    for key in ("items", "resources", "data", "resource", "properties", "result"):
-        if key in obj:
-            out += _resources(obj[key], f"{root}.{key}")
-    return out
+_HOLDING_AUTOSCALERS = ("items", "resources", "data", "resource", "properties", "result")
+"""Where Autoscaler resources stand in a document: a list's ``items``, a Deployment
+Manager ``resources`` list, a Cloud Asset ``resource.data``."""
+
+
+def _autoscaler(obj: dict) -> Optional[dict]:
+    return obj if "autoscalingPolicy" in obj else None
+
+
+def _holding_autoscalers(obj: dict) -> Iterable[tuple[str, Any]]:
+    return ((key, obj[key]) for key in _HOLDING_AUTOSCALERS if key in obj)
 
 
 def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
-    obj = text_or_obj
-    if isinstance(obj, str):
-        try:
-            obj = json.loads(obj)
-        except json.JSONDecodeError as e:
-            raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
-    found = _resources(obj)
+    """Every Autoscaler resource of the input (an object with ``autoscalingPolicy``)."""
+    found = resources(json_document(text_or_obj), _autoscaler, _holding_autoscalers)
     if not found:
         raise NativeError("$", "no Autoscaler resource (an object with autoscalingPolicy) in the input")
     return [_import_one(r, root) for root, r in found]
-
-
-def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
-    return import_all(text_or_obj)[0]
 
 
 def _import_one(res: dict, root: str) -> tuple[dict, Losses]:

@@ -14,7 +14,8 @@ from typing import Any, Optional, Union
 import yaml
 
 from ..policy import Policy
-from .common import one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, num, path
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed, num, path,
+                     yaml_document)
 
 API_VERSION = "autoscaling/v2"
 _KIND = {"resource": "Resource", "container_resource": "ContainerResource", "pods": "Pods",
@@ -94,7 +95,17 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
     behavior = _behavior(p, losses)
     if behavior is not None:
         spec["behavior"] = behavior
-    _lost(p, losses)
+    drop_unexpressed(p, losses, {
+        "rules": "an HPA has no threshold rules; dropped",
+        "profiles": "an HPA has no instance profiles; dropped",
+        "schedules": "an HPA has no scaling schedules; dropped",
+        "scale_in_control": "an HPA has no scale-in control; dropped (behavior.scale_down policies limit the rate "
+                            "per period instead)",
+        "predictive": "an HPA does not forecast; dropped",
+        "default_replicas": "an HPA keeps its size when metrics cannot be read; dropped",
+        "allowed_replicas": "an HPA scales to any count; dropped",
+        "initialization_period_seconds": "the controller's --horizontal-pod-autoscaler-cpu-initialization-period "
+                                         "flag, not part of an HPA; dropped"})
     return {"apiVersion": API_VERSION, "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}, losses
 
 
@@ -141,26 +152,6 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
     return out
 
 
-def _lost(p: Policy, losses: Losses) -> None:
-    if p.rules:
-        for i, _ in enumerate(p.rules):
-            losses.add(path("rules", i), "an HPA has no threshold rules; dropped")
-    for i, _ in enumerate(p.profiles):
-        losses.add(path("profiles", i), "an HPA has no instance profiles; dropped")
-    for i, _ in enumerate(p.schedules):
-        losses.add(path("schedules", i), "an HPA has no scaling schedules; dropped")
-    if p.scale_in_control is not None:
-        losses.add("scale_in_control", "an HPA has no scale-in control; dropped "
-                                       "(behavior.scale_down policies limit the rate per period instead)")
-    if p.predictive is not None:
-        losses.add("predictive", "an HPA does not forecast; dropped")
-    if p.default_replicas is not None:
-        losses.add("default_replicas", "an HPA keeps its size when metrics cannot be read; dropped")
-    if p.allowed_replicas is not None:
-        losses.add("allowed_replicas", "an HPA scales to any count; dropped")
-    if p.initialization_period_seconds is not None:
-        losses.add("initialization_period_seconds", "the controller's --horizontal-pod-autoscaler-cpu-initialization-"
-                                                     "period flag, not part of an HPA; dropped")
 
 
 def dump(obj: Union[dict, list]) -> str:
@@ -174,10 +165,7 @@ def dump(obj: Union[dict, list]) -> str:
 def documents(text_or_obj: Any) -> list[tuple[str, dict]]:
     """The HPAs of a YAML stream (several documents, or a ``kind: List``), each with its JSON path root."""
     if isinstance(text_or_obj, str):
-        try:
-            docs = [d for d in yaml.safe_load_all(text_or_obj)]
-        except yaml.YAMLError as e:
-            raise NativeError("$", f"not YAML: {str(e).splitlines()[0]}") from None
+        docs = yaml_document(text_or_obj, "$", "YAML", lambda text: list(yaml.safe_load_all(text)))
     else:
         docs = text_or_obj if isinstance(text_or_obj, list) else [text_or_obj]
     out = []
@@ -195,11 +183,6 @@ def documents(text_or_obj: Any) -> list[tuple[str, dict]]:
     if not out:
         raise NativeError("$", "no HorizontalPodAutoscaler in the input")
     return out
-
-
-def import_native(text_or_obj: Any) -> tuple[dict, Losses]:
-    """The first (usually only) HPA; :func:`import_all` for every one."""
-    return import_all(text_or_obj)[0]
 
 
 def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:

@@ -109,6 +109,16 @@ FEATURES = [
         'azure': [AZURE_NO_BEHAVIOR, 'tolerance: Azure rules have no tolerance band; dropped'],
         'aws': [AWS_NO_BEHAVIOR, 'tolerance: AWS target tracking has no tolerance band; dropped'],
     }),
+    # A tolerance of 0 is what a provider without a tolerance band does: GCE acts on every change of
+    # ceil(current * utilization / target) (https://cloud.google.com/compute/docs/autoscaler#how_autoscaler_works),
+    # Azure and AWS compare the metric with the threshold or target as it is.
+    ('tolerance_zero', {"tolerance": 0}, {
+        "kubernetes": ['tolerance: written as per-direction behavior tolerance, which makes the HPA use the behavior '
+                       'defaults in place of the behavior-less controller path'],
+        'gce': [],
+        'azure': [],
+        'aws': [],
+    }),
     ('window', {"behavior": {"scale_down": {"stabilization_window_seconds": 300}}}, {
         "kubernetes": [],
         'gce': [],

@@ -147,7 +147,11 @@ class Observation:
     the controller never stacks a write on it. ``min_size``/``max_size`` are the
     provider's own bounds where it has them (ASG MinSize/MaxSize). ``forecast`` is a
     protocol ``CapacityForecast`` dict a provider may supply (the ``sim`` provider's
-    planner). ``details`` is free-form, for ``scalebridge observe``."""
+    planner). ``details`` is free-form, for ``scalebridge observe``.
+
+    What a provider returns is the controller's from then on: the provider never
+    changes it afterwards (the controller keeps the last ``members`` it validated and
+    does not validate equal members again)."""
 
     current_replicas: int
     status_replicas: Optional[float] = None
@@ -272,6 +276,12 @@ class Provider(ABC):
     path_options: ClassVar[frozenset[str]] = frozenset()
     #: ``ref`` keys that are file paths (the ``sim`` provider's ``trace``), read the same way
     ref_path_keys: ClassVar[frozenset[str]] = frozenset()
+    #: whether its calls wait on something outside the process (a cloud API): the
+    #: controller syncs such a provider's targets on its worker pool (``workers``), so
+    #: that one slow call does not hold the others up. An in-process provider (the
+    #: ``sim`` provider, the test suite's fake) sets False: its targets are synced on
+    #: the controller's own thread, where a pool would add thread switches and no overlap
+    blocking: ClassVar[bool] = True
 
     @abstractmethod
     def target(self, ref: Mapping[str, Any]) -> Target:

@@ -55,6 +55,7 @@ class SimProvider(Provider):
     name = "sim"
     semantics = "scalebridge"
     capabilities = frozenset({Capability.METRICS, Capability.VIRTUAL_CLOCK})
+    blocking = False      # in memory: nothing to overlap
     #: a simulated fleet has no API to protect: the controller's pacing never holds it back
     pacing = Pacing(writes_per_second=1e9, write_burst=10**9, reads_per_second=1e9, read_burst=10**9)
     ref_keys = frozenset({"capacity", "startup"})

@@ -60,3 +60,26 @@ class PickyFake(FakeProvider):
         for key in source or {}:
             if key != "metric_name":
                 raise RefError(f"metrics.{name}.source.{key}", "unknown key; a source takes metric_name")
+
+
+class SlowFake(FakeProvider):
+    """A fake whose observe takes ``observe_seconds`` (a cloud API's round trip) and
+    records the thread each observe ran on, in :attr:`threads` (``{target: name}``)."""
+
+    def __init__(self, observe_seconds=0.0, **options):
+        super().__init__(**options)
+        self.observe_seconds = float(observe_seconds)
+        self.threads = {}
+
+    def target(self, ref):
+        import threading
+        import time
+        t = super().target(ref)
+        real = t.observe
+
+        def observe(now):
+            self.threads[ref["name"]] = threading.current_thread().name
+            time.sleep(self.observe_seconds)
+            return real(now)
+        t.observe = observe
+        return t

@@ -11,7 +11,8 @@ from scalebridge.testing.fake import DEFAULT_START
 def test_a_plugin_bug_and_an_invalid_observation_fail_only_their_targets(write_config, tmp_path):
     targets = [{"name": n, "provider": "buggy", "ref": {"name": n, "size": 2, "load": 3.0}}
                for n in ("bug", "odd", "fine-1", "fine-2", "fine-3")]
-    path = write_config(targets, providers={"buggy": {"type": "tests.controller.stub_providers:BuggyFake"}})
+    path = write_config(targets, providers={"buggy": {"type": "tests.controller.stub_providers:BuggyFake",
+                                                       "blocking": True}})   # on the worker pool
     c = build_controller(str(path), state=str(tmp_path / "s.db"), clock=VirtualClock(DEFAULT_START), workers=3)
     try:
         assert c.run(once=True) == 1

@@ -107,7 +107,9 @@ def _run(tmp_path, name: str, providers: dict, targets: list[dict]):
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("faults")
     semantics = ["scalebridge", "kubernetes", "gce", "aws", "azure"]
-    providers = {"flaky": {"type": FAKE_TYPE, "settle_observes": 3, "log_calls": True,
+    # the flaky provider stands for a cloud (its targets synced on the worker pool), the
+    # healthy one is in process (synced on the controller's thread): a sync mixes both
+    providers = {"flaky": {"type": FAKE_TYPE, "settle_observes": 3, "log_calls": True, "blocking": True,
                            "faults": {"rate": 0.3, "seed": 20261201, "kinds": KINDS, "retry_after": RETRY_AFTER}},
                  "healthy": {"type": FAKE_TYPE, "settle_observes": 3, "log_calls": True}}
     healthy = _targets("healthy", HEALTHY, "healthy", ["scalebridge", "kubernetes"])

@@ -1,6 +1,8 @@
 """The sync loop: every ``sync_period_seconds`` on the controller's clock, one sync
-of every target (:func:`~scalebridge.controller.reconcile.sync_target`), on a
-bounded pool of threads, then one transaction persisting every target's row.
+of every target (:func:`~scalebridge.controller.reconcile.sync_target`) — a cloud
+provider's targets on a bounded pool of threads, an in-process provider's
+(``Provider.blocking`` False) on the loop's own thread — then one transaction
+persisting every target's row.
 
 - The clock is injectable: real time by default; ``--clock virtual`` starts at the
   earliest :attr:`Target.start_time` (or resumes from the position the store
@@ -40,7 +42,7 @@ from .config import DEFAULT_WORKERS, ConfigError, Runtime, build, load_config
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
-from .reconcile import SyncContext, TargetRun, act, decide_target
+from .reconcile import Outcome, SyncContext, TargetRun, act, decide_target
 from .store import StateStore, StoreError, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META"]
@@ -68,6 +70,10 @@ class SyncReport:
         for r in self.records:
             out[r["action"]] = out.get(r["action"], 0) + 1
         return out
+
+
+def _run_of(x: Union[TargetRun, Outcome]) -> TargetRun:
+    return x if isinstance(x, TargetRun) else x.run
 
 
 class _Pool:
@@ -128,8 +134,12 @@ class Controller:
             self.runs.append(TargetRun(spec, decider))
         self._load()
         self._was_leader = True   # the state was just loaded
-        n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, len(self.runs)))
-        self._pool = _Pool(n) if n > 1 and len(self.runs) > 1 else None
+        # the pool is for providers whose calls wait on a cloud (Provider.blocking); an
+        # in-process provider's targets are synced on this thread
+        self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
+        pooled = sum(1 for run in self.runs if run.spec.provider_key in self._blocking)
+        n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, pooled))
+        self._pool = _Pool(n) if n > 1 and pooled > 1 else None
         self.syncs = 0
         self._closed = False
 
@@ -170,15 +180,15 @@ class Controller:
         running get :attr:`grace_seconds`."""
         stop = self.stop_event
         results: list = []
-        if self._pool is None or len(runs) <= 1:
-            for run in runs:
-                if stop.is_set():
-                    skipped.append(run)
-                    continue
-                results.append(fn(run))
+        pooled = [x for x in runs if _run_of(x).spec.provider_key in self._blocking] \
+            if self._pool is not None and len(runs) > 1 else []
+        if not pooled:
+            self._inline(fn, runs, results, skipped)
             return results
-        chunk = max(1, math.ceil(len(runs) / (self._pool.workers * 4)))
-        chunks = [runs[i:i + chunk] for i in range(0, len(runs), chunk)]
+        inline = [x for x in runs if _run_of(x).spec.provider_key not in self._blocking] \
+            if len(pooled) < len(runs) else []
+        chunk = max(1, math.ceil(len(pooled) / (self._pool.workers * 4)))
+        chunks = [pooled[i:i + chunk] for i in range(0, len(pooled), chunk)]
         left = [len(chunks)]
         lock = threading.Lock()
         done = threading.Event()
@@ -198,12 +208,21 @@ class Controller:
 
         for part in chunks:
             self._pool.submit(lambda part=part: work(part))
+        self._inline(fn, inline, results, skipped)   # while the pool waits on the network
         while not done.wait(0.05):
             if stop.is_set():
                 if not done.wait(self.grace_seconds):
                     log(logging.WARNING, "stopping with target syncs still running", grace_seconds=self.grace_seconds)
                 break
         return list(results)
+
+    def _inline(self, fn: Callable[[Any], Any], runs: list, results: list, skipped: list) -> None:
+        stop = self.stop_event
+        for run in runs:
+            if stop.is_set():
+                skipped.append(run)
+                continue
+            results.append(fn(run))
 
     def sync(self, now: Optional[float] = None) -> SyncReport:
         """One sync of every target not backing off: decide each, persist every
@@ -244,8 +263,7 @@ class Controller:
             self.store.save([o.run.row() for o in writes])   # the intents, before any write
             if not self.stop_event.is_set():
                 self._map(lambda o: act(o, ctx, now), writes, skipped)
-        report.skipped.extend(getattr(x, "spec", getattr(getattr(x, "run", None), "spec", None)).name
-                              for x in skipped)
+        report.skipped.extend(_run_of(x).spec.name for x in skipped)
         records = []
         for o in outcomes:
             rec = o.record

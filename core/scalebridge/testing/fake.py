@@ -84,6 +84,10 @@ s`` (each once);
 ``pause_after_write: S`` sleeps S seconds after each write. These hit the windows
 a crash-safe controller must survive deterministically.
 
+**Threads.** The fake is in memory (``Provider.blocking`` False): the controller
+syncs its targets on its own thread. ``blocking: true`` makes it stand for a cloud
+provider whose calls wait on the network, synced on the controller's worker pool.
+
 Capabilities: ``METRICS`` and ``VIRTUAL_CLOCK`` (``capabilities: [...]`` narrows
 them; without ``METRICS``, ``read_metrics`` reads nothing). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
 reads_per_second, read_burst}`` says otherwise.
@@ -120,7 +124,7 @@ _REF_KEYS = frozenset({"name", "size", "members", "load", "metrics", "cpu_reques
                        "max_size", "metric_delay", "settle_observes", "settle_seconds"})
 _OPTION_KEYS = frozenset({"settle_observes", "settle_seconds", "faults", "script", "world", "world_fsync",
                           "kill_after_write", "kill_at_call", "kill_after_seconds", "pause_after_write", "capabilities", "pacing",
-                          "start_time", "log_calls", "metric_window"})
+                          "start_time", "log_calls", "metric_window", "blocking"})
 UNLIMITED = Pacing(writes_per_second=1e9, write_burst=10 ** 9, reads_per_second=1e9, read_burst=10 ** 9)
 
 
@@ -572,6 +576,7 @@ class FakeProvider(Provider):
     name = "fake"
     semantics = "scalebridge"
     capabilities = frozenset({Capability.METRICS, Capability.VIRTUAL_CLOCK})
+    blocking = False      # in memory (and a local file): nothing to overlap
     ref_keys = frozenset({"name"})
 
     def __init__(self, **options: Any):
@@ -579,6 +584,10 @@ class FakeProvider(Provider):
         if unknown:
             raise _bad(sorted(unknown)[0], f"unknown fake provider option; valid: {', '.join(sorted(_OPTION_KEYS))}")
         self.lock = threading.RLock()
+        blocking = options.get("blocking", False)
+        if not isinstance(blocking, bool):
+            raise _bad("blocking", f"expected true or false, got {blocking!r}")
+        self.blocking = blocking
         self.settle_observes = int(_number(options.get("settle_observes", 0), "settle_observes", integer=True))
         self.settle_seconds = _number(options.get("settle_seconds", 0.0), "settle_seconds")
         self.start_time = _number(options.get("start_time", DEFAULT_START), "start_time", lo=None)

@@ -5,7 +5,9 @@ Goal (issue 13, "Must show"): one sync takes <= 10% of the 15 s sync period
 (<= 1.5 s) and the process stays <= 500 MB. Each target has four members, a policy
 with a CPU utilization metric and a pair of threshold rules (``--no-rules``: the
 metric only), a load of its own (so some scale out, some stay, some are held by stabilization),
-every semantics is represented, and the fake provider is unpaced, so the syncs
+every semantics is represented, and the fake provider is unpaced and in process
+(its targets are synced on the loop's thread; ``--blocking``: on the worker pool, as
+a cloud provider's), so the syncs
 do all the work a real one would: observe, read metrics, decide, write (an
 intent persisted before each write), persist every row in one transaction, write
 the audit log.
@@ -19,7 +21,7 @@ decisions per second, the actions taken; the peak resident memory
 spends its time (cProfile, by cumulative and by own time).
 
     .venv/bin/python benchmarks/run.py [--targets 10000] [--syncs 5] [--workers N]
-                                       [--semantics all|kubernetes,...] [--no-rules] [--profile]
+                                       [--semantics all|kubernetes,...] [--no-rules] [--blocking] [--profile]
                                        [--keep DIR]
 """
 from __future__ import annotations
@@ -59,7 +61,8 @@ POLICY = {"min_replicas": 1, "max_replicas": 50,
                      "action": {"direction": "Decrease", "type": "ChangeCount", "value": 1}}]}
 
 
-def write_config(directory: Path, n: int, semantics: tuple[str, ...], rules: bool = True) -> Path:
+def write_config(directory: Path, n: int, semantics: tuple[str, ...], rules: bool = True,
+                 blocking: bool = False) -> Path:
     targets = []
     for k in range(n):
         # demand between 1 and 6.5 members' worth on 4 members: ~10% to ~160% utilization
@@ -69,7 +72,7 @@ def write_config(directory: Path, n: int, semantics: tuple[str, ...], rules: boo
                         "semantics": semantics[k % len(semantics)],
                         "ref": {"name": f"t{k:05d}", "size": 4, "load": load}})
     config = {"sync_period_seconds": PERIOD,
-              "providers": {"fake": {"type": "scalebridge.testing.fake:FakeProvider"}},
+              "providers": {"fake": {"type": "scalebridge.testing.fake:FakeProvider", "blocking": blocking}},
               "policies": {"web": POLICY if rules else {k: v for k, v in POLICY.items() if k != "rules"}},
               "targets": targets}
     path = directory / "run.yaml"
@@ -88,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="the controller's pool (default: its own)")
     ap.add_argument("--semantics", default="all")
     ap.add_argument("--no-rules", action="store_true", help="the policy's CPU metric only (no threshold rules)")
+    ap.add_argument("--blocking", action="store_true",
+                    help="the fake stands for a cloud provider: its targets are synced on the worker pool")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, help="write the configuration, state and audit here")
     args = ap.parse_args(argv)
@@ -96,12 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     directory = args.keep or Path(tempfile.mkdtemp(prefix="scalebridge-bench-"))
     directory.mkdir(parents=True, exist_ok=True)
     try:
-        config = write_config(directory, args.targets, semantics, rules=not args.no_rules)
+        config = write_config(directory, args.targets, semantics, rules=not args.no_rules, blocking=args.blocking)
         t0, c0 = time.perf_counter(), time.process_time()
         controller = build_controller(str(config), clock=VirtualClock(DEFAULT_START), state=str(directory / "state.db"),
                                       audit=str(directory / "audit.jsonl"), workers=args.workers, seed=1)
         start = time.perf_counter() - t0, time.process_time() - c0
-        print(f"{args.targets} targets ({', '.join(semantics)}), workers {controller._pool.workers if controller._pool else 1}")
+        pool = controller._pool
+        print(f"{args.targets} targets ({', '.join(semantics)}), "
+              + (f"on a pool of {pool.workers} workers" if pool else "on the loop's thread (an in-process provider)"))
         print(f"  load + build the configuration: {start[0]:.2f} s (cpu {start[1]:.2f} s), peak RSS {peak_mb():.0f} MB")
         rows = []
         profile = cProfile.Profile() if args.profile else None

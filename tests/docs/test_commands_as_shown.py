@@ -1,0 +1,446 @@
+"""Every shell command shown in README.md and docs/**/*.md runs as shown.
+
+The commands are read from the documents themselves: ``sh``/``bash``/``shell``
+blocks (every line), ``console`` blocks (``$ `` lines), unlabelled and ``text``
+blocks and indented code (lines starting with ``scalebridge `` or
+``.venv/bin/``; a line ``scalebridge <command>: …`` is a message the tool
+prints, not a command). A line ending in ``\\`` continues on the next one; a
+``#`` comment is stripped (and kept: a figure it cites is checked), a
+comment-only line continues the comment above it.
+
+Each command runs through ``bash`` with the installed ``.venv/bin/scalebridge``
+first on ``PATH``, in a temporary copy of the repository's ``examples/``,
+``benchmarks/`` and ``docs/img/`` (with ``.venv`` and ``../shared`` linked), so
+that the documents' relative paths work and whatever a command writes
+(``out/``, a state file) stays in the copy. The commands of one document run
+in document order in one copy: ``state show`` reads the state file an earlier
+``run`` wrote. Each must exit as the document implies (0, unless it shows an
+error on purpose) and print no traceback; where the document shows the output
+(the lines below a command in its block, a figure in its comment, a figure
+cited in the text) it is compared with what the command prints.
+
+What does not run here is listed in EXCLUDED, each with the reason; an entry
+that no document shows any more fails ``test_every_exclusion_is_still_shown``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))]
+VENV = ROOT / ".venv"
+
+FENCE = re.compile(r"^\s*```\s*([\w+-]*)")
+SHELL_BLOCKS = {"sh", "bash", "shell"}
+LISTING_BLOCKS = {"", "text", "console"}
+# in a listing, a line that starts a command (a `$ ` prompt, or the tool or the venv's python)
+COMMAND_LINE = re.compile(r"^(\$ )?(scalebridge |\.venv/bin/)")
+# `scalebridge decide: line 2: …`, `scalebridge run: run.yaml:9:15: …`: what the tool prints
+MESSAGE_LINE = re.compile(r"^scalebridge( [a-z-]+)+: ")
+INDENTED_COMMAND = re.compile(r"^ {4,}(\$ )?scalebridge ")
+TRACEBACK = "Traceback (most recent call last)"
+
+
+@dataclass
+class Shown:
+    """One command as a document shows it."""
+    doc: str
+    line: int
+    command: str                  # continuation lines joined, the comment stripped, whitespace collapsed
+    comment: str = ""
+    output: list[str] = field(default_factory=list)   # the lines shown below it in its block
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.doc, self.command)
+
+    @property
+    def id(self) -> str:
+        return f"{self.doc}:{self.line}"
+
+
+def split_comment(line: str) -> tuple[str, str]:
+    """``cmd  # note`` → (``cmd``, ``note``): a ``#`` after whitespace and outside quotes."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip(), line[i + 1:].strip()
+    return line.rstrip(), ""
+
+
+def commands_of(doc: str) -> list[Shown]:
+    lines = (ROOT / doc).read_text().splitlines()
+    found: list[Shown] = []
+    fence: str | None = None
+    last: Shown | None = None     # the command the next comment-only or output line belongs to
+    i = 0
+    while i < len(lines):
+        raw, number = lines[i], i + 1
+        i += 1
+        m = FENCE.match(raw)
+        if m:
+            fence = m.group(1) if fence is None else None
+            last = None
+            continue
+        text = raw.strip()
+        if fence is None:
+            if not INDENTED_COMMAND.match(raw):
+                last = None
+                continue
+        elif fence in SHELL_BLOCKS | LISTING_BLOCKS and text.startswith("#") and last is not None:
+            last.comment = f"{last.comment} {text.lstrip('#').strip()}".strip()    # the comment goes on
+            continue
+        elif fence in SHELL_BLOCKS:
+            if not text or text.startswith("#"):
+                continue
+        elif fence in LISTING_BLOCKS:
+            starts = COMMAND_LINE.match(text) and not MESSAGE_LINE.match(text)
+            if fence == "console" and not text.startswith("$ "):
+                starts = False
+            if not starts:
+                if last is not None and text:
+                    last.output.append(raw)
+                continue
+        else:
+            continue
+        body, comment = split_comment(text)
+        while body.endswith("\\") and i < len(lines):
+            more, extra = split_comment(lines[i].strip())
+            i += 1
+            body = body[:-1].rstrip() + " " + more
+            comment = f"{comment} {extra}".strip()
+        body = " ".join(body.removeprefix("$ ").split())
+        last = Shown(doc, number, body, comment)
+        found.append(last)
+    return found
+
+
+SHOWN = {doc: commands_of(doc) for doc in DOCS}
+ALL = [c for doc in DOCS for c in SHOWN[doc]]
+
+
+# ---------------------------------------------------------------------------------------------
+# What does not run here, and why.
+
+SYNOPSIS = "a synopsis: its upper-case words and brackets are placeholders, not a command to run"
+EXCLUDED: dict[tuple[str, str], str] = {
+    ("README.md", "make demo"): "bootstraps .venv with pip (network, a new venv); `scalebridge demo`, "
+                                "which it runs, is run from docs/simulation.md",
+    ("README.md", "make test"): "the whole test suite, of which this test is a part",
+    ("README.md", "scalebridge observe examples/run/aws.yaml"): "needs AWS credentials and the real "
+                                                                "us-east-1 Auto Scaling API",
+    ("README.md", "scalebridge run examples/run/gce.yaml --once --dry-run --audit -"):
+        "needs Google Application Default Credentials and the real Compute API (project my-project)",
+    ("README.md", "scalebridge run examples/run/azure.yaml --metrics-port 9090"):
+        "runs until SIGTERM against the real Azure Resource Manager (needs an Azure login)",
+    ("docs/run.md", "scalebridge observe examples/run/kubernetes.yaml"):
+        "needs a Kubernetes cluster (the kubeconfig context `prod`)",
+    ("docs/run.md", "scalebridge run examples/run/kubernetes.yaml --dry-run --once --audit -"):
+        "needs a Kubernetes cluster (the kubeconfig context `prod`)",
+    ("docs/run.md", "scalebridge run examples/run/kubernetes.yaml"):
+        "runs until SIGTERM against a Kubernetes cluster (the kubeconfig context `prod`)",
+    ("docs/run.md", "scalebridge run CONFIG [--once] [--dry-run] [--state PATH] [--audit FILE|-]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge observe CONFIG [TARGET...] [--output json]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge validate CONFIG..."): SYNOPSIS,
+    ("docs/run.md", "scalebridge state show [TARGET] --state PATH"): SYNOPSIS,
+    ("docs/run.md", "scalebridge state reset TARGET --state PATH"): SYNOPSIS,
+    ("docs/protocol.md", "scalebridge decide [FILE|-]"): SYNOPSIS,
+    ("docs/protocol.md", "scalebridge decide --semantics all"):
+        f"{SYNOPSIS} (the request comes on standard input)",
+    ("docs/protocol.md", "scalebridge explain FILE"): SYNOPSIS,
+    ("docs/protocol.md", "scalebridge decide --policy web.yaml FILE"): SYNOPSIS,
+    ("docs/translate.md", "scalebridge render POLICY --to kubernetes|gce|azure|aws [--strict] [--target REF]"):
+        SYNOPSIS,
+    ("docs/translate.md", "scalebridge import FILE --from kubernetes|gce|azure|aws"): SYNOPSIS,
+    ("docs/translate.md", "scalebridge apply run.yaml --native [--dry-run] [--state PATH]"): SYNOPSIS,
+    ("docs/predictive.md", "scalebridge compare my-policy.yaml --trace my-load.csv --capacity 25000 "
+                           "--startup 120 --frontier"):
+        "my-policy.yaml and my-load.csv are the reader's own files",
+    ("docs/predictive.md", ".venv/bin/python benchmarks/frontier.py --plot docs/img/frontier.png"):
+        "about 3 minutes on two cores (five workloads, three of them weeks long), over this module's budget; "
+        "test_frontier_rows_are_what_the_benchmark_prints runs its two generated workloads",
+    ("docs/plugins.md", "pip install ./examples/plugin"):
+        "would install into the venv the suite runs in; the workspace installs the same package as pip lays "
+        "it out (its modules and a .dist-info with its entry points) into a directory of its own on PYTHONPATH",
+    ("docs/providers/aws.md", "pip install 'scalebridge[aws]'"): "installs from a package index",
+    ("docs/providers/azure.md", "pip install 'scalebridge[azure]'"): "installs from a package index",
+    ("docs/providers/gce.md", "pip install 'scalebridge[gce]'"): "installs from a package index",
+    ("docs/providers/kubernetes.md", "pip install 'scalebridge[kubernetes]'"): "installs from a package index",
+    ("docs/providers/kubernetes.md", "docker build -f deploy/Dockerfile -t scalebridge:0.1.0 ."):
+        "needs Docker and a base image from a registry",
+    ("docs/providers/kubernetes.md", "kubectl apply -f deploy/kubernetes/"): "needs a Kubernetes cluster",
+    ("docs/providers/kubernetes.md", "helm install scalebridge deploy/helm/scalebridge --namespace scalebridge "
+                                     "--create-namespace"): "needs Helm and a Kubernetes cluster",
+}
+
+# the exit status a document shows on purpose (an error it demonstrates); 0 otherwise
+EXIT_SHOWN: dict[tuple[str, str], int] = {}
+
+# over 20 s on this machine's two shared cores
+SLOW = {
+    ("docs/simulation.md", "scalebridge compare examples/simulate/policy.yaml examples/policies/web.yaml "
+                           "--trace ../shared/traces/worldcup98_day46-78.csv --scale 1/60 --unit requests/s "
+                           "--capacity 50 --startup 120 --duration 7d --price 0.096 --workers 4 --plot out/wc98.png"),
+    ("docs/providers/gce.md", ".venv/bin/python benchmarks/gce.py --migs 200"),
+    ("docs/providers/kubernetes.md", ".venv/bin/python benchmarks/kubernetes.py --deployments 1000 --syncs 3"),
+}
+
+# columns of a shown table that are wall-clock measurements, not results: not compared
+MEASURED_COLUMNS = {
+    ("docs/providers/kubernetes.md", ".venv/bin/python benchmarks/kubernetes.py --deployments 1000 --syncs 3"):
+        {"seconds", "syncs/s"},
+}
+
+# a bug in code that a documented command hits: (doc, command) -> the reason (xfail, strict)
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures the text cites for a command's output, beyond its comment and the lines below it.
+
+def _replay_row(stdout: str, semantics: str) -> list[str]:
+    for line in stdout.splitlines():
+        cells = line.split()
+        if cells and cells[0] == semantics:
+            return cells
+    raise AssertionError(f"no {semantics!r} row in the replay table")
+
+
+def _demo_cost(doc_text: str, stdout: str) -> None:
+    """docs/simulation.md: kubernetes and gce pay "×1.8–1.9" the oracle on the demo's flash crowd."""
+    cited = re.search(r"most of their ×(\d\.\d)–(\d\.\d)", doc_text)
+    assert cited, "the ×oracle figures are no longer cited"
+    ratios = [float(_replay_row(stdout.split("Replay scores", 1)[1], s)[2]) for s in ("kubernetes", "gce")]
+    assert [f"{r:.1f}" for r in ratios] == list(cited.groups()), ratios
+
+
+def _plugin_listed(doc_text: str, stdout: str) -> None:
+    """docs/plugins.md: `scalebridge plugins` "lists proportional, from scalebridge_proportional"."""
+    assert "lists proportional, from scalebridge_proportional" in doc_text
+    assert re.search(r"^\s*proportional\s+scalebridge_proportional\b", stdout, re.M), stdout
+
+
+def _proportional_decision(doc_text: str, stdout: str) -> None:
+    """docs/plugins.md: the example plugin's decision, "ceil(100 / 30) = 4 replicas"."""
+    import json
+    cited = re.search(r"ceil\((\d+) / (\d+)\) = (\d+) replicas", doc_text)
+    assert cited, "the decision is no longer cited"
+    load, per_replica, replicas = map(int, cited.groups())
+    response = json.loads(stdout)
+    assert response["semantics"] == "proportional"
+    assert response["desired_replicas"] == replicas
+    assert response["metrics"][0]["value"] == load and -(-load // per_replica) == replicas
+
+
+def _readme_frontier(doc_text: str, stdout: str) -> None:
+    """docs/predictive.md on the README's `compare --frontier`: "an iso-risk ratio of 0.905, not
+    the table's 0.893 … the replayed peak to 895,200 (36 members)"."""
+    predictive = (ROOT / "docs/predictive.md").read_text()
+    text = " ".join(predictive.split())
+    cited = re.search(r"prints an iso-risk ratio of (\d\.\d+), not the table's (\d\.\d+).*?"
+                      r"replayed peak to ([\d,]+) \((\d+) members\)", text)
+    assert cited, "docs/predictive.md no longer explains the README's ratio"
+    ratio, table, peak, members = cited.groups()
+    # semantics, policy, inst-h, × oracle, iso-risk
+    assert _replay_row(stdout, "scalebridge")[4] == ratio
+    assert f"peak {float(peak.replace(',', '')):.3e} load (needs {members} members)" in " ".join(stdout.split())
+    row = next(line for line in predictive.splitlines() if line.startswith("| exponential_growth |"))
+    assert f"**{table}**" in row, row
+
+
+CITED: dict[tuple[str, str], Callable[[str, str], None]] = {
+    ("README.md", "scalebridge compare examples/predictive/policy.yaml --workload exponential_growth --peak 875000 "
+                  "--capacity 25000 --startup 120 -s scalebridge --frontier"): _readme_frontier,
+    ("docs/plugins.md", "scalebridge decide --semantics proportional examples/requests/external-average-value.json"):
+        _proportional_decision,
+    ("docs/simulation.md", "scalebridge demo"): _demo_cost,
+    ("docs/plugins.md", "scalebridge plugins"): _plugin_listed,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Running them.
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Workspace:
+    """A temporary copy of what the documents' relative paths name, where one document's commands run."""
+
+    def __init__(self, base: Path, doc: str):
+        self.doc = doc
+        self.parent = base
+        self.cwd = base / "repo"
+        self.cwd.mkdir(parents=True)
+        for part in ("examples", "benchmarks", "docs/img"):
+            shutil.copytree(ROOT / part, self.cwd / part)
+        (self.cwd / ".venv").symlink_to(VENV)
+        if (ROOT.parent / "shared").exists():
+            (base / "shared").symlink_to(ROOT.parent / "shared")
+        self.env = dict(os.environ)
+        self.env.update(PATH=f"{self.cwd / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+                        VIRTUAL_ENV=str(VENV), COLUMNS="120", LINES="50", TERM="dumb", NO_COLOR="1",
+                        PYTHONHASHSEED="0")
+        for name in ("FORCE_COLOR", "PYTHONPATH", "PYTHONHOME"):
+            self.env.pop(name, None)
+        if doc == "docs/plugins.md":
+            self.env["PYTHONPATH"] = str(self._install_example_plugin())
+        self.results: dict[int, Ran] = {}
+
+    def _install_example_plugin(self) -> Path:
+        """examples/plugin as pip installs it: the package and a .dist-info naming its entry points."""
+        project = tomllib.loads((self.cwd / "examples/plugin/pyproject.toml").read_text())["project"]
+        site = self.parent / "site-packages"
+        for pkg in (self.cwd / "examples/plugin").iterdir():
+            if pkg.is_dir() and (pkg / "__init__.py").exists():
+                shutil.copytree(pkg, site / pkg.name)
+        dist = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+        dist.mkdir(parents=True)
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\n"
+                                       f"Version: {project['version']}\n")
+        groups = project.get("entry-points", {})
+        (dist / "entry_points.txt").write_text("".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n" for group, eps in groups.items()))
+        return site
+
+    def run(self, cmd: Shown, timeout: float) -> Ran:
+        try:
+            proc = subprocess.run(["bash", "-c", cmd.command], cwd=self.cwd, env=self.env, capture_output=True,
+                                  text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as e:
+            pytest.fail(f"{cmd.id}: `{cmd.command}` still running after {timeout:.0f} s ({e.stderr!r:.300})")
+        return Ran(proc.returncode, proc.stdout, proc.stderr)
+
+    def result(self, cmd: Shown) -> Ran:
+        """``cmd``'s result, after every command shown before it in the document has run here."""
+        for earlier in SHOWN[self.doc]:
+            if earlier.key in EXCLUDED:
+                continue
+            if earlier.line not in self.results:
+                self.results[earlier.line] = self.run(earlier, 240 if earlier.key in SLOW else 90)
+            if earlier.line == cmd.line:
+                break
+        return self.results[cmd.line]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    made: dict[str, Workspace] = {}
+
+    def get(doc: str) -> Workspace:
+        if doc not in made:
+            made[doc] = Workspace(tmp_path_factory.mktemp(re.sub(r"\W", "_", doc)), doc)
+        return made[doc]
+    return get
+
+
+def _params():
+    for cmd in ALL:
+        if cmd.key in EXCLUDED:
+            continue
+        marks = []
+        if cmd.key in SLOW:
+            marks.append(pytest.mark.slow)
+        if cmd.key in KNOWN_BUGS:
+            marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[cmd.key]))
+        yield pytest.param(cmd, id=cmd.id, marks=marks)
+
+
+FIGURE = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+def check_shown_table(cmd: Shown, out: str) -> None:
+    """The lines shown below a command: its header line is printed, and each shown row below it
+    is the printed row in that place, column for column (wall-clock columns aside)."""
+    measured = MEASURED_COLUMNS.get(cmd.key, set())
+    header = cmd.output[0].split()
+    printed = out.splitlines()
+    at = next((n for n, line in enumerate(printed) if line.split() == header), None)
+    assert at is not None, f"{cmd.id}: the shown header {cmd.output[0].strip()!r} is not printed"
+    for offset, shown in enumerate(cmd.output[1:], 1):
+        assert at + offset < len(printed), f"{cmd.id}: shown row {shown.strip()!r} is not printed"
+        want = shown.split(maxsplit=len(header) - 1)
+        got = printed[at + offset].split(maxsplit=len(header) - 1)
+        for column, w, g in zip(header, want, got, strict=True):
+            if column not in measured:
+                assert w == g, f"{cmd.id}: {column} shown {w!r}, printed {g!r} (row {shown.strip()!r})"
+
+
+@pytest.mark.parametrize("cmd", list(_params()))
+def test_command_runs_as_shown(cmd: Shown, workspace) -> None:
+    ran = workspace(cmd.doc).result(cmd)
+    printed = ran.stdout + ran.stderr
+    assert TRACEBACK not in printed, f"{cmd.id}: `{cmd.command}` printed a traceback:\n{printed[-2000:]}"
+    want = EXIT_SHOWN.get(cmd.key, 0)
+    assert ran.returncode == want, (f"{cmd.id}: `{cmd.command}` exited {ran.returncode}, the document "
+                                    f"implies {want}:\n{ran.stderr[-2000:]}")
+    for figure in FIGURE.findall(cmd.comment):
+        assert re.search(rf"(?<![\w.]){re.escape(figure)}(?![\w.])", printed), \
+            f"{cmd.id}: its comment cites {figure}, which `{cmd.command}` does not print"
+    if cmd.output:
+        check_shown_table(cmd, ran.stdout)
+    if cmd.key in CITED:
+        CITED[cmd.key]((ROOT / cmd.doc).read_text(), ran.stdout)
+
+
+# ---------------------------------------------------------------------------------------------
+# The lists above against the documents, and the extraction itself.
+
+def test_every_exclusion_is_still_shown() -> None:
+    shown = {c.key for c in ALL}
+    for table in (EXCLUDED, EXIT_SHOWN, SLOW, MEASURED_COLUMNS, KNOWN_BUGS, CITED):
+        stale = [key for key in table if key not in shown]
+        assert not stale, f"listed here but no document shows it: {stale}"
+
+
+def test_every_shown_output_has_a_command_to_compare() -> None:
+    """A command's shown output is only checked when the command runs here."""
+    unchecked = [c.id for c in ALL if c.output and c.key in EXCLUDED]
+    assert not unchecked, unchecked
+
+
+def test_the_extraction_reads_the_documents_as_written() -> None:
+    readme = {c.command: c for c in SHOWN["README.md"]}
+    compare = next(c for c in readme.values() if c.command.startswith("scalebridge compare "))
+    assert compare.command.endswith("-s scalebridge --frontier")                     # joined at the `\`
+    assert "reactive frontier" in compare.comment                                    # the comment's 2nd line
+    assert "scalebridge schema > policy.schema.json" in readme
+    run_md = [c.command for c in SHOWN["docs/run.md"]]
+    assert not any(c.startswith("scalebridge run: ") for c in run_md)                # messages, not commands
+    assert "scalebridge state reset TARGET --state PATH" in run_md                    # indented code
+    bench = next(c for c in SHOWN["docs/providers/kubernetes.md"] if "benchmarks/kubernetes.py" in c.command)
+    assert bench.output[0].split()[:2] == ["sync", "seconds"] and len(bench.output) == 4
+    assert split_comment("a '#b' # c") == ("a '#b'", "c")
+
+
+def test_frontier_rows_are_what_the_benchmark_prints(workspace) -> None:
+    """docs/predictive.md's frontier table, for its two generated workloads (the traces' rows take
+    minutes): the rows `benchmarks/frontier.py` prints, figure for figure."""
+    ws = workspace("docs/predictive.md")
+    rows = {line.split("|")[1].strip(): line for line in (ROOT / "docs/predictive.md").read_text().splitlines()
+            if line.startswith("| flash_crowd |") or line.startswith("| exponential_growth |")}
+    assert set(rows) == {"flash_crowd", "exponential_growth"}
+    cmd = Shown("docs/predictive.md", 0, ".venv/bin/python benchmarks/frontier.py "
+                                         "--workloads flash_crowd,exponential_growth")
+    ran = ws.run(cmd, 120)
+    assert ran.returncode == 0 and TRACEBACK not in ran.stderr, ran.stderr[-2000:]
+    printed = {line.split("|")[1].strip(): line for line in ran.stdout.splitlines() if line.startswith("| ")}
+    for name, row in rows.items():
+        assert printed.get(name, "").strip() == row.strip(), (name, printed.get(name))

@@ -14,11 +14,10 @@ from pydantic_core import from_json, to_json
 from typing import IO, Iterator, Optional
 
 from . import __version__
+from .cliargs import EXIT_BAD_INPUT, Parser
 from .engine import BUILTIN_SEMANTICS, decide, decide_all
 from .errors import PolicyError, RequestError, ScalebridgeError, SemanticsFailure
 from .protocol import MAX_DEPTH, check_json_value
-
-EXIT_BAD_INPUT = 2
 
 
 def _dumps(obj) -> str:
@@ -227,9 +226,19 @@ def _with_policy_file(args, command: str, handle):
     return with_policy
 
 
-def cmd_decide(args) -> int:
-    if _unknown_semantics_flag(args, "decide"):
+def _decide_each(args, command: str, handle) -> int:
+    """``handle`` every request of ``args.file`` (``--policy`` put into each), after
+    ``--semantics`` and ``--policy`` are known good."""
+    if _unknown_semantics_flag(args, command):
         return EXIT_BAD_INPUT
+    handle = _with_policy_file(args, command, handle)
+    if handle is None:
+        return EXIT_BAD_INPUT
+    with _open(args.file) as stream:
+        return _each_request(stream, args.file, command, handle)
+
+
+def cmd_decide(args) -> int:
     write = sys.stdout.write
     many = args.semantics == "all"
     names = BUILTIN_SEMANTICS
@@ -241,16 +250,10 @@ def cmd_decide(args) -> int:
             lines = [_dumps(decide(req, args.semantics))]
         write("".join(line + "\n" for line in lines))
 
-    handle = _with_policy_file(args, "decide", handle)
-    if handle is None:
-        return EXIT_BAD_INPUT
-    with _open(args.file) as stream:
-        return _each_request(stream, args.file, "decide", handle)
+    return _decide_each(args, "decide", handle)
 
 
 def cmd_explain(args) -> int:
-    if _unknown_semantics_flag(args, "explain"):
-        return EXIT_BAD_INPUT
     from .explain import render
     names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
 
@@ -259,11 +262,7 @@ def cmd_explain(args) -> int:
         for resp in resps:
             render(resp, sys.stdout)
 
-    handle = _with_policy_file(args, "explain", handle)
-    if handle is None:
-        return EXIT_BAD_INPUT
-    with _open(args.file) as stream:
-        return _each_request(stream, args.file, "explain", handle)
+    return _decide_each(args, "explain", handle)
 
 
 def cmd_validate(args) -> int:
@@ -342,7 +341,7 @@ def cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="scalebridge",
         description="One autoscaling policy, every cloud: decide, compare and replay provider autoscaling semantics.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -287,11 +287,9 @@ def test_simulate_flags_out_of_range_are_refused_in_one_line(flags, fragment):
     refused(run_bounded(*SIMULATE, *flags), fragment)
 
 
-def test_a_401_digit_duration_flag_is_refused_by_argparse_without_a_traceback():
-    proc = run_bounded(*SIMULATE, "--capacity", "10", "--startup", "60", "--duration", "9" * 401)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "argument --duration: a duration string is at most 64 characters long" in \
-        proc.stderr.strip().splitlines()[-1]
+def test_a_401_digit_duration_flag_is_refused_in_one_line():
+    refused(run_bounded(*SIMULATE, "--capacity", "10", "--startup", "60", "--duration", "9" * 401),
+            "scalebridge simulate: --duration: a duration string is at most 64 characters long")
 
 
 @pytest.mark.parametrize("text, fragment", [

@@ -13,47 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cliargs import DURATION_MORE_THAN_ZERO, EXIT_BAD_INPUT, number, say as _say
 from ..errors import ScalebridgeError
 
 __all__ = ["add_controller_commands"]
 
-EXIT_BAD_INPUT = 2
-
-
-def _say(command: str, text: str) -> None:
-    sys.stdout.flush()
-    print(f"scalebridge {command}: {text}", file=sys.stderr)
-
-
-def _duration(text: str) -> float:
-    from ..units import parse_duration
-    try:
-        v = parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return v
-
-
-def _port(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= v <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {v}")
-    return v
-
-
-def _workers(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of targets, got {text!r}") from None
-    if not 1 <= v <= 256:
-        raise argparse.ArgumentTypeError(f"expected 1 to 256, got {v}")
-    return v
+_port = number(int, lambda v: 0 <= v <= 65535, "a port number 0-65535")
+_workers = number(int, lambda v: 1 <= v <= 256, "a number of targets from 1 to 256")
 
 
 def _problems(command: str, e: ScalebridgeError) -> int:
@@ -333,8 +299,8 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines on stderr")
     r.add_argument("--clock", choices=("real", "virtual"), default="real",
                    help="virtual: simulated time, no sleeping (sim targets only); needs --until")
-    r.add_argument("--until", type=_duration, metavar="DURATION", help="with --clock virtual: how much "
-                                                                        "simulated time to run (6h, 2d)")
+    r.add_argument("--until", type=DURATION_MORE_THAN_ZERO, metavar="DURATION",
+                   help="with --clock virtual: how much simulated time to run (6h, 2d)")
     r.add_argument("--seed", type=int, default=None, help="seed of the backoff jitter (reproducible runs)")
     r.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help="targets synced at once (default 5, the HPA controller's concurrent syncs)")

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from ..cliargs import DURATION_ZERO_OR_MORE, EXIT_BAD_INPUT, number, parsed, say as _say
 from ..errors import PolicyError, ScalebridgeError
 from .fleet import FleetModel
 from .batch import compare, registered_semantics
@@ -25,46 +26,11 @@ from .workloads import WORKLOADS
 
 __all__ = ["add_simulate_commands", "cmd_simulate", "write_output", "write_timeline", "print_table"]
 
-EXIT_BAD_INPUT = 2
 PROGRESS_MIN_TICKS = 20_000   # show a progress bar (on a terminal) from this many simulated ticks
 
-
-def _duration(text: str) -> float:
-    from ..units import parse_duration
-    try:
-        v = parse_duration(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    if v < 0:
-        raise argparse.ArgumentTypeError("must be zero or more seconds")
-    return v
-
-
-def _positive(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (v > 0 and v != float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return v
-
-
-def _price(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a price of 0 or more, got {text!r}") from None
-    if not (0 <= v < float("inf")):
-        raise argparse.ArgumentTypeError(f"expected a price of 0 or more, got {text!r}")
-    return v
-
-
-def _scale(text: str) -> float:
-    try:
-        return parse_scale(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+_positive = number(float, lambda v: 0 < v < float("inf"), "a positive number")
+_price = number(float, lambda v: 0 <= v < float("inf"), "a price of 0 or more")
+_scale = parsed(parse_scale)
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -92,8 +58,8 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
                      help="multiply trace values by X (a number or a fraction: 1/60 turns per-minute counts into per-second rates)")
     src.add_argument("--unit", metavar="LABEL", help="the load's unit after --scale, for display (e.g. requests/s)")
     src.add_argument("--fill", choices=FILL_MODES, help="repair gaps in the trace instead of rejecting it")
-    src.add_argument("--offset", type=_duration, metavar="DURATION", help="skip this much of the load's start (90, 5m, 2d)")
-    src.add_argument("--duration", type=_duration, metavar="DURATION", help="replay only this much of the load")
+    src.add_argument("--offset", type=DURATION_ZERO_OR_MORE, metavar="DURATION", help="skip this much of the load's start (90, 5m, 2d)")
+    src.add_argument("--duration", type=DURATION_ZERO_OR_MORE, metavar="DURATION", help="replay only this much of the load")
     src.add_argument("--seed", type=int, metavar="N", help="seed of the workload's noise and of startup draws (default 0)")
     src.add_argument("--peak", type=_positive, metavar="X", help="a generated workload's nominal peak (default 1000); for a trace, scale it so "
                           "its replayed peak is X (instead of --scale)")
@@ -104,15 +70,15 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
     fleet.add_argument("--capacity", type=_positive, metavar="C", help="the load one member serves, in the load's unit (required)")
     fleet.add_argument("--startup", metavar="SECONDS",
                        help="request to ready: seconds, or uniform:LOW,HIGH or normal:MEAN,SD (seeded) (required)")
-    fleet.add_argument("--tick", type=_duration, metavar="SECONDS", help="simulation grid (default 15)")
-    fleet.add_argument("--sync-period", type=_duration, metavar="SECONDS",
+    fleet.add_argument("--tick", type=DURATION_ZERO_OR_MORE, metavar="SECONDS", help="simulation grid (default 15)")
+    fleet.add_argument("--sync-period", type=DURATION_ZERO_OR_MORE, metavar="SECONDS",
                        help="the autoscaler runs every this often, a multiple of the tick (default: the multiple nearest 15)")
-    fleet.add_argument("--metric-lag", type=_duration, metavar="SECONDS", help="metric collection lag (default 15)")
-    fleet.add_argument("--metric-window", type=_duration, metavar="SECONDS",
+    fleet.add_argument("--metric-lag", type=DURATION_ZERO_OR_MORE, metavar="SECONDS", help="metric collection lag (default 15)")
+    fleet.add_argument("--metric-window", type=DURATION_ZERO_OR_MORE, metavar="SECONDS",
                        help="per-member samples average this long (default: one tick)")
-    fleet.add_argument("--series-grain", type=_duration, metavar="SECONDS",
+    fleet.add_argument("--series-grain", type=DURATION_ZERO_OR_MORE, metavar="SECONDS",
                        help="grain of the group series rules read (default 60)")
-    fleet.add_argument("--drain", type=_duration, metavar="SECONDS", help="a removed member serves this long before it goes (default 0)")
+    fleet.add_argument("--drain", type=DURATION_ZERO_OR_MORE, metavar="SECONDS", help="a removed member serves this long before it goes (default 0)")
     fleet.add_argument("--initial", type=int, metavar="N",
                        help="members ready at the start (default: what the policy holds for the first tick's load)")
 
@@ -148,10 +114,6 @@ def add_simulate_commands(sub: Any) -> None:
                     "each (policy, semantics) pair runs on the same load.")
     _add_arguments(c, several=True)
     c.set_defaults(func=cmd_simulate, several=True)
-
-
-def _say(command: str, text: str) -> None:
-    print(f"scalebridge {command}: {text}", file=sys.stderr)
 
 
 def _semantics(spec: Optional[list[str] | str], several: bool, policy_semantics: Optional[str]) -> list[str]:

@@ -53,9 +53,11 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from .fault_queue import take_fault
+from .local_server import HttpServer, QuietHandler
 
 __all__ = ["ArmServer", "Fault", "make_ca"]
 
@@ -166,8 +168,10 @@ class _ScaleSet:
                 f"Microsoft.Compute/virtualMachineScaleSets/{self.name}")
 
 
-class ArmServer:
+class ArmServer(HttpServer):
     """See the module docstring. Use as a context manager, or :meth:`start`/:meth:`stop`."""
+
+    thread_name = "arm-server"
 
     MAX_CAPACITY = 1000
     MAX_CAPACITY_SINGLE_PLACEMENT_GROUP = 100
@@ -193,13 +197,14 @@ class ArmServer:
         self.remaining_reads = 11999
         self._lock = threading.RLock()
         self._dir: Optional[str] = None
-        self._httpd: Optional[ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
         self.ca_file = ""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> "ArmServer":
+        """Serve HTTPS on a free port of 127.0.0.1 with a certificate of a fresh CA
+        (:attr:`ca_file`); :attr:`url` is then the ARM endpoint (``base_url`` of the
+        management clients)."""
         self._dir = tempfile.mkdtemp(prefix="scalebridge-arm-")
         self.ca_file, cert, key = make_ca(self._dir)
         server = self
@@ -207,41 +212,17 @@ class ArmServer:
         class Handler(_Handler):
             arm = server
 
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        httpd.daemon_threads = True
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
-        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
-        self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="arm-server", daemon=True)
-        self._thread.start()
-        return self
+        self._bind(Handler, "127.0.0.1", 0, tls=ctx)
+        return super().start()
 
     def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+        super().stop()
+        self._httpd = None
         if self._dir:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
-
-    def __enter__(self) -> "ArmServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._httpd is not None, "the server is not started"
-        return self._httpd.server_address[1]
-
-    @property
-    def url(self) -> str:
-        """The ARM endpoint (``base_url`` of the management clients)."""
-        return f"https://127.0.0.1:{self.port}"
 
     @property
     def authority(self) -> str:
@@ -344,14 +325,10 @@ class ArmServer:
                 if re.search(f.match, f"{method} {path}", re.IGNORECASE) and rng.random() < rate:
                     self.faults_served.append((method, path, f.status))
                     return f
-            for f in self.faults:
-                if re.search(f.match, f"{method} {path}", re.IGNORECASE):
-                    f.times -= 1
-                    if f.times <= 0:
-                        self.faults.remove(f)
-                    self.faults_served.append((method, path, "drop" if f.drop else f.status))
-                    return f
-        return None
+            f = take_fault(self.faults, lambda f: re.search(f.match, f"{method} {path}", re.IGNORECASE) is not None)
+            if f is not None:
+                self.faults_served.append((method, path, "drop" if f.drop else f.status))
+            return f
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -432,33 +409,21 @@ _OPENID = re.compile(r"^/([^/]+)/v2\.0/\.well-known/openid-configuration$")
 _TOKEN = re.compile(r"^/([^/]+)/oauth2/v2\.0/token$")
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     arm: ArmServer
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True   # headers and body go out as two writes: no 40 ms ACK wait
-
-    def log_message(self, *args: object) -> None:   # quiet
-        pass
 
     # -- plumbing ------------------------------------------------------------------------------
 
     def _send(self, status: int, body: Optional[dict] = None, headers: Optional[dict] = None) -> None:
         data = json.dumps(body).encode() if body is not None else b""
-        self.send_response(status)
         arm = self.arm
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("x-ms-request-id", str(uuid.uuid4()))
-        self.send_header("x-ms-ratelimit-remaining-subscription-reads", str(arm.remaining_reads))
-        self.send_header("x-ms-ratelimit-remaining-subscription-writes", str(arm.remaining_writes))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        self.send(status, data, "application/json; charset=utf-8",
+                  {"x-ms-request-id": str(uuid.uuid4()),
+                   "x-ms-ratelimit-remaining-subscription-reads": str(arm.remaining_reads),
+                   "x-ms-ratelimit-remaining-subscription-writes": str(arm.remaining_writes), **(headers or {})})
 
     def _body(self) -> Any:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n else b""
+        raw = self.read_body()
         if not raw:
             return None
         ctype = self.headers.get("Content-Type", "")

@@ -41,9 +41,12 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Optional
 from xml.sax.saxutils import escape
+
+from .fault_queue import take_fault
+from .local_server import HttpServer, QuietHandler
 
 __all__ = ["AwsProxy", "Call", "Fault", "IAM_PREFIX"]
 
@@ -166,8 +169,10 @@ def activities_xml(activities: list[dict]) -> bytes:
             f"</DescribeScalingActivitiesResponse>").encode()
 
 
-class AwsProxy:
+class AwsProxy(HttpServer):
     """The proxy. ``url`` is what boto3's ``endpoint_url`` points at. Thread-safe."""
+
+    thread_name = "aws-proxy"
 
     def __init__(self, upstream: str, *, strict: bool = True, seed: int = 0, host: str = "127.0.0.1",
                  port: int = 0):
@@ -185,13 +190,7 @@ class AwsProxy:
         self._skipped: dict[int, int] = {}
         proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True     # headers and body in separate writes: no delayed-ACK stall
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):
                 proxy._handle(self)
 
@@ -199,34 +198,7 @@ class AwsProxy:
             do_PUT = do_POST
             do_DELETE = do_POST
 
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
-        self._thread: Optional[threading.Thread] = None
-
-    # ------------------------------------------------------------------- lifecycle
-    @property
-    def url(self) -> str:
-        h, p = self._server.server_address[:2]
-        return f"http://{h}:{p}"
-
-    def start(self) -> "AwsProxy":
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._server.serve_forever, name="aws-proxy", daemon=True)
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:
-            self._server.shutdown()
-            self._thread.join(5)
-            self._thread = None
-        self._server.server_close()
-
-    def __enter__(self) -> "AwsProxy":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        self._bind(Handler, host, port)
 
     # ------------------------------------------------------------------- test API
     def add(self, *faults: Fault) -> None:
@@ -254,21 +226,17 @@ class AwsProxy:
     # ------------------------------------------------------------------- the wire
     def _take_fault(self, service: str, action: str) -> Optional[Fault]:
         with self._lock:
-            for f in self.faults:
-                if not f.matches(service, action):
-                    continue
-                k = id(f)
-                if self._skipped.get(k, 0) < f.after:
-                    self._skipped[k] = self._skipped.get(k, 0) + 1
-                    continue
-                if f.probability < 1.0 and self._random.random() >= f.probability:
-                    continue
-                if f.times is not None:
-                    f.times -= 1
-                    if f.times <= 0:
-                        self.faults.remove(f)
-                return f
-        return None
+            return take_fault(self.faults, lambda f: f.matches(service, action) and self._due(f))
+
+    def _due(self, f: Fault) -> bool:
+        """Whether a fault matching this call answers it: its ``after`` matching calls
+        are skipped (this one counted if it is one), then it answers with its
+        ``probability``. The caller holds the lock."""
+        k = id(f)
+        if self._skipped.get(k, 0) < f.after:
+            self._skipped[k] = self._skipped.get(k, 0) + 1
+            return False
+        return f.probability >= 1.0 or self._random.random() < f.probability
 
     @staticmethod
     def _identify(handler: BaseHTTPRequestHandler, body: bytes) -> tuple[str, str, dict]:
@@ -290,15 +258,9 @@ class AwsProxy:
             return service, str(params.pop("Action", "")), params
         return service, "", {}
 
-    def _send(self, handler, status: int, body: bytes, ctype: str, headers: Optional[dict] = None) -> None:
-        handler.send_response(status)
-        handler.send_header("Content-Type", ctype)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.send_header("x-amzn-RequestId", "proxy")
-        for k, v in (headers or {}).items():
-            handler.send_header(k, v)
-        handler.end_headers()
-        handler.wfile.write(body)
+    def _send(self, handler: QuietHandler, status: int, body: bytes, ctype: str,
+              headers: Optional[dict] = None) -> None:
+        handler.send(status, body, ctype, {"x-amzn-RequestId": "proxy", **(headers or {})})
 
     def _forward(self, handler, body: bytes) -> tuple[int, list, bytes]:
         conn = http.client.HTTPConnection(*self.upstream, timeout=60)
@@ -350,9 +312,8 @@ class AwsProxy:
             return f"New SetDesiredCapacity value {desired} is below min value {lo} for the AutoScalingGroup."
         return None
 
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length") or 0)
-        body = handler.rfile.read(length) if length else b""
+    def _handle(self, handler: QuietHandler) -> None:
+        body = handler.read_body()
         service, action, params = self._identify(handler, body)
         call = Call(service, action, params, time=time.time())
         with self._lock:

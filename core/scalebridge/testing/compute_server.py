@@ -45,9 +45,12 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlsplit
+
+from .fault_queue import take_fault
+from .local_server import HttpServer, QuietHandler
+from .merge_patch import merge_patch
 
 __all__ = ["ComputeServer", "Mig", "Vm"]
 
@@ -125,10 +128,12 @@ class _Fault:
 _PENDING = ("CREATING", "VERIFYING", "RECREATING", "CREATING_WITHOUT_RETRIES", "DELETING")
 
 
-class ComputeServer:
+class ComputeServer(HttpServer):
     """The fake. ``op_polls``: reads of an operation before it is DONE (0: DONE at
     once); ``settle_after``: reads of a group after a resize before its instances
     settle (None: only :meth:`settle` settles them)."""
+
+    thread_name = "compute-fake"
 
     def __init__(self, project: str = "test-project", *, host: str = "127.0.0.1", port: int = 0,
                  op_polls: int = 0, settle_after: Optional[int] = None, clock=None):
@@ -150,32 +155,12 @@ class ComputeServer:
         self._requests: dict[str, dict] = {}
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
-        self._httpd = ThreadingHTTPServer((host, port), self._handler())
-        self._httpd.daemon_threads = True
-        self._thread: Optional[threading.Thread] = None
+        self._bind(self._handler(), host, port)
 
-    # -- lifecycle -----------------------------------------------------------------------
     @property
     def endpoint(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> "ComputeServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="compute-fake", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(5)
-
-    def __enter__(self) -> "ComputeServer":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        """The ``api_endpoint`` of google-cloud-compute clients: :attr:`url`."""
+        return self.url
 
     def reset(self) -> None:
         with self._lock:
@@ -383,7 +368,7 @@ class ComputeServer:
                 stored = {**{k: current[k] for k in kept if k in current}, **sent}
                 verb, op_type = "update", "compute.autoscalers.update"
             else:
-                stored = _merge_patch(current, sent)
+                stored = merge_patch(current, sent)
                 verb, op_type = "patch", "compute.autoscalers.patch"
         if scope.startswith("regions/"):
             op_type = op_type.replace("compute.autoscalers", "compute.regionAutoscalers")
@@ -452,21 +437,9 @@ class ComputeServer:
     def _handler(self):
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def _send(self, status: int, body: dict, headers: Optional[dict] = None) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                self.send(status, json.dumps(body).encode(), "application/json; charset=UTF-8", headers)
 
             def _error(self, status: int, message: str, reason: str = "", headers: Optional[dict] = None):
                 reason = reason or {400: "invalid", 403: "forbidden", 404: "notFound", 409: "conflict",
@@ -476,18 +449,17 @@ class ComputeServer:
                                                           "reason": reason}]}}, headers)
 
             def _dispatch(self, method: str) -> None:
-                n = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(n) if n else b""
+                body = self.read_body()
                 url = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(url.query).items()}
                 with server._lock:
                     server.calls.append((method, url.path))
                     server.authorizations.append(self.headers.get("Authorization"))
-                    for f in server._faults:
-                        if f.times > 0 and f.method in method and f.path in url.path:
-                            f.times -= 1
-                            headers = {"Retry-After": str(f.retry_after)} if f.retry_after is not None else None
-                            return self._error(f.status, f.message, f.reason, headers)
+                    f = take_fault(server._faults,
+                                   lambda f: f.times > 0 and f.method in method and f.path in url.path)
+                    if f is not None:
+                        headers = {"Retry-After": str(f.retry_after)} if f.retry_after is not None else None
+                        return self._error(f.status, f.message, f.reason, headers)
                     try:
                         status, out = server._route(method, url.path, query, body)
                     except _HttpError as e:
@@ -602,19 +574,6 @@ class ComputeServer:
         if start + size < len(items):
             out["nextPageToken"] = str(start + size)
         return out
-
-
-def _merge_patch(target: Any, patch: Any) -> Any:
-    """JSON merge patch (RFC 7396), the processing rules ``autoscalers.patch`` documents."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge_patch(out.get(k), v)
-    return out
 
 
 class _HttpError(Exception):

@@ -176,12 +176,16 @@ class _Suite:
                        f"asked {size}, got {change.size} and no note")
         return change
 
+    def resized(self, name: str, target: Target, size: int) -> Optional[Observation]:
+        """``set_size(size)``, then observe until nothing is in flight: the settled
+        observation, or None (the failure recorded)."""
+        if self.resize(name, target, size) is None:
+            return None
+        return self.settled(name, target)
+
     def sizes(self, target: Target, start: Observation) -> None:
         cur = start.current_replicas
-        change = self.resize("idempotence", target, cur)
-        if change is None:
-            return
-        obs = self.settled("idempotence", target)
+        obs = self.resized("idempotence", target, cur)
         if obs is None:
             return
         self.check("idempotence: the current size again changes nothing", obs.current_replicas == cur,
@@ -202,13 +206,9 @@ class _Suite:
         if not change.in_flight:
             self.check("in-flight: a settled write is not reported in flight", first.in_flight is None,
                        f"set_size said in_flight False, observe then said {first.in_flight!r}")
-        obs = first if first.in_flight is None else self.settled("resize", target)
-        if obs is None:
+        if first.in_flight is not None and self.settled("resize", target) is None:
             return
-        again = self.resize("absolute size", target, new)
-        if again is None:
-            return
-        obs = self.settled("absolute size", target)
+        obs = self.resized("absolute size", target, new)
         if obs is None:
             return
         self.check("absolute size: setting it twice changes nothing more", obs.current_replicas == change.size,
@@ -216,9 +216,7 @@ class _Suite:
         if obs.status_replicas is not None:
             self.check("absolute size: the members settle at the size", obs.status_replicas == obs.current_replicas,
                        f"settled with {obs.status_replicas} members for a size of {obs.current_replicas}")
-        back = self.resize("restore", target, cur)
-        if back is not None:
-            self.settled("restore", target)
+        self.resized("restore", target, cur)
 
     def metrics(self, target: Target, obs: Observation, queries: Sequence[MetricQuery]) -> None:
         ok, got = self.call("read_metrics", lambda: target.read_metrics(self.now, obs, list(queries)))

@@ -35,14 +35,16 @@ import copy
 import datetime as _dt
 import json
 import re
-import socket
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from .fault_queue import take_fault
+from .local_server import HttpServer, QuietHandler
+from .merge_patch import merge_patch
 
 __all__ = ["ApiRequest", "Fault", "KubernetesServer", "format_time", "parse_label_selector"]
 
@@ -169,20 +171,6 @@ def _field_matcher(text: Optional[str]) -> Callable[[dict], bool]:
     return lambda obj: all(t(obj) for t in tests)
 
 
-def _merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch (a strategic merge patch without list directives
-    behaves the same on the maps this server stores)."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = dict(target) if isinstance(target, dict) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = _merge_patch(out.get(k), v)
-    return out
-
-
 def _json_patch(target: dict, ops: list) -> dict:
     """RFC 6902 ``add``/``replace``/``remove``/``test`` on object paths."""
     out = copy.deepcopy(target)
@@ -280,10 +268,12 @@ REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFo
 # ----------------------------------------------------------------------------- the server
 
 
-class KubernetesServer:
+class KubernetesServer(HttpServer):
     """The fake API server. ``clock`` gives the server's time (creation and
     start timestamps, metric timestamps); ``token`` when set is required as
     ``Authorization: Bearer <token>`` (401 otherwise)."""
+
+    thread_name = "kubernetes-server"
 
     def __init__(self, *, clock: Callable[[], float] = time.time, token: Optional[str] = None,
                  auto_reconcile: bool = True, host: str = "127.0.0.1", port: int = 0):
@@ -308,34 +298,7 @@ class KubernetesServer:
         self.faults: list[Fault] = []
         self._chaos: Optional[tuple] = None
         self.requests: list[ApiRequest] = []
-        self._httpd = ThreadingHTTPServer((host, port), self._handler())
-        self._httpd.daemon_threads = True
-        self._thread: Optional[threading.Thread] = None
-
-    # -- lifecycle ---------------------------------------------------------------------
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> "KubernetesServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True, name="kubernetes-server")
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread is not None:      # shutdown() waits for serve_forever: only when it runs
-            self._httpd.shutdown()
-            self._thread.join(timeout=5)
-            self._thread = None
-        self._httpd.server_close()
-
-    def __enter__(self) -> "KubernetesServer":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        self._bind(self._handler(), host, port)
 
     def kubeconfig(self, path, *, context: str = "test", namespace: str = "default") -> str:
         """Write a kubeconfig pointing at this server (token auth when ``token`` is
@@ -389,14 +352,7 @@ class KubernetesServer:
                 rng, rate, statuses, where = chaos
                 if (where is None or where in path) and rng.random() < rate:
                     return Fault(status=rng.choice(statuses), message="injected random fault")
-            for f in self.faults:
-                if f.matches(method, path):
-                    if f.times is not None:
-                        f.times -= 1
-                        if f.times <= 0:
-                            self.faults.remove(f)
-                    return f
-        return None
+            return take_fault(self.faults, lambda f: f.matches(method, path))
 
     # -- objects -----------------------------------------------------------------------
     def _bump(self) -> str:
@@ -682,30 +638,10 @@ class KubernetesServer:
     def _handler(self):
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):  # quiet
-                pass
-
-            def setup(self):
-                super().setup()
-                # headers and body go out in two writes: without TCP_NODELAY, Nagle's
-                # algorithm and the client's delayed ACK hold every response ~40 ms
-                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
+        class Handler(QuietHandler):
             def _serve(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                code, body, headers = server.handle(self.command, self.path, raw, dict(self.headers))
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                code, body, headers = server.handle(self.command, self.path, self.read_body(), dict(self.headers))
+                self.send(code, json.dumps(body).encode(), "application/json", headers)
 
             do_GET = do_PUT = do_POST = do_PATCH = do_DELETE = _serve
 
@@ -843,7 +779,9 @@ class KubernetesServer:
                     return _json_patch(old, body)
                 except (ValueError, KeyError, IndexError) as e:
                     raise ApiError(422, "Invalid", f"the JSON patch could not be applied: {e}")
-            return _merge_patch(old, body)
+            # a strategic merge patch without list directives merges as a JSON merge
+            # patch on the maps this server stores
+            return merge_patch(old, body)
         raise ApiError(405, "MethodNotAllowed", f"{method} is not supported")
 
     def _conflict(self, group: str, plural: str, name: str) -> ApiError:

@@ -31,6 +31,8 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Optional
 
+from .local_server import LocalServer
+
 __all__ = ["MonitoringServer", "Series"]
 
 _SERVICE = "google.monitoring.v3.MetricService"
@@ -45,7 +47,7 @@ class Series:
     points: list[tuple[float, float]] = field(default_factory=list)   # (end time, value)
 
 
-class MonitoringServer:
+class MonitoringServer(LocalServer):
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, workers: int = 4,
                  tls: Optional[tuple[str, str]] = None):
         """``tls``: ``(certificate.pem, key.pem)`` paths to serve TLS (as the real
@@ -87,12 +89,6 @@ class MonitoringServer:
         if self._server is not None:
             self._server.stop(None).wait(5)
             self._server = None
-
-    def __enter__(self) -> "MonitoringServer":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     def reset(self) -> None:
         with self._lock:

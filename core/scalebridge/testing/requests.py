@@ -30,7 +30,7 @@ from ..protocol import Member, Observations
 __all__ = [
     "NOW", "GCE_NOW", "AZURE_NOW",
     "cpu_policy",
-    "pods", "member_models", "cpu_request", "neutral_request", "neutral_out_rule", "neutral_in_rule", "neutral_rules_request", "series_points", "proposal_request",
+    "pods", "member_models", "cpu_request", "neutral_request", "neutral_rule", "neutral_out_rule", "neutral_in_rule", "neutral_rules_request", "series_points", "proposal_request",
     "vms", "per_vm", "cpu", "queue", "gce_request",
     "instances", "aws_request", "AWS_STEP_OUT", "AWS_STEP_IN", "AWS_SIMPLE_OUT", "AWS_TT_CPU",
     "aws_step_policy", "aws_warming_group",
@@ -161,24 +161,28 @@ def neutral_request(current: int, usage: Any, **fields: Any) -> dict:
     return cpu_request(current, usage, semantics="scalebridge", **fields)
 
 
+def neutral_rule(operator: str, direction: str, threshold: Any, value: Any, cooldown: Any = None,
+                 metric: str = "q", **action: Any) -> dict:
+    """A threshold rule: ``metric`` compared by ``operator`` with ``threshold`` over 2 minutes
+    changes the count by ``value`` in ``direction`` (``ChangeCount``; any ``action`` field,
+    ``type`` included, goes in its action, ``cooldown`` as ``cooldown_seconds``)."""
+    a = {"direction": direction, "type": "ChangeCount", "value": value, **action}
+    if cooldown is not None:
+        a["cooldown_seconds"] = cooldown
+    return {"metric": metric, "operator": operator, "threshold": threshold, "time_window_seconds": 120,
+            "action": a}
+
+
 def neutral_out_rule(threshold: Any = 70, value: Any = 2, cooldown: Any = None, metric: str = "q",
                      **action: Any) -> dict:
     """A scale-out rule: ``metric`` above ``threshold`` over 2 minutes adds ``value``."""
-    a = {"direction": "Increase", "type": "ChangeCount", "value": value, **action}
-    if cooldown is not None:
-        a["cooldown_seconds"] = cooldown
-    return {"metric": metric, "operator": "GreaterThan", "threshold": threshold, "time_window_seconds": 120,
-            "action": a}
+    return neutral_rule("GreaterThan", "Increase", threshold, value, cooldown, metric, **action)
 
 
 def neutral_in_rule(threshold: Any = 30, value: Any = 1, cooldown: Any = None, metric: str = "q",
                     **action: Any) -> dict:
     """A scale-in rule: ``metric`` below ``threshold`` over 2 minutes removes ``value``."""
-    a = {"direction": "Decrease", "type": "ChangeCount", "value": value, **action}
-    if cooldown is not None:
-        a["cooldown_seconds"] = cooldown
-    return {"metric": metric, "operator": "LessThan", "threshold": threshold, "time_window_seconds": 120,
-            "action": a}
+    return neutral_rule("LessThan", "Decrease", threshold, value, cooldown, metric, **action)
 
 
 def neutral_rules_request(current: int, rules: list, metrics: dict, policy: Optional[dict] = None,

@@ -226,11 +226,15 @@ def load_policy_file(path: str | Path) -> Policy:
         except UnicodeDecodeError:
             raise PolicyError(["<stdin>: not a UTF-8 text file"]) from None
         return parse_policy_text(text, "<stdin>")
-    p = Path(path)
+    return parse_policy_text(read_text_file(path), str(path))
+
+
+def read_text_file(path: str | Path) -> str:
+    """The UTF-8 text of a file the project reads (a policy, a run configuration);
+    a :class:`PolicyError` line naming the file when it cannot be read."""
     try:
-        text = p.read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise PolicyError([f"{path}: cannot read: {e.strerror or e}"]) from None
     except UnicodeDecodeError:
         raise PolicyError([f"{path}: not a UTF-8 text file"]) from None
-    return parse_policy_text(text, str(path))

@@ -165,18 +165,12 @@ def is_run_config(data: Any) -> bool:
 
 
 def read_yaml(path: str | Path) -> tuple[Any, dict]:
-    from ..policyfile import load_yaml
-    p = Path(path)
+    from ..policyfile import load_yaml, read_text_file
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError([f"{path}: cannot read: {e.strerror or e}"]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([f"{path}: not a UTF-8 text file"]) from None
-    if not text.strip():
-        raise ConfigError([f"{path}:1:1: the file is empty; a run configuration is a mapping "
-                           "(sync_period_seconds, providers, policies, targets)"])
-    try:
+        text = read_text_file(path)
+        if not text.strip():
+            raise ConfigError([f"{path}:1:1: the file is empty; a run configuration is a mapping "
+                               "(sync_period_seconds, providers, policies, targets)"])
         return _load_yaml_fast(text, str(path)) if _CLOADER is not None else load_yaml(text, str(path))
     except PolicyError as e:
         raise ConfigError(e.problems) from None
@@ -328,7 +322,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     """Every provider instance and target handle of the configuration; every problem
     at once (:class:`ConfigError`). Calls no cloud."""
     from ..engine import resolve_semantics
-    from .queries import queries_for
+    from .queries import metric_names, queries_for
     cfg = loaded.config
     problems: list[str] = []
     providers: dict[str, Provider] = {}
@@ -446,10 +440,11 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             settings = settings.model_copy(update={"metric_delay_seconds": float(handle.metric_delay_seconds or 0.0)})
         sources = {name: m.source for name, m in t.metrics.items()}
         queries = queries_for(policy, sem.name, sources)
-        unknown = sorted(set(sources) - {q.name for q in queries})
+        names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
+        unknown = sorted(set(sources) - set(names))
         if unknown:
             problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
-                            f"{unknown[0]!r}; its metrics are: {', '.join(q.name for q in queries) or 'none'}")
+                            f"{unknown[0]!r}; its metrics are: {', '.join(names) or 'none'}")
             continue
         check = getattr(provider, "check_metric_source", None)
         bad = False

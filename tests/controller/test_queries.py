@@ -16,7 +16,7 @@ def test_policy_metrics_rules_and_sources():
                    "time_window_seconds": 600, "statistic": "Max",
                    "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]})
     source = {"namespace": "Shop", "metric_name": "Connections"}
-    qs = {q.name: q for q in queries_for(policy, "kubernetes", {"connections": source})}
+    qs = {q.name: q for q in queries_for(policy, "scalebridge", {"connections": source})}
     assert set(qs) == {"cpu", "queue", "connections"}, "a disabled metric is not read"
     assert qs["cpu"].shapes == {"members"} and qs["cpu"].source is None
     assert qs["queue"].shapes == {"values"}     # external: GetExternalMetricReplicas sums values
@@ -37,3 +37,25 @@ def test_a_policy_without_metrics_reads_cpu_where_the_semantics_defaults_to_it()
     assert [q.name for q in queries_for(policy, "kubernetes")] == ["cpu"]
     assert [q.name for q in queries_for(policy, "gce")] == ["cpu"]
     assert queries_for(policy, "azure") == []
+
+
+SHARED = Policy.model_validate({
+    "min_replicas": 1, "max_replicas": 10,
+    "metrics": [{"type": "resource", "name": "cpu", "target": {"type": "Utilization", "average_utilization": 60}}],
+    "rules": [{"metric": "connections", "operator": "GreaterThan", "threshold": 100, "time_window_seconds": 300,
+               "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]})
+
+
+def test_what_a_semantics_ignores_is_not_read():
+    """One policy for every cloud: the HPA and a MIG autoscaler have no threshold rules
+    (autoscaling/v2 HorizontalPodAutoscalerSpec; the Compute API's autoscalingPolicy),
+    Azure autoscale has no target metrics (an autoscale setting's profiles hold rules)."""
+    names = {s: [q.name for q in queries_for(SHARED, s)] for s in ("kubernetes", "gce", "azure", "aws", "scalebridge")}
+    assert names == {"kubernetes": ["cpu"], "gce": ["cpu"], "azure": ["connections"],
+                     "aws": ["cpu", "connections"], "scalebridge": ["cpu", "connections"]}
+    [k8s] = queries_for(SHARED, "kubernetes")
+    assert k8s.shapes == {"members"} and k8s.window_seconds == 60   # the metrics API's latest samples
+
+
+def test_a_semantics_that_is_not_registered_reads_everything_the_policy_has():
+    assert [q.name for q in queries_for(SHARED, "no-such-semantics")] == ["cpu", "connections"]

@@ -206,3 +206,29 @@ def test_a_providers_path_options_are_read_relative_to_the_configuration(tmp_pat
             assert runtime.providers["azure"].session.ca_bundle == str(conf_dir / "ca.pem")
         finally:
             runtime.close()
+
+
+RULES_POLICY = {**CPU_POLICY, "rules": [{"metric": "connections", "operator": "GreaterThan", "threshold": 100,
+                                         "time_window_seconds": 300,
+                                         "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]}
+
+
+def test_a_metric_source_the_policy_never_reads_is_refused_naming_its_metrics(write_config, scalebridge):
+    path = write_config([{"name": "web", "ref": {"name": "web"}, "semantics": "kubernetes",
+                          "metrics": {"conections": {"source": {"metric_name": "x"}}}}],
+                        policies={"web": RULES_POLICY})
+    code, _, err = scalebridge("validate", path)
+    assert code == 2
+    [line] = _only_lines(err, path)
+    assert "metrics.conections" in line and "its metrics are: cpu, connections" in line
+
+
+def test_a_source_for_a_rule_metric_is_accepted_under_a_semantics_without_rules(write_config, scalebridge):
+    """One policy for every cloud: a Kubernetes target (the HPA reads no threshold
+    rules) may still name the source of the policy's rule metric, which its Azure
+    sibling reads."""
+    path = write_config([{"name": "web", "ref": {"name": "web"}, "semantics": "kubernetes",
+                          "metrics": {"connections": {"source": {"metric_name": "x"}}}}],
+                        policies={"web": RULES_POLICY})
+    code, out, err = scalebridge("validate", path)
+    assert code == 0, err

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Optional
 
+from .. import plugins
+from ..errors import ScalebridgeError
 from ..policy import Policy, Rule
 from ..providers import MetricQuery
 
-__all__ = ["queries_for", "TARGET_TRACKING_WINDOW_SECONDS", "METRIC_WINDOW_SECONDS"]
+__all__ = ["queries_for", "metric_names", "TARGET_TRACKING_WINDOW_SECONDS", "METRIC_WINDOW_SECONDS"]
 
 #: AWS target tracking's scale-in alarm: 15 datapoints of one minute (see the module docstring)
 TARGET_TRACKING_WINDOW_SECONDS = 900.0
@@ -48,6 +50,7 @@ _SNAPSHOT_SHAPES = {
     "load_balancing": frozenset({"members", "value"}),
 }
 _SERIES = frozenset({"series", "member_series"})
+_EVERYTHING = frozenset({"metrics", "rules"})
 
 
 def _rules(policy: Policy) -> Iterator[Rule]:
@@ -66,13 +69,35 @@ def _shapes(semantics: str, metric_type: str) -> frozenset[str]:
     return _SNAPSHOT_SHAPES.get(metric_type, frozenset({"members", "value"}))
 
 
+def metric_names(policy: Policy) -> list[str]:
+    """Every observation name ``policy`` reads under some semantics (its enabled
+    metrics, rules and predictive metric): what a target's ``metrics.<name>.source``
+    may name, whichever semantics the target runs."""
+    names = [m.name for m in policy.metrics or [] if m.enabled]
+    names += [r.metric for r in _rules(policy) if r.enabled]
+    pred = policy.predictive
+    if pred is not None and pred.metric and (pred.mode or "Disabled") != "Disabled":
+        names.append(pred.metric)
+    return list(dict.fromkeys(names))
+
+
+def _decides_from(semantics: str) -> frozenset[str]:
+    try:
+        return getattr(plugins.semantics(semantics), "decides_from", _EVERYTHING)
+    except ScalebridgeError:   # not a registered semantics: read everything the policy has
+        return _EVERYTHING
+
+
 def queries_for(policy: Policy, semantics: str,
                 sources: Optional[Mapping[str, Mapping[str, Any]]] = None) -> list[MetricQuery]:
     """The queries one sync of a target with ``policy`` under ``semantics`` makes,
     one per observation name (the first use of a name decides its type); ``sources``
-    are the target's ``metrics.<name>.source``."""
+    are the target's ``metrics.<name>.source``. The parts of the policy the
+    semantics ignores (:attr:`Semantics.decides_from`: the HPA's and GCE's threshold
+    rules, Azure's target metrics) are not read."""
     sources = sources or {}
     out: dict[str, MetricQuery] = {}
+    parts = _decides_from(semantics)
 
     def add(name: str, type_: str, spec: dict, window: float, grain: float, shapes: frozenset[str]) -> None:
         q = out.get(name)
@@ -82,13 +107,13 @@ def queries_for(policy: Policy, semantics: str,
             out[name] = MetricQuery(name, q.type, q.spec, max(q.window_seconds, window),
                                     min(q.grain_seconds, grain), q.shapes | shapes, q.source)
 
-    for m in policy.metrics or []:
+    for m in policy.metrics or [] if "metrics" in parts else []:
         if not m.enabled:
             continue
         spec = m.model_dump(mode="json", exclude_none=True)
         window = TARGET_TRACKING_WINDOW_SECONDS if semantics == "aws" else METRIC_WINDOW_SECONDS
         add(m.name, m.type, spec, window, 60.0, _shapes(semantics, m.type))
-    for r in _rules(policy):
+    for r in _rules(policy) if "rules" in parts else ():
         if not r.enabled:
             continue
         spec = r.model_dump(mode="json", exclude_none=True)

@@ -25,6 +25,11 @@ class Semantics(ABC):
     default_predictive_mode: ClassVar[str] = "ForecastAndScale"
     """``policy.predictive.mode`` when the policy has ``predictive`` without a mode
     (:func:`scalebridge.stages.signals.predictive_mode`)."""
+    decides_from: ClassVar[frozenset[str]] = frozenset({"metrics", "rules"})
+    """The parts of a policy this semantics reads signals from: ``metrics`` (target
+    metrics) and ``rules`` (threshold rules). A controller reads no observation for
+    a part the semantics ignores (the HPA has no threshold rules; Azure autoscale no
+    target metrics)."""
 
     @abstractmethod
     def decide(self, ctx: Context) -> Decision:

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 __all__ = [
     "MAX_NUMBER", "MAX_INT", "MAX_QUANTITY_DIGITS", "MAX_QUANTITY_EXPONENT", "MAX_DURATION_SECONDS", "MAX_DURATION_TEXT",
-    "parse_duration", "parse_quantity", "milli_value", "exact", "format_milli",
+    "parse_duration", "parse_quantity", "milli_value", "exact", "decimal_pair", "format_milli",
     "format_number", "ceil_exact",
 ]
 
@@ -127,9 +127,33 @@ def _parse_quantity_text(text: str) -> Fraction:
 
 
 @lru_cache(maxsize=65536)
+def decimal_pair(x: float) -> tuple[int, int]:
+    """``(numerator, denominator)``, in lowest terms, of :func:`exact` of a finite
+    float: an integral float is its integer; any other stands for the shortest
+    decimal that reads back as it (``repr``), which is what the JSON text wrote —
+    0.29 is 29/100, not the binary double (``Fraction(repr(x))``, read without the
+    string parser of ``Fraction``)."""
+    if not math.isfinite(x):
+        raise ValueError("expected a finite number")
+    if x.is_integer():
+        return int(x), 1
+    mantissa, _, exponent = repr(x).partition("e")
+    whole, _, digits = mantissa.partition(".")
+    n, d = int(whole + digits), 10 ** len(digits)
+    if exponent:
+        e = int(exponent)
+        if e >= 0:
+            n *= 10 ** e
+        else:
+            d *= 10 ** -e
+    g = math.gcd(n, d)
+    return (n // g, d // g) if g > 1 else (n, d)
+
+
+@lru_cache(maxsize=65536)
 def _exact_float(x: float) -> Fraction:
     # The decimal the JSON text meant (0.29 is 29/100, not the binary double).
-    return Fraction(repr(x))
+    return Fraction(*decimal_pair(x))
 
 
 def exact(value: object) -> Fraction | int:
@@ -154,6 +178,9 @@ parse_quantity = exact
 
 @lru_cache(maxsize=65536)
 def _milli_cached(value: object) -> int:
+    if type(value) is float:
+        n, d = decimal_pair(value)
+        return -((-n * 1000) // d)
     q = exact(value)
     return math.ceil(q * 1000)
 

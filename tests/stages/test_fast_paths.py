@@ -15,11 +15,11 @@ from fractions import Fraction
 
 import pytest
 
-from scalebridge.semantics.aws import _ceil_ratio, _float_pair
+from scalebridge.semantics.aws_policy import ceil_ratio
 from scalebridge.stages.alarms import ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, breach_test, evaluate_alarm
 from scalebridge.stages.proposals import _sums, average_proposal
 from scalebridge.state import TimeLog
-from scalebridge.units import exact
+from scalebridge.units import decimal_pair, exact, milli_value
 
 
 
@@ -38,20 +38,38 @@ def _floats(rng: random.Random, n: int) -> list[float]:
     return out
 
 
-# --- aws: a float datapoint's exact value -----------------------------------------------------
+# --- a float's exact value: the decimal its JSON text wrote ------------------------------------
 
 
-def test_float_pair_is_the_exact_decimal() -> None:
-    for x in _floats(random.Random(1), 3000):
-        n, d = _float_pair(x)
-        assert d > 0
-        assert Fraction(n, d) == exact(x), x
+def _bit_patterns(rng: random.Random, n: int) -> list[float]:
+    """Doubles from random bit patterns: every exponent, subnormals, the extremes."""
+    import struct
+    out = [5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e22, 1e23, 9007199254740993.0]
+    while len(out) < n:
+        x = struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0]
+        if math.isfinite(x):
+            out.append(x)
+    return out
+
+
+def _written(x: float) -> Fraction:
+    """What a float stands for: its integer when integral, else the decimal it prints as."""
+    return Fraction(int(x)) if x.is_integer() else Fraction(repr(x))
+
+
+def test_decimal_pair_is_the_shortest_decimal_in_lowest_terms() -> None:
+    rng = random.Random(1)
+    for x in _floats(rng, 3000) + _bit_patterns(rng, 3000):
+        want = _written(x)
+        assert decimal_pair(x) == (want.numerator, want.denominator), x
+        assert exact(x) == want, x
+        assert milli_value(x) == math.ceil(want * 1000), x
 
 
 @pytest.mark.parametrize("x", [math.inf, -math.inf, math.nan])
-def test_float_pair_rejects_what_exact_rejects(x: float) -> None:
+def test_decimal_pair_rejects_what_exact_rejects(x: float) -> None:
     with pytest.raises(ValueError) as fast:
-        _float_pair(x)
+        decimal_pair(x)
     with pytest.raises(ValueError) as general:
         exact(x)
     assert str(fast.value) == str(general.value)
@@ -63,9 +81,9 @@ def test_ceil_ratio_of_a_float_equals_the_exact_ratio() -> None:
     for x in _floats(rng, 2000):
         for target in rng.sample(targets, 3):
             base = rng.randrange(0, 500)
-            want = math.ceil(Fraction(base) * exact(x) / target)
-            assert _ceil_ratio(base, x, target) == want, (base, x, target)
-            assert _ceil_ratio(base, exact(x), target) == want
+            want = math.ceil(Fraction(base) * _written(x) / target)
+            assert ceil_ratio(base, x, target) == want, (base, x, target)
+            assert ceil_ratio(base, exact(x), target) == want
 
 
 # --- CloudWatch alarms ------------------------------------------------------------------------

@@ -67,7 +67,6 @@ from ..stages.warmup import GroupCapacity, resolve_warmup
 from ..state import DecisionState, TimeLog
 from ..units import exact, format_number
 from .aws_policy import TT_SCALE_IN, _Compiled, ceil_ratio, compile_policy
-from .aws_policy import _float_pair, ceil_ratio as _ceil_ratio  # noqa: F401 (their names in this module)
 from .base import Context, Decision, MetricResult, Semantics
 
 STATE_ALARMS = "aws.alarm_states"

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import Callable, Optional
 
 from .. import constants as C
 from ..policy import Metric, Policy, Rule
 from ..stages.alarms import breach_test
 from ..stages.steps import SIMPLE_TYPES, compile_steps
-from ..units import exact
+from ..units import decimal_pair, exact
 
 __all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio"]
 
@@ -79,23 +78,11 @@ class _Compiled:
 def ceil_ratio(base: int, value, target) -> int:
     """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10)."""
     if type(value) is float:
-        vn, vd = _float_pair(value)
+        vn, vd = decimal_pair(value)
     else:
         v = value if type(value) is int or type(value) is Fraction else exact(value)
         vn, vd = v.numerator, v.denominator
     return -((-base * vn * target.denominator) // (vd * target.numerator))
-
-
-@lru_cache(maxsize=4096)
-def _float_pair(x: float) -> tuple[int, int]:
-    """``(n, d)`` with ``n / d == exact(x)``, the decimal ``repr(x)`` writes (not
-    reduced: a ratio's floor is the same for any n/d of the same value)."""
-    text = repr(x)
-    whole, dot, frac = text.partition(".")
-    if not dot or not frac.isdigit():   # an exponent, or not finite: exact() decides
-        q = exact(x)
-        return q.numerator, q.denominator
-    return int(whole + frac), 10 ** len(frac)
 
 
 def _emits_zeros(name: str) -> bool:

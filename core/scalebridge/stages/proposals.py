@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Collection, Iterable, Literal, Mapping, Option
 
 from .. import constants as C
 from ..errors import RequestError
-from ..units import exact
+from ..units import decimal_pair, exact
 
 if TYPE_CHECKING:
     from ..policy import Metric
@@ -105,6 +105,8 @@ class Proposal:
 
 @lru_cache(maxsize=65536)
 def _pair_cached(value: object) -> tuple[int, int]:
+    if type(value) is float:
+        return decimal_pair(value)
     q = exact(value)
     return q.numerator, q.denominator
 

@@ -26,7 +26,6 @@ from collections import deque
 from typing import Optional
 
 from .constants import K8S_DOWNSCALE_STABILIZATION, K8S_SCALE_UP_PERCENT, K8S_SCALE_UP_PODS, K8S_TOLERANCE
-from .constants import K8S_DOWNSCALE_STABILIZATION as DOWN_STABILIZATION_SECONDS  # noqa: F401 (its old name)
 
 REACTION_SECONDS = 45.0
 """From a load to the members ordered for it serving, beyond their start-up: the

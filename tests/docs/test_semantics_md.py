@@ -44,7 +44,7 @@ def test_semantics_md_situation_files_exist():
     ("scalebridge.stages.alarms", ["datapoints", "breach_test", "evaluate_alarm", "aggregate"]),
     ("scalebridge.stages.steps", ["compile_steps", "select_step", "round_percent", "percent_change",
                                   "new_capacity"]),
-    ("scalebridge.stages.warmup", ["resolve_warmup", "Fleet"]),
+    ("scalebridge.stages.warmup", ["resolve_warmup", "GroupCapacity"]),
     ("scalebridge.semantics.aws", ["forecast_at"]),
 ])
 def test_semantics_pages_stage_functions_exist(module, names):

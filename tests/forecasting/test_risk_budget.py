@@ -14,7 +14,8 @@ from scalebridge.engine import load_policy
 from scalebridge.errors import RequestError
 from scalebridge.policy import Predictive
 from scalebridge.predictive import PredictivePlanner
-from scalebridge.risk import DOWN_STABILIZATION_SECONDS, REACTION_SECONDS, ReactiveBaseline, RiskBudget
+from scalebridge.constants import K8S_DOWNSCALE_STABILIZATION as DOWN_STABILIZATION_SECONDS
+from scalebridge.risk import REACTION_SECONDS, ReactiveBaseline, RiskBudget
 
 
 CAP = 25_000.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from scalebridge.protocol import Member, Settings
 from scalebridge.stages.proposals import average_proposal, initializing_members
-from scalebridge.stages.warmup import Fleet, resolve_warmup
+from scalebridge.stages.warmup import GroupCapacity, resolve_warmup
 from scalebridge.testing.requests import GCE_NOW, member_models as members, NOW
 
 
@@ -60,7 +60,7 @@ def test_fleet_bases():
     """Scale-out adds to in-service, warmed-up capacity; scale-in counts terminating instances."""
     members = [_m("old", count=8), _m("new", age=100), _m("gone", deleting=True), _m("launching", "Pending", False),
                _m("big", weight=4)]
-    f = Fleet(NOW, 14, None, members)
+    f = GroupCapacity(NOW, 14, None, members)
     assert f.base_in == 8 + 1 + 1 + 4
     assert f.base_out(300) == 8 + 4 and f.base_out(60) == 8 + 1 + 4
     assert f.activity_in_progress and f.scale_out_in_progress
@@ -68,13 +68,13 @@ def test_fleet_bases():
 
 
 def test_fleet_without_members_reads_status():
-    assert Fleet(NOW, 11, 10, None).scale_out_in_progress
-    f = Fleet(NOW, 9, 10, None)
+    assert GroupCapacity(NOW, 11, 10, None).scale_out_in_progress
+    f = GroupCapacity(NOW, 9, 10, None)
     assert f.activity_in_progress and not f.scale_out_in_progress and f.base_in == 10
-    f = Fleet(NOW, 10, None, None)
+    f = GroupCapacity(NOW, 10, None, None)
     assert not f.activity_in_progress and f.base_out(300) == 10
 
 
 def test_ready_null_counts_as_in_service():
-    f = Fleet(NOW, 2, None, [_m("a", ready=None), _m("b", ready=None)])
+    f = GroupCapacity(NOW, 2, None, [_m("a", ready=None), _m("b", ready=None)])
     assert f.base_out(300) == 2 and not f.activity_in_progress

@@ -169,7 +169,3 @@ class GroupCapacity:
                     keep.append(m.name)
             v = self._cache[key] = frozenset(keep)
         return v
-
-
-Fleet = GroupCapacity
-"""The name docs/semantics/aws.md gives :class:`GroupCapacity`."""

@@ -435,6 +435,19 @@ def test_trace_and_workload_together_say_not_both(capsys, tmp_path: Path) -> Non
     assert code == 2 and "both" in stderr
 
 
+def test_with_several_policies_the_never_scaled_note_names_the_policy(capsys):
+    from scalebridge.cli import main
+    policies = [REPO / "examples" / "simulate" / "policy.yaml", REPO / "examples" / "policies" / "web.yaml"]
+    rc = main(["compare", *map(str, policies), "--workload", "step", "--capacity", "10", "--startup", "60",
+               "--duration", "1h", "-s", "azure"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    notes = [line for line in out.splitlines() if "never scaled" in line]
+    names = [line.split(" under ", 1)[1].split(" ", 1)[0] for line in notes if " under " in line]
+    assert len(notes) == len(names) >= 1, notes       # every note says under which policy
+    assert len(set(names)) == len(names)
+
+
 def test_a_semantics_that_never_scaled_is_said_so_beside_the_table(tmp_path, capsys):
     """The azure semantics ignores a target-metric policy, so it never scales: its cost
     looks lowest (below the oracle's) while it is short. The table says so."""

@@ -384,7 +384,9 @@ def print_table(result: Comparison, workload: Workload, console: Any = None) -> 
 
 def print_never_scaled(result: Comparison, console: Any) -> None:
     """A run that never scaled can look cheapest (below the oracle) while it is short:
-    say so beside the table, with the reasons it gave every sync."""
+    say so beside the table, with the reasons it gave every sync (and, when several
+    policies ran, under which)."""
+    several = len({r.run.policy for r in result.results}) > 1
     for r in result.results:
         if r.scores.scaling_actions == 0:
             reasons = ", ".join(f"{k} ×{v}" for k, v in r.run.reasons.items())
@@ -392,7 +394,8 @@ def print_never_scaled(result: Comparison, console: Any) -> None:
                    "ignored" if r.run.semantics == "azure" else "")
             short = (f"; it is short {r.scores.underprovisioned_minutes:,.0f} min, so its low cost is no saving"
                      if r.scores.underprovisioned_seconds > 0 else "")
-            console.print(f"[yellow]{r.run.semantics} never scaled[/yellow] ({reasons}){why}{short}")
+            under = f" under {r.run.policy}" if several else ""
+            console.print(f"[yellow]{r.run.semantics} never scaled{under}[/yellow] ({reasons}){why}{short}")
 
 
 def write_output(result: Comparison, path: str) -> None:

@@ -55,5 +55,7 @@ SUITE = textwrap.dedent('''
 
 
 def test_the_fixtures_work_in_another_suite(pytester):
+    # in a process of its own, as a plugin author's suite runs: an in-process run would
+    # drop, on return, the modules it imported (the providers' plugins the registry holds)
     pytester.makepyfile(SUITE)
-    pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=7)
+    pytester.runpytest_subprocess("-q", "-p", "no:cacheprovider").assert_outcomes(passed=7)

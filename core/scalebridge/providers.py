@@ -147,11 +147,7 @@ class Observation:
     the controller never stacks a write on it. ``min_size``/``max_size`` are the
     provider's own bounds where it has them (ASG MinSize/MaxSize). ``forecast`` is a
     protocol ``CapacityForecast`` dict a provider may supply (the ``sim`` provider's
-    planner). ``details`` is free-form, for ``scalebridge observe``.
-
-    What a provider returns is the controller's from then on: the provider never
-    changes it afterwards (the controller keeps the last ``members`` it validated and
-    does not validate equal members again)."""
+    planner). ``details`` is free-form, for ``scalebridge observe``."""
 
     current_replicas: int
     status_replicas: Optional[float] = None

@@ -78,11 +78,6 @@ class TargetRun:
     last_synced: float = -math.inf
     dirty: bool = False
     writes: int = 0
-    #: the members last observed, as the provider gave them, and their validated
-    #: models: members equal to the last sync's are not validated again (a provider
-    #: never changes what it returned: ``providers.Observation``)
-    members_seen: Optional[list] = None
-    members_valid: Optional[list] = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -224,22 +219,16 @@ class Outcome:
     carried: Optional[dict] = None
 
 
-def _observations(run: TargetRun, obs: Any, metrics: dict) -> Observations:
-    """The protocol's observations from what the provider observed, validated; the
-    members are validated again only when they changed since the last sync (a
-    target's members mostly stay as they were, and a fleet's members cost most)."""
-    members = seen = obs.members
-    if members and members == run.members_seen:
-        members = run.members_valid
+def _observations(obs: Any, metrics: dict) -> Observations:
+    """The protocol's observations from what the provider observed, validated (a
+    provider's bad member or sample fails its target, named by its JSON path)."""
     try:
-        observations = Observations.model_validate({
-            "status_replicas": obs.status_replicas, "members": members, "metrics": metrics,
+        return Observations.model_validate({
+            "status_replicas": obs.status_replicas, "members": obs.members, "metrics": metrics,
             "forecast": obs.forecast})
     except ValidationError as e:
         path, msg = describe_validation_error(e, ("observations",))
         raise ProviderError(ErrorKind.INVALID, f"the provider's observation is not valid: {path}: {msg}") from None
-    run.members_seen, run.members_valid = seen, observations.members
-    return observations
 
 
 def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
@@ -277,7 +266,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         if run.refused_by:
             raise TargetRefused(run.refused_by)
         metrics = target.read_metrics(now, obs, spec.queries) if spec.queries else {}
-        observations = _observations(run, obs, metrics)
+        observations = _observations(obs, metrics)
         ev = _events(decider.state)
         d = decider.step(now, current, observations)
         desired = d.desired

@@ -167,6 +167,47 @@ def test_the_image_entry_point_is_scalebridge_run():
     assert '.[kubernetes]' in text
 
 
+def _docker_daemon() -> bool:
+    import shutil
+    import subprocess
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def test_the_build_context_holds_what_the_image_installs():
+    """Every path the Dockerfile copies exists, and its .dockerignore lets exactly
+    those through (no virtualenv in the context)."""
+    text = (DEPLOY / "Dockerfile").read_text()
+    copied = [p for line in re.findall(r"^COPY (?!--from)(.+)$", text, re.M) for p in line.split()[:-1]]
+    assert copied and all((ROOT / p).exists() for p in copied)
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().splitlines()
+    assert "*" in ignore and {f"!{p}" for p in copied} <= set(ignore)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _docker_daemon(), reason="no docker daemon: the Dockerfile's contents are checked above")
+def test_the_image_builds_and_its_entry_point_is_scalebridge_run():
+    import json
+    import subprocess
+    tag = "scalebridge:test-entrypoint"
+    env = {**__import__("os").environ, "DOCKER_BUILDKIT": "1"}
+    subprocess.run(["docker", "build", "-q", "-f", str(DEPLOY / "Dockerfile"), "-t", tag, str(ROOT)],
+                   check=True, capture_output=True, env=env, timeout=900)
+    try:
+        inspect = subprocess.run(["docker", "image", "inspect", tag], check=True, capture_output=True, text=True)
+        config = json.loads(inspect.stdout)[0]["Config"]
+        assert config["Entrypoint"] == ["scalebridge", "run"]
+        assert "--leader-elect" in config["Cmd"] and config["User"].startswith("65532")
+        out = subprocess.run(["docker", "run", "--rm", tag, "--help"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and out.stdout.startswith("usage: scalebridge run"), out.stderr
+    finally:
+        subprocess.run(["docker", "image", "rm", "-f", tag], capture_output=True)
+
+
 # -- RBAC against the calls the plugin makes -------------------------------------------
 
 def _rules():

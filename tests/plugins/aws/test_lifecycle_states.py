@@ -5,7 +5,15 @@ Lifecycle states: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto
 ("Pending", "Pending:Wait" while a launch lifecycle hook runs, "InService",
 "Terminating", "Terminating:Wait", "Standby"); warm pool instances are outside
 the group's desired capacity until they leave the pool
-(https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-warm-pools.html).
+(https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-warm-pools.html);
+"Retained instances do not count toward your Amazon EC2 Auto Scaling group's
+desired capacity" (https://docs.aws.amazon.com/autoscaling/ec2/userguide/manage-retained-instances.html);
+an instance whose root volume an instance refresh replaces goes through
+"ReplacingRootVolume", "ReplacingRootVolume:Wait", "ReplacingRootVolume:Proceed",
+"RootVolumeReplaced" and is health-checked before it is back in service
+(https://docs.aws.amazon.com/autoscaling/ec2/userguide/replace-root-volume.html).
+Every value of the API's LifecycleState enum (botocore's own service model) has
+a test here.
 How the semantics reads members: scalebridge.stages.warmup — Pending: a
 scale-out in progress, in no capacity; Running and not ready: not in service;
 Running and deleting: terminating, counted in a scale-in's base."""
@@ -46,7 +54,28 @@ def fleet(obs):
     return GroupCapacity(time.time(), obs.current_replicas, o.status_replicas, o.members)
 
 
-@pytest.mark.parametrize("state", ["Pending", "Pending:Wait", "Pending:Proceed"])
+LAUNCHING = ["Pending", "Pending:Wait", "Pending:Proceed"]
+ROOT_VOLUME = ["ReplacingRootVolume", "ReplacingRootVolume:Wait", "ReplacingRootVolume:Proceed", "RootVolumeReplaced"]
+TERMINATING = ["Terminating", "Terminating:Wait", "Terminating:Proceed"]
+OUTSIDE = ["EnteringStandby", "Standby", "Detaching", "Detached", "Terminated", "Quarantined", "Terminating:Retained",
+           "Warmed:Pending", "Warmed:Pending:Wait", "Warmed:Pending:Proceed", "Warmed:Pending:Retained",
+           "Warmed:Terminating", "Warmed:Terminating:Wait", "Warmed:Terminating:Proceed",
+           "Warmed:Terminating:Retained", "Warmed:Terminated", "Warmed:Running", "Warmed:Stopped",
+           "Warmed:Hibernated"]
+
+
+def test_every_lifecycle_state_of_the_api_has_a_test():
+    """The states tested here are exactly the ``LifecycleState`` enum of the Auto
+    Scaling API model botocore ships (API_Instance.html)."""
+    import botocore.session
+    model = botocore.session.get_session().get_service_model("autoscaling")
+    api = model.shape_for("LifecycleState").enum
+    tested = LAUNCHING + ["InService"] + ROOT_VOLUME + TERMINATING + OUTSIDE
+    assert len(tested) == len(set(tested))
+    assert sorted(tested) == sorted(api)
+
+
+@pytest.mark.parametrize("state", LAUNCHING)
 def test_launching_is_pending_a_scale_out_in_progress(shared, group, state):
     ids, obs = observe_with(group, state)
     m = next(m for m in obs.members if m["name"] == ids[0])
@@ -69,7 +98,19 @@ def test_in_service_but_unhealthy_is_not_ready(shared, group):
     assert fleet(obs).in_service == 2
 
 
-@pytest.mark.parametrize("state", ["Terminating", "Terminating:Wait", "Terminating:Proceed"])
+@pytest.mark.parametrize("state", ROOT_VOLUME)
+def test_a_root_volume_replacement_is_in_the_group_but_not_in_service(shared, group, state):
+    """The instance stays in the group (the scale-in base) but serves nothing
+    until it is back InService: no scale-in starts meanwhile."""
+    ids, obs = observe_with(group, state)
+    m = next(m for m in obs.members if m["name"] == ids[0])
+    assert (m["phase"], m["ready"], m.get("deleting")) == ("Running", False, None)
+    assert obs.status_replicas == 3
+    f = fleet(obs)
+    assert f.in_service == 2 and f.base_in == 3 and f.scale_out_in_progress and f.activity_in_progress
+
+
+@pytest.mark.parametrize("state", TERMINATING)
 def test_terminating_is_deleting_and_in_a_scale_ins_base(shared, group, state):
     """A scale-in from 3 to 2: "we consider instances that are terminating as
     part of the current capacity of the group" (UG as-scaling-simple-step.html#as-step-scaling-warmup)."""
@@ -88,9 +129,21 @@ def test_terminating_while_the_desired_capacity_stays_is_a_replacement(shared, g
     assert obs.status_replicas == 2 and f.scale_out_in_progress
 
 
-@pytest.mark.parametrize("state", ["EnteringStandby", "Standby", "Detaching", "Detached",
-                                   "Warmed:Pending", "Warmed:Running", "Warmed:Stopped", "Warmed:Hibernated"])
-def test_standby_detached_and_warm_pool_instances_are_no_members(shared, group, state):
+@pytest.mark.parametrize("state", OUTSIDE)
+def test_standby_detached_retained_and_warm_pool_instances_are_no_members(shared, group, state):
     ids, obs = observe_with(group, state)
     assert ids[0] not in {m["name"] for m in obs.members}
     assert obs.status_replicas == 2 and obs.details["lifecycle_states"][state] == 1
+
+
+def test_a_retained_instance_beside_its_replacement_is_a_settled_group(shared, group):
+    """Desired 2, two InService and one Terminating:Retained (its replacement
+    already launched): the group is settled — no DescribeScalingActivities, no
+    operation in flight, the retained instance in no capacity."""
+    world = group[0]
+    ids, obs = observe_with(group, "Terminating:Retained", desired=2)
+    assert obs.current_replicas == 2 and obs.status_replicas == 2 and obs.in_flight is None
+    assert ids[0] not in {m["name"] for m in obs.members}
+    assert world.proxy.count("DescribeScalingActivities") == 0
+    f = fleet(obs)
+    assert not f.activity_in_progress and f.in_service == 2 and f.base_in == 2

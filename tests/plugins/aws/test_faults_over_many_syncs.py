@@ -7,6 +7,7 @@ https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -19,6 +20,11 @@ from tests.plugins.aws.conftest import REGION, minutes
 from tests.plugins.aws.test_run_once import QUEUE_POLICY, QUEUE_SOURCE
 
 SYNCS = 500
+#: how each injected fault reads in the audit log's ``error``
+AUDITED = {"throttled, parseable body": r": Throttling: Rate exceeded",
+           "throttled, text/plain 429": r": Throttling: HTTP 429: Too Many Requests",
+           "503": r": ServiceUnavailable: ", "500": r": InternalFailure: ",
+           "timeout": r": timed out \(", "dropped connection": r": connection failed \("}
 PERIOD = 15.0
 
 
@@ -67,7 +73,14 @@ def test_500_syncs_with_faults(world, tmp_path):
     assert len(records) + skipped == SYNCS                 # every sync either ran (audited) or backed off
     assert len(failed) == len(faulted) > 20                # every failure in the audit log
     assert {r["error_kind"] for r in failed} == {"throttled", "transient"}
-    assert any("429" in r["error"] for r in failed) and any("timed out" in r["error"] for r in failed)
+    # each kind of fault was injected and reached the audit log with its kind
+    assert {call.fault for call in faulted} == {"error", "status", "drop", "delay"}
+    seen = {name: {r["error_kind"] for r in failed if re.search(pattern, r["error"])}
+            for name, pattern in AUDITED.items()}
+    assert seen == {"throttled, parseable body": {"throttled"}, "throttled, text/plain 429": {"throttled"},
+                    "503": {"transient"}, "500": {"transient"}, "timeout": {"transient"},
+                    "dropped connection": {"transient"}}, seen
+    assert sum(1 for r in failed if any(re.search(p, r["error"]) for p in AUDITED.values())) == len(failed)
     assert sum(observes[:100]) == 100                      # healthy: one DescribeAutoScalingGroups a sync
     assert sum(observes[100:200]) <= 15                    # the outage: backed off, not 100 calls
     assert sum(observes[200:250]) >= 40                    # recovered

@@ -8,13 +8,22 @@ Expected results from the documentation:
   (https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale-walkthrough/#autoscaling-on-metrics-not-related-to-kubernetes-objects),
   within the autoscaling/v2 default scale-up of max(+4 pods, +100 %) per 15 s
   (https://kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/#default-behavior);
-- aws target tracking: "if you have 3 instances … at 75 % and the target is
-  50 %, … you need to add 1.5 instances … we round up and add two"
-  (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html),
-  its scale-out alarm needing 3 one-minute datapoints above the target;
-- aws step scaling: capacity 10, threshold 50, a step [10, 20) of +10 %: a
-  metric of 60 gives 11 ("the group's current capacity is 10 … increases by 10
-  percent, … to 11", https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html#as-scaling-steps).
+- aws target tracking: "We might determine that adding 1.5 instances will
+  decrease the CPU utilization to close to 50 percent. Because it is not
+  possible to add 1.5 instances, we round up and add two instances"
+  (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html#target-tracking-considerations):
+  3 instances at 75 % against 50 % carry the load of 3 × 75 / 50 = 4.5, so 1.5
+  are added, rounded up to 2 → 5; "if we determine that removing 1.5 instances
+  increases your CPU utilization to above 50 percent, we remove just one
+  instance" → 5 at 35 % (3.5 needed) → 4. The alarms target tracking creates:
+  above the target for 3 of 3 one-minute datapoints to scale out, below 90 % of
+  it for 15 of 15 to scale in (docs/research/aws.md, G10);
+- aws step scaling, the guide's own example: current capacity 10, threshold
+  50, steps [0, 10) 0, [10, 20) +10 %, [20, ∞) +30 %, PercentChangeInCapacity:
+  "The desired and current capacity is maintained while the aggregated metric
+  value is greater than 40 and less than 60", and at 60 "increases by 1
+  instance, to 11 … (add 10 percent of 10 instances)"
+  (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html#as-scaling-steps).
 """
 from __future__ import annotations
 
@@ -113,6 +122,12 @@ def test_aws_target_tracking_3_at_75_percent_vs_50_goes_to_5(world, tmp_path):
     assert rc == 0, rec
     assert (rec["semantics"], rec["current_replicas"], rec["desired_replicas"]) == ("aws", 3, 5)
     assert world.desired() == 5
+    # the default cpu source: AWS/EC2 CPUUtilization per InstanceId, every instance in one GetMetricData
+    [gmd] = [c for c in world.proxy.calls if c.action == "GetMetricData"]
+    stats = [q["MetricStat"] for q in gmd.params["MetricDataQueries"] if "MetricStat" in q]
+    assert {(s["Metric"]["Namespace"], s["Metric"]["MetricName"]) for s in stats} == {("AWS/EC2", "CPUUtilization")}
+    assert sorted(d["Value"] for s in stats for d in s["Metric"]["Dimensions"] if d["Name"] == "InstanceId") \
+        == sorted(ids)
 
 
 def test_aws_target_tracking_needs_3_datapoints_above_the_target(world, tmp_path):

@@ -49,11 +49,15 @@ def test_throttling_over_500_syncs_backs_off_and_loses_nothing(arm, options, tmp
     provider = c.runtime.providers["azure-prod"]
     provider.clock = lambda: T[0]
     calls_in = {}
+    patched_at: list[int] = []      # the sync of each update ARM received
     try:
         for k in range(500):
             T[0] = START + k * PERIOD
-            arm.put_metric(QUEUE, "ActiveMessages", [(T[0] - 60, 100.0 if (k // 8) % 2 else 500.0)])
             phase = k // 100
+            # while ARM says no writes remain, the demand flips every sync: without the hold
+            # the provider would write every sync
+            flip = k % 2 if phase == 3 else (k // 8) % 2
+            arm.put_metric(QUEUE, "ActiveMessages", [(T[0] - 60, 100.0 if flip else 500.0)])
             if k % 100 == 0:
                 arm.clear_faults()
                 arm.remaining_writes = 1199
@@ -66,7 +70,9 @@ def test_throttling_over_500_syncs_backs_off_and_loses_nothing(arm, options, tmp
                     arm.remaining_writes = 0
                 elif phase == 4:   # 30 % of the requests fail with a 5xx
                     arm.fail_randomly(0.3, 503, seed=7)
+            before = len(arm.calls)
             c.sync(T[0])
+            patched_at += [k for c_ in arm.calls[before:] if c_[0] == "PATCH"]
         calls_in[5] = len(arm.calls)
     finally:
         c.close()
@@ -80,14 +86,21 @@ def test_throttling_over_500_syncs_backs_off_and_loses_nothing(arm, options, tmp
     assert {r["error_kind"] for r in failed} == {"throttled", "transient"}
     # healthy, a sync reads the scale set, its instances and the queue, and writes: ~4 calls
     assert per_phase[0] >= 300
-    # 429 + Retry-After 60: one attempt a minute at most (100 syncs = 1,500 s)
-    assert per_phase[1] <= 1500 / 60 + 2
+    # 429 + Retry-After 60: one attempt a minute at most (100 syncs = 1,500 s), and the
+    # controller keeps trying
+    assert 5 <= per_phase[1] <= 1500 / 60 + 2
     # writes refused without Retry-After: the target backs off exponentially
     assert per_phase[2] < per_phase[0] / 2
-    # no writes left: the provider holds writes a minute after each, without calling ARM
-    patches = [c_ for c_ in arm.calls[calls_in[3]:calls_in[4]] if c_[0] == "PATCH"]
-    assert len(patches) <= 1500 / 60 + 1
-    assert any(r["action"] == "failed" and "no writes left" in r["error"] for r in records)
+    # no writes left: the provider holds writes a minute after each, without calling ARM —
+    # a sync wants a write every period, ARM gets one a minute at most, and writes resume
+    # as each hold ends
+    patches = [k for k in patched_at if 300 <= k < 400]
+    assert 1500 / 60 / 2 <= len(patches) <= 1500 / 60 + 1
+    assert all((b - a) * PERIOD >= 60 for a, b in zip(patches, patches[1:]))
+    # between two updates, the hold refused at least one write, in the audit log
+    held_in_3 = [r for r in held if START + 300 * PERIOD <= r["time"] < START + 400 * PERIOD]
+    assert len(held_in_3) >= len(patches) - 1
+    assert all("no writes left" in r["error"] and r["error_kind"] == "throttled" for r in held_in_3)
     # after every fault the target recovers: the last healthy stretch scaled again
     assert records[-1]["action"] in ("applied", "unchanged", "failed")
     assert any(r["action"] == "applied" for r in records[-100:])

@@ -88,6 +88,43 @@ def test_a_set_of_2_at_90_percent_scales_out_by_one(arm, options, tmp_path):
     assert arm.scale_set(SUB, "shop", "web").capacity == 3
 
 
+def test_the_rule_reads_the_last_5_minutes_of_the_scale_sets_average(arm, options, tmp_path):
+    """Two instances at 80 % and 100 % for the last 5 minutes (the scale set's
+    Average: 90 %), both at 20 % for the 10 minutes before: the rule's 5-minute window
+    sees 90 % > 70 % → 3; a 15-minute average (43 %) would not have scaled."""
+    arm.add_scale_set(SUB, "shop", "web", capacity=2)
+    now = time.time()
+    rid = arm.scale_set_id(SUB, "shop", "web")
+    for iid, hot in zip(sorted(arm.scale_set(SUB, "shop", "web").vms), (80.0, 100.0)):
+        arm.put_metric(rid, "Percentage CPU", [(now - 60 * k, hot if k <= 5 else 20.0) for k in range(1, 16)],
+                       vm=f"web_{iid}")
+    rc, (rec,) = Runner(tmp_path, options)(CPU_RULES)
+    assert rc == 0 and rec["action"] == "applied" and rec["desired_replicas"] == 3, rec
+    assert arm.scale_set(SUB, "shop", "web").capacity == 3
+    reads = [q for m, path, q in arm.calls if path.lower().endswith("/providers/microsoft.insights/metrics")]
+    assert reads and all(q["metricnames"] == "Percentage CPU" and q["interval"] == "PT1M" and
+                         q["aggregation"] == "Average" and "$filter" not in q for q in reads)
+
+
+def test_the_documented_thread_count_flapping_case_keeps_the_size(arm, options, tmp_path):
+    """Azure's flapping example: out by 1 when Thread Count >= 600, in by 1 when <= 600;
+    3 instances at 575 would be 575 × 3 / 2 = 862.5 on 2 — autoscale does not scale in
+    (https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-flapping)."""
+    arm.add_scale_set(SUB, "shop", "web", capacity=3)
+    now = time.time()
+    arm.put_metric(arm.scale_set_id(SUB, "shop", "web"), "Thread Count",
+                   [(now - 60 * k, 575.0) for k in range(1, 16)])
+    threads = [dict(rule(op, 600, direction), metric="Thread Count")
+               for op, direction in (("GreaterThanOrEqual", "Increase"), ("LessThanOrEqual", "Decrease"))]
+    policy = {"semantics": "azure", "profiles": [{"name": "default",
+                                                  "capacity": {"minimum": 1, "maximum": 10, "default": 3},
+                                                  "rules": threads}]}
+    rc, (rec,) = Runner(tmp_path, options)(policy)
+    assert rc == 0 and rec["action"] == "unchanged" and rec["reason"] == "FlappingPrevented", rec
+    assert arm.scale_set(SUB, "shop", "web").capacity == 3
+    assert not [c for c in arm.calls if c[0] == "PATCH"]
+
+
 def test_the_documented_flapping_case_keeps_the_size(arm, options, tmp_path):
     arm.add_scale_set(SUB, "shop", "web", capacity=2)
     cpu(arm, "web", 50)

@@ -126,6 +126,19 @@ def test_the_chart_renders_the_same_objects_and_they_validate():
     assert "Namespace" not in {d["kind"] for d in helm_template()}      # helm --create-namespace makes it
 
 
+@pytest.mark.skipif(__import__("shutil").which("helm") is None,
+                    reason="no helm binary: the chart is rendered by the template subset above")
+def test_helm_template_renders_the_same_objects():
+    import subprocess
+    out = subprocess.run(["helm", "template", "scalebridge", str(CHART), "--namespace", "scalebridge",
+                          "--set", "createNamespace=true"], check=True, capture_output=True, text=True,
+                         timeout=60).stdout
+    rendered = [d for d in yaml.safe_load_all(out) if d]
+    for doc in rendered:
+        kubernetes_validate.validate(doc, VERSION, strict=True)
+    assert {key(d): comparable(d) for d in rendered} == {key(d): comparable(d) for d in plain_manifests()}
+
+
 def test_the_chart_follows_its_values():
     docs = {d["kind"]: d for d in helm_template({"replicas": 3, "image": {"repository": "r/sb", "tag": "9"}},
                                                 release="sb", namespace="ops")}

@@ -82,14 +82,23 @@ def test_a_regional_mig_the_same(compute, monitoring, options, tmp_path, now):
 
 def test_cpu_with_instances_still_initializing_scales_on_the_settled_ones(compute, monitoring, options, tmp_path, now):
     """4 VMs: two up for an hour at 90% CPU, two started 20 s ago (inside the 60 s
-    initialization period) at 10%. The settled VMs decide the scale-out:
-    ceil(4 × 90 / 60) = 6; counting the new ones would average 50% and keep 4."""
+    default initialization period) at 10%. "When scaling out, the autoscaler
+    ignores data from VMs that are still initializing because those VMs might not
+    yet represent normal usage of your application. The default initialization
+    period is 60 seconds." (autoscalingPolicy.coolDownPeriodSec,
+    https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers). Counting
+    their data would average 50% against 60% and keep 4; without it the average
+    is 90%, and the autoscaler "rounds up" the VMs that utilization needs
+    (https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions):
+    ceil(4 × 90 / 60) = 6 (N the group's targetSize: docs/research/gce.md, G-GAP-1)."""
     mig = compute.add_mig("web", zone=ZONE, size=4, started=[now - 3600, now - 3600, now - 20, now - 20])
     cpu_series(monitoring, mig, [0.9, 0.9, 0.1, 0.1], now)
     rc, [rec] = Runner(tmp_path, options)([{"name": "web", "ref": {"zone": ZONE, "instance_group_manager": "web"}}],
                                           policy=CPU_POLICY, metrics={})
     assert rc == 0 and rec["action"] == "applied", rec
     assert rec["desired_replicas"] == 6 and mig.target_size == 6
+    # the default cpu source: compute.googleapis.com/instance/cpu/utilization, a fraction read as percent
+    assert any("compute.googleapis.com/instance/cpu/utilization" in r.filter for r in monitoring.requests)
 
 
 def test_dry_run_leaves_the_size(compute, monitoring, options, tmp_path, now):
@@ -196,3 +205,54 @@ def test_load_balancing_utilization_scales_the_group(compute, monitoring, option
                                           policy=policy, metrics={"lb": {"source": {"max_rate_per_instance": 100}}})
     assert rc == 0 and rec["action"] == "applied", rec
     assert rec["desired_replicas"] == 4 and mig.target_size == 4
+
+
+def _age_state(path, seconds):
+    """Every time the state file holds, ``seconds`` earlier: the state as the next
+    ``--once`` run would find it had it started ``seconds`` later (the CLI runs on
+    the real clock)."""
+    from scalebridge.controller.store import SQLiteStore
+
+    def back(v):
+        if isinstance(v, dict):
+            return {k: (x - seconds if k == "time" and isinstance(x, (int, float)) else back(x))
+                    for k, x in v.items()}
+        if isinstance(v, list):
+            return [back(x) for x in v]
+        return v
+
+    store = SQLiteStore(path)
+    try:
+        rows = list(store.load_all().values())
+        assert rows and all(r.intent_size is None for r in rows)      # no write pending between the runs
+        for r in rows:
+            r.state = back(r.state)
+        store.save(rows)
+    finally:
+        store.close()
+
+
+def test_the_stabilization_period_is_10_minutes_across_once_runs(compute, monitoring, options, tmp_path, now):
+    """The recommended size serves "peak load observed over the stabilization
+    period", 600 s by default (autoscalingPolicy.stabilizationPeriodSec,
+    https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers): after a
+    peak of 6, a load of 1 VM keeps 6 for a run 9.5 minutes later and goes to 1
+    on a run past 10 minutes — each run its own ``scalebridge run --once``
+    process state, the peak only in the shared state file."""
+    mig = compute.add_mig("web", zone=ZONE, size=2)
+    run = Runner(tmp_path, options)
+    ref = {"zone": ZONE, "instance_group_manager": "web"}
+    queue(monitoring, 300, now)
+    _, [rec] = run([{"name": "web", "ref": ref}])
+    assert rec["action"] == "applied" and mig.target_size == 6
+    compute.settle(mig)
+    queue(monitoring, 50, now)
+    _age_state(run.state, 570)
+    rc, [rec] = run([{"name": "web", "ref": ref}])
+    assert rc == 0 and (rec["action"], rec["desired_replicas"], rec["reason"]) == ("unchanged", 6,
+                                                                                    "ScaleDownStabilized")
+    assert mig.target_size == 6
+    _age_state(run.state, 40)                        # the peak is now 610 s old
+    rc, [rec] = run([{"name": "web", "ref": ref}])
+    assert rc == 0 and (rec["action"], rec["desired_replicas"]) == ("applied", 1), rec
+    assert mig.target_size == 1

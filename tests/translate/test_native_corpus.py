@@ -84,3 +84,50 @@ def test_cloudformation_alarms_join_their_simple_policies():
         [("LessThan", 70, "Decrease", 1), ("GreaterThan", 90, "Increase", 1)]
     assert all(r["time_grain_seconds"] == 300 and r["time_window_seconds"] == 600 for r in rules)
     assert all(r["action"]["cooldown_seconds"] == 60 for r in rules)
+
+
+def test_each_auto_scaling_group_of_a_template_is_its_own_policy():
+    """SOURCES.md: "three ASGs in the template (blue, green, load generator)"; the scaling policies
+    name the blue one (``AutoScalingGroupName: {"Ref": "ApplicationAutoScalingGroup"}``)."""
+    f = CORPUS / "aws" / "amazon-ec2-auto-scaling-group-examples__predictive-scaling-blue-green-deployment.json"
+    results = import_all(f.read_text(), "aws")
+    assert len(results) == 3
+    (blue, blue_losses), (green, green_losses), (load, _) = results
+    assert blue["metrics"] == [{"type": "resource", "name": "cpu", "initialization_period_seconds": 300,
+                                "target": {"type": "Utilization", "average_utilization": 25}}]
+    assert blue["predictive"] == {"mode": "ForecastOnly"}
+    assert "metrics" not in green and "predictive" not in green and "metrics" not in load
+    assert green_losses.lines[0].startswith("$.Resources.GreenApplicationAutoScalingGroup.Properties.MinSize: ")
+
+
+def test_a_policy_two_alarms_invoke_is_one_rule_per_alarm():
+    """SOURCES.md: "one explicit PolicyType SimpleScaling policy (+1, Cooldown 60 as a number) fired by
+    two AWS/EFS PermittedThroughput alarms"."""
+    f = CORPUS / "aws" / "aws-refarch-wordpress__aws-refarch-wordpress-03-efsalarms.json"
+    [(policy, losses)] = import_all(f.read_text(), "aws")
+    assert [r["name"] for r in policy["rules"]] == ["AutoScalingPolicy", "AutoScalingPolicy-1"]
+    for r in policy["rules"]:
+        assert (r["metric"], r["operator"], r["threshold"], r["statistic"]) == ("PermittedThroughput", "LessThan", 0,
+                                                                                "Sum")
+        assert r["action"] == {"direction": "Increase", "type": "ChangeCount", "value": 1, "cooldown_seconds": 60}
+    assert losses.lines == []
+
+
+def test_a_step_policy_whose_alarm_threshold_is_a_parameter_is_reported_dropped():
+    f = CORPUS / "aws" / "aws-cf-templates__cluster.json"
+    [(policy, losses)] = import_all(f.read_text(), "aws")
+    assert "rules" not in policy
+    assert "$.Resources.ScaleUpPolicy.Properties: StepScaling policy 'ScaleUpPolicy': its alarm's threshold is " \
+           "not known; dropped" in losses.lines
+    assert "$.Resources.ScaleDownPolicy.Properties: StepScaling policy 'ScaleDownPolicy': its alarm's threshold " \
+           "is not known; dropped" in losses.lines
+
+
+def test_a_high_resolution_customized_metric_period_is_reported():
+    """SOURCES.md: "CustomizedMetricSpecification ... with Period 10 (high-resolution "faster target
+    tracking")"."""
+    f = CORPUS / "aws" / "amazon-ec2-auto-scaling-group-examples__FasterScalingCFN.json"
+    [(policy, losses)] = import_all(f.read_text(), "aws")
+    assert losses.lines == ["$.Resources.FasterScalingPolicy.Properties.TargetTrackingConfiguration."
+                            "CustomizedMetricSpecification.Period: a 10-second (high-resolution) metric period; the "
+                            "policy reads the metric as its source reports it; dropped"]

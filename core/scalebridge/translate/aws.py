@@ -191,15 +191,52 @@ def dump(obj: Any) -> str:
 
 
 def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
-    """The one policy of the input: its group, scaling policies, alarms and scheduled actions together."""
-    return [_import_one(json_document(text_or_obj))]
-
-
-def _import_one(obj: Any) -> tuple[dict, Losses]:
+    """One policy per Auto Scaling group of the input (its scaling policies, their alarms
+    and its scheduled actions together); one policy when the input names one group or none."""
+    obj = json_document(text_or_obj)
     if not isinstance(obj, dict):
         raise NativeError("$", "expected a JSON object")
     losses = Losses()
     rd = Reader(losses)
+    groups, policies, alarms, schedules = _collect(rd, obj)
+    if len(groups) <= 1:
+        return [_import_one(rd, groups, policies, alarms, schedules)]
+    out = []
+    for k, g in enumerate(groups):
+        mine = [(at, sp) for at, sp in policies if _group_of(sp, groups) == k]
+        theirs = [(at, s) for at, s in schedules if _group_of(s, groups) == k]
+        grd = rd if k == 0 else Reader(Losses())
+        out.append(_import_one(grd, [g], mine, alarms, theirs))
+    for at, sp in policies + schedules:
+        if _group_of(sp, groups) is None:
+            losses.add(rd.where(*at, "AutoScalingGroupName"), "names none of the input's Auto Scaling groups; dropped")
+    return out
+
+
+def _group_names(at: tuple, g: dict) -> set:
+    """What a scaling policy's ``AutoScalingGroupName`` may hold to name this group: its
+    CloudFormation resource key (a ``Ref``) or its literal name."""
+    names = set()
+    if at and at[0] == "Resources":
+        names.add(("ref", at[1]))
+    if isinstance(g.get("AutoScalingGroupName"), str):
+        names.add(("name", g["AutoScalingGroupName"]))
+    return names
+
+
+def _group_of(sp: Any, groups: list) -> Optional[int]:
+    if not isinstance(sp, dict):
+        return None
+    v = sp.get("AutoScalingGroupName")
+    key = ("ref", v["Ref"]) if isinstance(v, dict) and isinstance(v.get("Ref"), str) else \
+        ("name", v) if isinstance(v, str) else None
+    for k, (at, g) in enumerate(groups):
+        if key in _group_names(at, g):
+            return k
+    return None
+
+
+def _collect(rd: Reader, obj: dict) -> tuple[list, list, list, list]:
     groups: list[tuple[tuple, dict]] = []
     policies: list[tuple[tuple, dict]] = []
     alarms: list[tuple[tuple, dict]] = []
@@ -238,7 +275,13 @@ def _import_one(obj: Any) -> tuple[dict, Losses]:
     else:
         raise NativeError("$", "expected PutScalingPolicy requests, a DescribePolicies response, a CloudFormation "
                                "template or an object keyed by operation name")
+    return groups, policies, alarms, schedules
+
+
+def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedules: list) -> tuple[dict, Losses]:
+    losses = rd.losses
     policy: dict = {"semantics": "aws"}
+    group_cooldown = None
     for at, g in groups[:1]:
         for key, field in (("MinSize", "min_replicas"), ("MaxSize", "max_replicas")):
             v = rd.number(g.get(key), *at, key, integer=True)
@@ -247,6 +290,10 @@ def _import_one(obj: Any) -> tuple[dict, Losses]:
         w = rd.number(g.get("DefaultInstanceWarmup"), *at, "DefaultInstanceWarmup", integer=True)
         if w is not None:
             policy["initialization_period_seconds"] = w
+        # the API's DefaultCooldown, CloudFormation's Cooldown: what a simple scaling policy
+        # without its own Cooldown waits (API_PutScalingPolicy.html, "Cooldown")
+        cd_key = "Cooldown" if at and at[0] == "Resources" else "DefaultCooldown"
+        group_cooldown = rd.number(g.get(cd_key), *at, cd_key, integer=True)
     if "min_replicas" not in policy:
         policy["min_replicas"] = 0
         losses.add("$", "no Auto Scaling group bounds in the input; min_replicas read as 0 and max_replicas as "
@@ -255,6 +302,11 @@ def _import_one(obj: Any) -> tuple[dict, Losses]:
     metrics, rules = [], []
     for at, sp in policies:
         _policy(rd, sp, at, alarm_of, metrics, rules, policy)
+    if group_cooldown is not None:
+        for r in rules:
+            a = r.get("action")
+            if "steps" not in r and isinstance(a, dict) and "cooldown_seconds" not in a:
+                a["cooldown_seconds"] = group_cooldown
     for at, s in schedules:
         losses.add(rd.where(*at), "an AWS scheduled action sets sizes at a time, which a policy does not hold; "
                                   "dropped")
@@ -288,10 +340,16 @@ def _alarms_by_policy(rd: Reader, alarms: list) -> dict:
     for at, a in alarms:
         for k, act in enumerate(rd.listing(a.get("AlarmActions"), *at, "AlarmActions")):
             if isinstance(act, dict) and isinstance(act.get("Ref"), str):
-                out.setdefault(act["Ref"], (at, a))
+                _add_alarm(out, act["Ref"], at, a)
             elif isinstance(act, str) and "policyName/" in act:
-                out.setdefault(act.rsplit("policyName/", 1)[1], (at, a))
+                _add_alarm(out, act.rsplit("policyName/", 1)[1], at, a)
     return out
+
+
+def _add_alarm(out: dict, policy_name: str, at: tuple, alarm: dict) -> None:
+    found = out.setdefault(policy_name, [])
+    if all(a is not alarm for _, a in found):
+        found.append((at, alarm))
 
 
 def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rules: list, policy: dict) -> None:
@@ -307,6 +365,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         if tv is None:
             if "TargetValue" not in cfg:
                 raise NativeError(rd.where(*cat, "TargetValue"), "required field is missing")
+            rd.losses.add(rd.where(*at), f"target tracking policy {name!r} without a known TargetValue; dropped")
             return
         if cfg.get("PredefinedMetricSpecification"):
             pm = rd.mapping(cfg["PredefinedMetricSpecification"], *cat, "PredefinedMetricSpecification")
@@ -332,6 +391,12 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
                                                               "business; read as the per-member value")
             if cm.get("Dimensions"):
                 rd.losses.note(rd.where(*mat, "Dimensions"), "dimensions are the metric source's business")
+            period = rd.number(cm.get("Period"), *mat, "Period", integer=True)
+            if period is not None and period != 60:
+                # "Accepted values are 10, 30, and 60 ... less than 60" for a high-resolution metric
+                # (API_CustomizedMetricSpecification.html): target tracking then evaluates that often
+                rd.losses.add(rd.where(*mat, "Period"), f"a {period}-second (high-resolution) metric period; the "
+                                                        "policy reads the metric as its source reports it; dropped")
             mtype, ttype = "pods", "AverageValue"
         else:
             raise NativeError(rd.where(*cat), "needs PredefinedMetricSpecification or CustomizedMetricSpecification")
@@ -368,11 +433,18 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         raise NativeError(rd.where(*at, "PolicyType"), f"expected TargetTrackingScaling, StepScaling, SimpleScaling "
                                                        f"or PredictiveScaling, got {kind!r}")
     found = (alarm_of.get(name) if isinstance(name, str) else None) or _inline_alarm(sp)
-    if found is None:
+    if not found:
         rd.losses.add(rd.where(*at), f"{kind} policy {name!r} has no alarm in the input (its metric and threshold); "
                                      "dropped")
         return
-    aat, alarm = found
+    # each alarm whose actions name the policy invokes it on its own: one rule per alarm
+    for k, (aat, alarm) in enumerate(found):
+        _alarm_rule(rd, sp, at, kind, name if k == 0 or not isinstance(name, str) else f"{name}-{k}",
+                    aat, alarm, rules)
+
+
+def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tuple, alarm: dict,
+                rules: list) -> None:
     rule: dict = {}
     if isinstance(name, str):
         rule["name"] = name
@@ -387,6 +459,11 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     rule["operator"] = _OPS_IN[op]
     th = rd.number(alarm.get("Threshold"), *aat, "Threshold")
     if th is None:
+        if "Threshold" not in alarm:     # ThresholdMetricId: an anomaly detection band
+            rd.losses.add(rd.where(*aat), "an alarm without a static Threshold (an anomaly detection band); "
+                                          "its rule dropped")
+            return
+        rd.losses.add(rd.where(*at), f"{kind} policy {name!r}: its alarm's threshold is not known; dropped")
         return
     rule["threshold"] = num(th)
     period = rd.number(alarm.get("Period"), *aat, "Period", integer=True) or 60
@@ -419,6 +496,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
             if adj_v is None:
                 if "ScalingAdjustment" not in s:
                     raise NativeError(rd.where(*sat, "ScalingAdjustment"), "required field is missing")
+                rd.losses.add(rd.where(*at), f"{kind} policy {name!r} with an unknown step adjustment; dropped")
                 return
             st: dict = {"adjustment": adj_v}
             lo = rd.number(s.get("MetricIntervalLowerBound"), *sat, "MetricIntervalLowerBound")
@@ -444,7 +522,10 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     else:
         v = rd.number(sp.get("ScalingAdjustment"), *at, "ScalingAdjustment", integer=True)
         if v is None:
-            raise NativeError(rd.where(*at, "ScalingAdjustment"), "required for a simple scaling policy")
+            if "ScalingAdjustment" not in sp:
+                raise NativeError(rd.where(*at, "ScalingAdjustment"), "required for a simple scaling policy")
+            rd.losses.add(rd.where(*at), f"{kind} policy {name!r} with an unknown ScalingAdjustment; dropped")
+            return
         direction = "Increase" if (v >= 0 if adj != "ExactCapacity" else rule["operator"].startswith("Greater")) \
             else "Decrease"
         action: dict = {"direction": direction, "type": _ADJ_IN[adj], "value": abs(v)}

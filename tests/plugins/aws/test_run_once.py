@@ -162,6 +162,18 @@ def test_a_step_policy_on_the_groups_alarm_metric(world, tmp_path):
         {"Name": "AutoScalingGroupName", "Value": "web"}]
 
 
+def test_the_guides_second_step_rounds_the_percentage_down(world, tmp_path):
+    """The same guide example, later: at 70 with 11 instances "another 3
+    instances, to 14 … (add 30 percent of 11 instances, 3.3 instances, rounded
+    down to 3 instances)" (as-scaling-simple-step.html#as-scaling-steps)."""
+    world.group("web", desired=11, max_size=20)
+    world.age(3600)
+    world.put("AWS/EC2", "CPUUtilization", minutes([70, 70, 70]), {"AutoScalingGroupName": "web"}, "Percent")
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=STEP_POLICY, metrics=STEP_SOURCE)
+    assert rc == 0, rec
+    assert (rec["current_replicas"], rec["desired_replicas"]) == (11, 14) and world.desired() == 14
+
+
 def test_the_zero_step_changes_nothing(world, tmp_path):
     world.group("web", desired=10, max_size=20)
     world.age(3600)

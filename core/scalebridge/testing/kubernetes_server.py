@@ -18,7 +18,8 @@ that an autoscaler uses, and is strict where the API server is:
   (``specReplicasPath``, ``statusReplicasPath``, ``labelSelectorPath`` of
   https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#scale-subresource);
 - ``labelSelector`` (equality and set-based) and ``fieldSelector`` on lists;
-- pods, configmaps, autoscaling/v2 HPAs, coordination.k8s.io/v1 Leases;
+- pods, configmaps (at most 1 MiB of data, as the API server validates them),
+  autoscaling/v2 HPAs, coordination.k8s.io/v1 Leases;
 - ``metrics.k8s.io/v1beta1`` PodMetrics, ``custom.metrics.k8s.io/v1beta2``
   (pods and object metrics) and ``external.metrics.k8s.io/v1beta1``;
 - a tiny workload controller keeping a Deployment's, StatefulSet's or
@@ -61,6 +62,8 @@ BUILTIN = {
     ("coordination.k8s.io", "leases"): "Lease",
 }
 VERSIONS = {"": "v1", "apps": "v1", "autoscaling": "v2", "coordination.k8s.io": "v1"}
+#: k8s.io/api/core/v1: MaxSecretSize, which bounds a ConfigMap's data too
+MAX_CONFIGMAP_BYTES = 1024 * 1024
 
 
 def format_time(t: float, micro: bool = False) -> str:
@@ -747,6 +750,7 @@ class KubernetesServer(HttpServer):
                                    f'{plural}{"." + group if group else ""} "{body["metadata"]["name"]}" already exists',
                                    details={"name": body["metadata"]["name"], "kind": plural})
                 body["metadata"].pop("resourceVersion", None)
+                self._validate(group, plural, body)
                 return 201, copy.deepcopy(self._write(group, plural, namespace, body))
             old = self._bucket(group, plural, namespace).get(name)
             if old is None:
@@ -765,6 +769,7 @@ class KubernetesServer(HttpServer):
                 new = merged
             elif "status" in old and group != "coordination.k8s.io":
                 new["status"] = copy.deepcopy(old["status"])
+            self._validate(group, plural, new)
             return 200, copy.deepcopy(self._write(group, plural, namespace, new, old=old))
 
     @staticmethod
@@ -789,6 +794,20 @@ class KubernetesServer(HttpServer):
         return ApiError(409, "Conflict", f'Operation cannot be fulfilled on {res} "{name}": the object has been '
                                          "modified; please apply your changes to the latest version and try again",
                         details={"name": name, "group": group, "kind": plural})
+
+    @staticmethod
+    def _validate(group: str, plural: str, obj: dict) -> None:
+        """A ConfigMap's ``data`` and ``binaryData`` hold at most 1 MiB, keys included
+        (pkg/apis/core/validation/validation.go, ``ValidateConfigMap``: ``MaxSecretSize``)."""
+        if (group, plural) != ("", "configmaps"):
+            return
+        total = sum(len(k) + len(str(v).encode()) for part in ("data", "binaryData")
+                    for k, v in (obj.get(part) or {}).items())
+        if total > MAX_CONFIGMAP_BYTES:
+            name = (obj.get("metadata") or {}).get("name", "")
+            raise ApiError(422, "Invalid", f'ConfigMap "{name}" is invalid: []: Too long: may not be more than '
+                                           f"{MAX_CONFIGMAP_BYTES} bytes",
+                           details={"name": name, "kind": "ConfigMap"})
 
     def _precondition(self, group: str, plural: str, name: str, old: dict, new: dict) -> None:
         rv = (new.get("metadata") or {}).get("resourceVersion")

@@ -19,6 +19,7 @@ HPA_NO_RULES = "rules[0]: an HPA has no threshold rules; dropped"
 GCE_NO_RULES = "rules[0]: a GCE autoscaler has no threshold rules; dropped"
 
 FEATURES = [
+    ('bounds', {}, {"kubernetes": [], 'gce': [], 'azure': [], 'aws': []}),
     ('default_replicas', {"default_replicas": 3}, {
         "kubernetes": ['default_replicas: an HPA keeps its size when metrics cannot be read; dropped'],
         'gce': ["default_replicas: GCE keeps the group's size when metrics cannot be read; dropped"],
@@ -56,6 +57,12 @@ FEATURES = [
         'aws': [],
     }),
     ('external_avg', {"metrics": [{"type": "external", "name": "queue", "target": {"type": "AverageValue", "average_value": 30}}]}, {
+        "kubernetes": [],
+        'gce': [],
+        'azure': [AZURE_NO_METRICS],
+        'aws': [],
+    }),
+    ('object_avg', {"metrics": [{"type": "object", "name": "rps", "target": {"type": "AverageValue", "average_value": 30}}]}, {
         "kubernetes": [],
         'gce': [],
         'azure': [AZURE_NO_METRICS],
@@ -131,6 +138,38 @@ FEATURES = [
         'azure': [AZURE_NO_BEHAVIOR],
         'aws': [AWS_NO_BEHAVIOR],
     }),
+    ('up_window', {"behavior": {"scale_up": {"stabilization_window_seconds": 60}}}, {
+        "kubernetes": [],
+        'gce': ['behavior.scale_up.stabilization_window_seconds: GCE stabilizes scale-in only; dropped'],
+        'azure': [AZURE_NO_BEHAVIOR],
+        'aws': [AWS_NO_BEHAVIOR],
+    }),
+    ('down_policies_select', {"behavior": {"scale_down": {"select_policy": "Min", "policies": [{"type": "Pods", "value": 1, "period_seconds": 60}]}}}, {
+        "kubernetes": [],
+        'gce': ['behavior.scale_down.policies[0]: GCE has no scale-down rate limit; dropped',
+                'behavior.scale_down.select_policy: GCE has no select policy; Min dropped'],
+        'azure': [AZURE_NO_BEHAVIOR],
+        'aws': [AWS_NO_BEHAVIOR],
+    }),
+    ('direction_tolerance', {"behavior": {"scale_up": {"tolerance": 0.2}}}, {
+        "kubernetes": [],
+        'gce': ['behavior.scale_up.tolerance: GCE has no tolerance; dropped'],
+        'azure': [AZURE_NO_BEHAVIOR],
+        'aws': [AWS_NO_BEHAVIOR],
+    }),
+    ('tolerance_without_behavior', {"tolerance": 0.05}, {
+        "kubernetes": ['tolerance: written as per-direction behavior tolerance, which makes the HPA use the behavior '
+                       'defaults in place of the behavior-less controller path'],
+        'gce': ['tolerance: GCE has no tolerance (every change of the ceil formula acts); dropped'],
+        'azure': ['tolerance: Azure rules have no tolerance band; dropped'],
+        'aws': ['tolerance: AWS target tracking has no tolerance band; dropped'],
+    }),
+    ('sic_fraction', {"scale_in_control": {"max_scaled_in_replicas": {"percent": 12.5}, "time_window_seconds": 600}}, {
+        "kubernetes": ['scale_in_control: an HPA has no scale-in control; dropped (behavior.scale_down policies limit the rate per period instead)'],
+        'gce': ['scale_in_control.max_scaled_in_replicas.percent: GCE takes an integer percent; 12.5 truncated to 12'],
+        'azure': ['scale_in_control: Azure has no scale-in control; dropped'],
+        'aws': ['scale_in_control: AWS has no scale-in control; dropped'],
+    }),
     ('sic', {"scale_in_control": {"max_scaled_in_replicas": {"percent": 25}, "time_window_seconds": 600}}, {
         "kubernetes": ['scale_in_control: an HPA has no scale-in control; dropped (behavior.scale_down policies limit the rate per period instead)'],
         'gce': [],
@@ -185,6 +224,12 @@ FEATURES = [
         'azure': ["rules[0].datapoints_to_alarm: Azure compares the whole window's aggregate; dropped"],
         'aws': [],
     }),
+    ('treat_missing', {"rules": [dict(RULE, treat_missing_data="breaching")]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': ['rules[0].treat_missing_data: Azure has no missing-data treatment; dropped'],
+        'aws': [],
+    }),
     ('aggregation', {"rules": [dict(RULE, time_aggregation="Max")]}, {
         "kubernetes": [HPA_NO_RULES],
         'gce': [GCE_NO_RULES],
@@ -202,6 +247,12 @@ FEATURES = [
         'gce': [GCE_NO_RULES],
         'azure': [],
         'aws': ['rules[0].operator: a CloudWatch alarm has no Equals comparison; rule dropped'],
+    }),
+    ('not_equals', {"rules": [dict(RULE, operator="NotEquals")]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': [],
+        'aws': ['rules[0].operator: a CloudWatch alarm has no NotEquals comparison; rule dropped'],
     }),
     ('profile', {"profiles": [{"name": "weekend", "capacity": {"minimum": 1, "maximum": 3, "default": 1}, "recurrence": {"days": ["Saturday"], "time_zone": "Europe/Paris"}}]}, {
         "kubernetes": ['profiles[0]: an HPA has no instance profiles; dropped'],
@@ -221,6 +272,20 @@ FEATURES = [
         'azure': [AZURE_NO_METRICS],
         'aws': ['predictive.look_ahead_seconds: AWS forecasts 48 hours ahead; dropped'],
     }),
+    ('mode_only_scale_out_signals', {"mode": "ONLY_SCALE_OUT", "metrics": [CPU]}, {
+        "kubernetes": ['mode: mode ONLY_SCALE_OUT approximated as behavior scaleDown selectPolicy Disabled (the HPA then reports no recommendation in that direction)'],
+        'gce': [],
+        'azure': ['mode: Azure has no scale-out-only mode; scale-in rules were left out', AZURE_NO_METRICS],
+        'aws': ['mode: mode ONLY_SCALE_OUT: AWS suspends processes instead (SuspendProcesses); dropped'],
+    }),
+    ('predictive_settings', {"predictive": {"mode": "ForecastAndScale", "scheduling_buffer_seconds": 300, "look_ahead_seconds": 600}}, {
+        "kubernetes": ['predictive: an HPA does not forecast; dropped'],
+        'gce': ['predictive: GCE predicts only with a CPU utilization signal; dropped',
+                "predictive.look_ahead_seconds: GCE's predictive method has no such setting; dropped",
+                "predictive.scheduling_buffer_seconds: GCE's predictive method has no such setting; dropped"],
+        'azure': ['predictive.scheduling_buffer_seconds: Azure predictive autoscale has no such setting; dropped'],
+        'aws': ['predictive: AWS predictive scaling is rendered on CPU utilization; the policy has no CPU target; dropped'],
+    }),
 ]
 
 
@@ -230,3 +295,74 @@ def test_the_loss_report_names_each_lost_feature(feature, fragment, expected, pr
     policy = {"name": "web", "min_replicas": 1, "max_replicas": 10, **fragment}
     _, losses = render(policy, provider)
     assert losses.lines == expected[provider]
+
+
+# docs/translate.md's table, row by row: the FEATURES each row's cells speak for (the first is the
+# one whose lines the row's plain "native" / "lost" / "approx." cells are checked against)
+ROWS = {
+    "`min_replicas`, `max_replicas`": ["bounds"],
+    "`default_replicas`": ["default_replicas"],
+    "`allowed_replicas`": ["allowed_replicas"],
+    "`resource` `cpu` `Utilization`": ["cpu"],
+    "other `resource` (memory)": ["memory"],
+    "`container_resource`": ["container"],
+    "`pods` `AverageValue`": ["pods"],
+    "`external`/`object` `AverageValue`": ["external_avg", "object_avg"],
+    "`Value` targets": ["value"],
+    "`load_balancing`": ["lb"],
+    "`target.rate` (counters)": ["rate"],
+    "fractional `average_utilization`": ["frac"],
+    "metric `enabled: false`": ["disabled"],
+    "metric `disable_scale_in`": ["disable_scale_in"],
+    "metric `initialization_period_seconds`": ["metric_init"],
+    "`tolerance`": ["tolerance", "tolerance_zero", "tolerance_without_behavior", "direction_tolerance"],
+    "`behavior` windows, policies, select policy": ["up_policies", "window", "up_window", "down_policies_select"],
+    "`scale_in_control`": ["sic", "sic_fraction"],
+    "`initialization_period_seconds`": ["init"],
+    "`mode`": ["off", "only_out", "mode_only_scale_out_signals"],
+    "`rules` (action)": ["rule", "allowed_next"],
+    "`rules` with `steps`": ["step"],
+    "rule `statistic: PercentileN`": ["percentile"],
+    "rule `datapoints_to_alarm`, `treat_missing_data`": ["datapoints", "treat_missing"],
+    "rule `time_aggregation` other than Average": ["aggregation"],
+    "rule `divide_per_instance`": ["divide"],
+    "rule `Equals`/`NotEquals`": ["equals", "not_equals"],
+    "`profiles`": ["profile"],
+    "`schedules`": ["schedule"],
+    "`predictive`": ["predictive", "predictive_settings"],
+}
+# lines about the context a row's fragment needs (a CPU target to forecast on), not about its feature
+CONTEXT = {"`predictive`": {AZURE_NO_METRICS}}
+
+
+def _table() -> dict[str, list[str]]:
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[2] / "docs" / "translate.md").read_text(encoding="utf-8")
+    part = page.split("## Every policy feature, every provider", 1)[1]
+    rows = [line for line in part.splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| policy feature | kubernetes")
+    return {cells[0]: cells[1:] for cells in ([c.strip() for c in r.strip("|").split(" | ")] for r in rows[1:])}
+
+
+def test_every_row_of_the_docs_table_has_its_features_here():
+    ids = {f[0] for f in FEATURES}
+    assert set(_table()) == set(ROWS)
+    assert all(i in ids for v in ROWS.values() for i in v)
+    assert {i for v in ROWS.values() for i in v} == ids       # and every feature here is in the table
+
+
+@pytest.mark.parametrize("row", list(ROWS))
+def test_the_docs_table_says_native_where_nothing_is_lost(row):
+    """A plain "native" cell: the row's feature prints no line for that provider; "lost" or
+    "approx.": it prints one. Cells that qualify themselves ("native …, look-ahead lost") are
+    checked by the exact lines above only."""
+    cells = _table()[row]
+    by_id = {f[0]: f for f in FEATURES}
+    _, fragment, _ = by_id[ROWS[row][0]]
+    for provider, cell in zip(["kubernetes", "gce", "azure", "aws"], cells):
+        _, losses = render({"name": "web", "min_replicas": 1, "max_replicas": 10, **fragment}, provider)
+        own = [line for line in losses.lines if line not in CONTEXT.get(row, ())]
+        if cell.startswith("native") and "lost" not in cell and "approx" not in cell:
+            assert own == [], (provider, cell)
+        elif cell.startswith(("lost", "approx.")):
+            assert own, (provider, cell)

@@ -51,7 +51,11 @@ members lowers utilization, as it does on a real fleet). ``metrics: {NAME: {load
 as}}`` in a ref gives a metric its own load; ``as`` is ``utilization`` (percent of
 the request per member, the default for ``resource``, ``load_balancing`` and rule
 metrics), ``per_member`` (``load / ready``, the default for ``pods``) or ``total``
-(``load``, the default for ``object`` and ``external``).
+(``load``, the default for ``object`` and ``external``). A query is answered in the
+shapes it asks for (:attr:`MetricQuery.shapes`), with one series per query: the
+group's ``series`` where it is asked for, else each member's (``member_series``), as
+a cloud answers one query with one kind of series (CloudWatch's group datapoints,
+a scale set's own Azure Monitor series).
 
 **Faults.** ``faults: {rate, seed, calls, kinds, targets, retry_after}`` fails that
 share of the chosen calls (``observe``, ``read_metrics``, ``set_size``,
@@ -564,7 +568,7 @@ class FakeTarget(Target):
                           for i in range(k - 1, -1, -1)]
             if "series" in shapes:
                 out["series"] = series
-            if "member_series" in shapes:
+            elif "member_series" in shapes:
                 out["member_series"] = dict.fromkeys(ready, series)
         return out
 

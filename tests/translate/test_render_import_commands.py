@@ -147,3 +147,31 @@ def test_an_aws_step_policy_with_overlapping_bounds_names_the_field(tmp_path, ca
 def test_input_that_is_not_json_names_the_line(tmp_path, capsys):
     err = _bad(tmp_path, capsys, "gce", '{"autoscalingPolicy": {')
     assert err.startswith("scalebridge import: $: not JSON")
+
+
+def test_an_aws_step_policy_with_overlapping_bounds_is_refused_without_its_alarm(tmp_path, capsys):
+    """PutScalingPolicy refuses overlapping step intervals whatever alarm invokes the policy
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html#as-scaling-steps:
+    "The ranges of your step adjustments can't overlap or have a gap")."""
+    body = {"AutoScalingGroupName": "web", "PolicyName": "out", "PolicyType": "StepScaling",
+            "AdjustmentType": "ChangeInCapacity",
+            "StepAdjustments": [{"MetricIntervalLowerBound": 0, "MetricIntervalUpperBound": 20, "ScalingAdjustment": 1},
+                                {"MetricIntervalLowerBound": 10, "ScalingAdjustment": 3}]}
+    err = _bad(tmp_path, capsys, "aws", json.dumps(body))
+    assert err.startswith("scalebridge import: $.StepAdjustments: steps overlap")
+
+
+def test_an_aws_field_the_api_does_not_know_names_the_field(tmp_path, capsys):
+    """botocore's model of PutScalingPolicy: TargetTrackingConfiguration has CustomizedMetricSpecification,
+    DisableScaleIn, PredefinedMetricSpecification and TargetValue; boto3 refuses anything else."""
+    body = {"AutoScalingGroupName": "web", "PolicyName": "tt", "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingConfiguration": {"TargetValue": 50, "ScaleInCooldown": 300,
+                                            "PredefinedMetricSpecification": {
+                                                "PredefinedMetricType": "ASGAverageCPUUtilization"}}}
+    err = _bad(tmp_path, capsys, "aws", json.dumps(body))
+    assert err.startswith("scalebridge import: $.TargetTrackingConfiguration.ScaleInCooldown: unknown field")
+    body["TargetTrackingConfiguration"].pop("ScaleInCooldown")
+    body["StepAdjustments"] = [{"MetricIntervalLowerBound": 0, "ScalingAdjustment": 1, "Cooldown": 60}]
+    body["PolicyType"] = "StepScaling"
+    err = _bad(tmp_path, capsys, "aws", json.dumps(body))
+    assert err.startswith("scalebridge import: $.StepAdjustments[0].Cooldown: unknown field")

@@ -35,6 +35,19 @@ _PREDEFINED_IN = {"ASGAverageCPUUtilization": ("resource", "cpu", "Utilization")
                   "ALBRequestCountPerTarget": ("pods", "alb_request_count_per_target", "AverageValue")}
 
 
+# the members of botocore's ScalingPolicy shape (a DescribePolicies entry; PutScalingPolicy takes
+# them but PolicyARN and Alarms; CloudFormation's AWS::AutoScaling::ScalingPolicy a subset)
+_POLICY_FIELDS = {"AdjustmentType", "Alarms", "AutoScalingGroupName", "Cooldown", "Enabled", "EstimatedInstanceWarmup",
+                  "MetricAggregationType", "MinAdjustmentMagnitude", "MinAdjustmentStep", "PolicyARN", "PolicyName",
+                  "PolicyType", "PredictiveScalingConfiguration", "ScalingAdjustment", "StepAdjustments",
+                  "TargetTrackingConfiguration"}
+_TARGET_TRACKING_FIELDS = {"CustomizedMetricSpecification", "DisableScaleIn", "PredefinedMetricSpecification",
+                           "TargetValue"}
+_CUSTOMIZED_FIELDS = {"Dimensions", "MetricName", "Metrics", "Namespace", "Period", "Statistic", "Unit"}
+_PREDICTIVE_FIELDS = {"MaxCapacityBreachBehavior", "MaxCapacityBuffer", "MetricSpecifications", "Mode",
+                      "SchedulingBufferTime"}
+
+
 def policy_arn(name: str) -> str:
     """What an alarm's ``AlarmActions`` holds until PutScalingPolicy returns the real ARN."""
     return f"arn:aws:autoscaling:PLACEHOLDER:PLACEHOLDER:scalingPolicy:PLACEHOLDER:policyName/{name}"
@@ -352,8 +365,42 @@ def _add_alarm(out: dict, policy_name: str, at: tuple, alarm: dict) -> None:
         found.append((at, alarm))
 
 
+def _step_adjustments(rd: Reader, sp: dict, at: tuple, kind: str, name: Any) -> Optional[list]:
+    """A step policy's adjustments, checked as PutScalingPolicy checks them (no overlap, no gap,
+    one open end; https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-simple-step.html);
+    None (reported) when one is a template expression."""
+    steps = []
+    for k, s in enumerate(rd.listing(sp.get("StepAdjustments"), *at, "StepAdjustments")):
+        sat = at + ("StepAdjustments", k)
+        s = rd.mapping(s, *sat)
+        rd.unknown(s, {"MetricIntervalLowerBound", "MetricIntervalUpperBound", "ScalingAdjustment"}, *sat)
+        if "ScalingAdjustment" not in s:
+            raise NativeError(rd.where(*sat, "ScalingAdjustment"), "required field is missing")
+        adj_v = rd.number(s.get("ScalingAdjustment"), *sat, "ScalingAdjustment", integer=True)
+        lo = rd.number(s.get("MetricIntervalLowerBound"), *sat, "MetricIntervalLowerBound")
+        hi = rd.number(s.get("MetricIntervalUpperBound"), *sat, "MetricIntervalUpperBound")
+        if adj_v is None or (lo is None and s.get("MetricIntervalLowerBound") is not None) \
+                or (hi is None and s.get("MetricIntervalUpperBound") is not None):
+            rd.losses.add(rd.where(*at), f"{kind} policy {name!r} with an unknown step adjustment; dropped")
+            return None
+        st: dict = {"adjustment": adj_v}
+        if lo is not None:
+            st["lower"] = lo
+        if hi is not None:
+            st["upper"] = hi
+        steps.append(st)
+    if not steps:
+        raise NativeError(rd.where(*at, "StepAdjustments"), "a step scaling policy needs step adjustments")
+    try:
+        _check_steps([StepAdjustment(**s) for s in steps])
+    except ValueError as e:
+        raise NativeError(rd.where(*at, "StepAdjustments"), str(e)) from None
+    return steps
+
+
 def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rules: list, policy: dict) -> None:
     sp = rd.mapping(sp, *at)
+    rd.unknown(sp, _POLICY_FIELDS, *at)
     kind = sp.get("PolicyType", "SimpleScaling")
     name = sp.get("PolicyName")
     if sp.get("Enabled") is False:
@@ -361,6 +408,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     if kind == "TargetTrackingScaling":
         cfg = rd.mapping(sp.get("TargetTrackingConfiguration"), *at, "TargetTrackingConfiguration")
         cat = at + ("TargetTrackingConfiguration",)
+        rd.unknown(cfg, _TARGET_TRACKING_FIELDS, *cat)
         tv = rd.number(cfg.get("TargetValue"), *cat, "TargetValue")
         if tv is None:
             if "TargetValue" not in cfg:
@@ -369,6 +417,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
             return
         if cfg.get("PredefinedMetricSpecification"):
             pm = rd.mapping(cfg["PredefinedMetricSpecification"], *cat, "PredefinedMetricSpecification")
+            rd.unknown(pm, {"PredefinedMetricType", "ResourceLabel"}, *cat, "PredefinedMetricSpecification")
             t = pm.get("PredefinedMetricType")
             if not one_of(t, _PREDEFINED_IN):
                 raise NativeError(rd.where(*cat, "PredefinedMetricSpecification", "PredefinedMetricType"),
@@ -380,6 +429,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         elif cfg.get("CustomizedMetricSpecification"):
             cm = rd.mapping(cfg["CustomizedMetricSpecification"], *cat, "CustomizedMetricSpecification")
             mat = cat + ("CustomizedMetricSpecification",)
+            rd.unknown(cm, _CUSTOMIZED_FIELDS, *mat)
             if "Metrics" in cm:
                 rd.losses.add(rd.where(*mat, "Metrics"), "metric math: the expression is the metric source's "
                                                         "business; read as one customized metric named by its policy")
@@ -414,6 +464,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     if kind == "PredictiveScaling":
         cfg = rd.mapping(sp.get("PredictiveScalingConfiguration"), *at, "PredictiveScalingConfiguration")
         cat = at + ("PredictiveScalingConfiguration",)
+        rd.unknown(cfg, _PREDICTIVE_FIELDS, *cat)
         pred: dict = {"mode": cfg.get("Mode", "ForecastOnly")}
         if not one_of(pred["mode"], ("ForecastOnly", "ForecastAndScale")):
             raise NativeError(rd.where(*cat, "Mode"), f"expected ForecastOnly or ForecastAndScale, got {pred['mode']!r}")
@@ -432,6 +483,11 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     if not one_of(kind, ("StepScaling", "SimpleScaling")):
         raise NativeError(rd.where(*at, "PolicyType"), f"expected TargetTrackingScaling, StepScaling, SimpleScaling "
                                                        f"or PredictiveScaling, got {kind!r}")
+    steps = None
+    if kind == "StepScaling":
+        steps = _step_adjustments(rd, sp, at, kind, name)
+        if steps is None:
+            return
     found = (alarm_of.get(name) if isinstance(name, str) else None) or _inline_alarm(sp)
     if not found:
         rd.losses.add(rd.where(*at), f"{kind} policy {name!r} has no alarm in the input (its metric and threshold); "
@@ -440,11 +496,11 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     # each alarm whose actions name the policy invokes it on its own: one rule per alarm
     for k, (aat, alarm) in enumerate(found):
         _alarm_rule(rd, sp, at, kind, name if k == 0 or not isinstance(name, str) else f"{name}-{k}",
-                    aat, alarm, rules)
+                    aat, alarm, rules, steps)
 
 
 def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tuple, alarm: dict,
-                rules: list) -> None:
+                rules: list, steps: Optional[list]) -> None:
     rule: dict = {}
     if isinstance(name, str):
         rule["name"] = name
@@ -488,31 +544,7 @@ def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tupl
     mam = rd.number(sp.get("MinAdjustmentMagnitude", sp.get("MinAdjustmentStep")), *at, "MinAdjustmentMagnitude",
                     integer=True)
     if kind == "StepScaling":
-        steps = []
-        for k, s in enumerate(rd.listing(sp.get("StepAdjustments"), *at, "StepAdjustments")):
-            sat = at + ("StepAdjustments", k)
-            s = rd.mapping(s, *sat)
-            adj_v = rd.number(s.get("ScalingAdjustment"), *sat, "ScalingAdjustment", integer=True)
-            if adj_v is None:
-                if "ScalingAdjustment" not in s:
-                    raise NativeError(rd.where(*sat, "ScalingAdjustment"), "required field is missing")
-                rd.losses.add(rd.where(*at), f"{kind} policy {name!r} with an unknown step adjustment; dropped")
-                return
-            st: dict = {"adjustment": adj_v}
-            lo = rd.number(s.get("MetricIntervalLowerBound"), *sat, "MetricIntervalLowerBound")
-            hi = rd.number(s.get("MetricIntervalUpperBound"), *sat, "MetricIntervalUpperBound")
-            if lo is not None:
-                st["lower"] = lo
-            if hi is not None:
-                st["upper"] = hi
-            steps.append(st)
-        if not steps:
-            raise NativeError(rd.where(*at, "StepAdjustments"), "a step scaling policy needs step adjustments")
-        try:
-            _check_steps([StepAdjustment(**s) for s in steps])
-        except ValueError as e:
-            raise NativeError(rd.where(*at, "StepAdjustments"), str(e)) from None
-        rule["steps"] = steps
+        rule["steps"] = [dict(st) for st in steps or []]
         rule["adjustment_type"] = adj
         if mam is not None:
             rule["min_adjustment_magnitude"] = mam

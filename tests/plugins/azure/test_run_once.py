@@ -199,3 +199,19 @@ def test_a_scale_set_an_enabled_autoscale_setting_targets_is_refused(arm, option
     assert rc == 1 and rec["action"] == "refused" and "web-autoscale" in rec["error"]
     assert "web-vmss" in capsys.readouterr().err
     assert arm.scale_set(SUB, "shop", "web").capacity == 2
+
+
+def test_a_refused_autoscale_listing_fails_the_target_and_leaves_it(arm, options, tmp_path):
+    """Without ``Microsoft.Insights/autoscalesettings/read`` at the subscription, ARM answers
+    the listing 403 AuthorizationFailed: the target is not resized unchecked."""
+    arm.add_scale_set(SUB, "shop", "web", capacity=2)
+    cpu(arm, "web", 90)
+    arm.fail(403, match=r"^GET .*/autoscalesettings$", times=10, body={"error": {
+        "code": "AuthorizationFailed", "message": "The client 'scalebridge' does not have authorization to perform "
+        "action 'microsoft.insights/autoscalesettings/read' over scope '/subscriptions/%s'." % SUB}})
+    rc, recs = Runner(tmp_path, options)(CPU_RULES)
+    assert rc != 0 and recs and recs[-1]["action"] == "failed", recs
+    assert recs[-1]["error_kind"] == "forbidden"
+    assert "autoscaleSettings.listBySubscription" in recs[-1]["error"] and "AuthorizationFailed" in recs[-1]["error"]
+    assert arm.scale_set(SUB, "shop", "web").capacity == 2
+    assert not [c for c in arm.calls if c[0] == "PATCH"]

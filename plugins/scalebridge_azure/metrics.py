@@ -19,8 +19,9 @@ holds the ``w / grain`` complete grains. A grain still open at ``now`` is left o
 grain with no value is missing (never 0).
 
 Per-member signals (``members``) are each instance's average over the query's window
-(``Percentage CPU`` split by ``VMName``), in percent: members carry no ``requests``, so
-the semantics read them as utilization.
+(``Percentage CPU`` split by ``VMName``, asking for every instance's series: ``top``
+defaults to 10), in percent: members carry no ``requests``, so the semantics read them
+as utilization.
 """
 from __future__ import annotations
 
@@ -38,6 +39,11 @@ STATISTIC_AGGREGATION = {"Average": "Average", "Min": "Minimum", "Max": "Maximum
                          "Count": "Count"}
 SOURCE_KEYS = frozenset({"metric_name", "metric_namespace", "resource_uri", "aggregation", "per_member",
                          "filter", "interval_seconds"})
+#: series asked for when a ``$filter`` splits a metric: Azure Monitor returns ``top`` of them,
+#: 10 unless asked (https://learn.microsoft.com/rest/api/monitor/metrics/list); a scale set
+#: holds at most 1,000 instances
+#: (https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-placement-groups)
+MAX_SERIES = 1000
 _AGG_FIELD = {"Average": "average", "Minimum": "minimum", "Maximum": "maximum", "Total": "total", "Count": "count"}
 
 
@@ -112,6 +118,7 @@ def read(monitor: Any, call, plan: MetricPlan, now: float, delay: float) -> Opti
     filters = [f for f in (plan.filter, "VMName eq '*'" if plan.split else None) if f]
     if filters:
         kwargs["filter"] = " and ".join(filters)
+        kwargs["top"] = MAX_SERIES
     if plan.namespace:
         kwargs["metricnamespace"] = plan.namespace
     response = call("metrics.list", monitor.metrics.list, plan.resource_uri, **kwargs)

@@ -688,6 +688,13 @@ class _Handler(QuietHandler):
             return True
         flt = query.get("$filter", "")
         split = re.search(r"vmname\s+eq\s+'([^']*)'", flt, re.IGNORECASE)
+        # `top`: "the maximum number of records to retrieve per resource ID in the
+        # request. Valid only if filter is specified. Defaults to 10." (metrics/list)
+        try:
+            top = int(query.get("top", 10))
+        except ValueError:
+            self._send(400, _error("BadRequest", f"Detected invalid TopN value '{query.get('top')}'"))
+            return True
         known = arm.metrics.get(resource.lower())
         if known is None and resource.lower() not in arm.scale_sets:
             self._send(404, _error("ResourceNotFound", f"The resource '{resource}' was not found."))
@@ -707,6 +714,8 @@ class _Handler(QuietHandler):
                 for vm in sorted(k for k in series if k is not None):
                     if split.group(1) not in ("*", vm):
                         continue
+                    if len(timeseries) >= top:
+                        break
                     timeseries.append({"metadatavalues": [{"name": {"value": "vmname", "localizedValue": "vmname"},
                                                            "value": vm}],
                                        "data": _bucket(series[vm], start, end, grain, aggs)})

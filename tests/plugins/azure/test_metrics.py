@@ -118,3 +118,15 @@ def test_a_bad_source_names_its_key_without_calling_azure(arm, provider, source,
     with pytest.raises(RefError) as e:
         provider.check_metric_source("q", source)
     assert e.value.key == key and not arm.calls
+
+
+def test_every_instance_of_a_scale_set_past_10_has_its_sample(arm, provider):
+    """Split by ``VMName``, Azure Monitor returns ``top`` series, 10 unless asked
+    (https://learn.microsoft.com/rest/api/monitor/metrics/list: "Valid only if filter is
+    specified. Defaults to 10."): a scale set of 12 needs every instance's."""
+    per_vm = {f"web_{i}": 40.0 + i for i in range(12)}
+    t, _ = _setup(arm, provider, per_vm)
+    obs = t.read_metrics(NOW, Observation(current_replicas=12), [_cpu_query()])["cpu"]
+    assert obs["members"] == per_vm
+    query = [c for c in arm.calls if "metrics" in c[1]][-1][2]
+    assert int(query["top"]) >= 12

@@ -20,8 +20,8 @@
   bucket of 12 update requests refilled by 4 a minute) — about four capacity updates
   a minute once a burst is spent. A write the bucket has no room for is not sent: it
   is reported as throttled with the seconds until a token is back. ARM's
-  ``x-ms-ratelimit-remaining-resource`` / ``-subscription-writes`` headers at 0 hold
-  writes for a minute in the same way.
+  ``x-ms-ratelimit-remaining-resource`` / ``-subscription-writes`` /
+  ``-subscription-global-writes`` headers at 0 hold writes for a minute in the same way.
 - refuse: a scale set that an enabled autoscale setting targets
   (``autoscaleSettings`` of the subscription whose ``targetResourceUri`` is the scale
   set; https://learn.microsoft.com/rest/api/monitor/autoscale-settings/list-by-subscription).
@@ -46,6 +46,10 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._()-]{0,89}$")
 #: Compute's per-resource bucket for scale set updates (compute-throttling-limits)
 UPDATE_BUCKET = 12
 UPDATE_REFILL_PER_SECOND = 4 / 60.0
+#: ARM's remaining-writes headers: per ARM instance, and of the regional token bucket
+#: (request-limits-and-throttling, "Remaining requests")
+WRITE_LIMIT_HEADERS = ("x-ms-ratelimit-remaining-subscription-writes",
+                       "x-ms-ratelimit-remaining-subscription-global-writes")
 #: how long writes wait when ARM says no writes remain
 RATE_LIMIT_HOLD_SECONDS = 60.0
 #: how long one listing of a subscription's autoscale settings answers ``managed_by``
@@ -238,7 +242,7 @@ class ScaleSetTarget(Target):
     def _note_limits(self, headers: Mapping[str, str], now: float) -> None:
         """ARM's call-rate headers: a policy at 0 holds writes for a minute."""
         lowered = {k.lower(): v for k, v in headers.items()}
-        spent = lowered.get("x-ms-ratelimit-remaining-subscription-writes") == "0"
+        spent = any(lowered.get(h) == "0" for h in WRITE_LIMIT_HEADERS)
         for part in (lowered.get("x-ms-ratelimit-remaining-resource") or "").split(","):
             name, _, count = part.strip().partition(";")
             if count.strip() == "0":

@@ -195,6 +195,10 @@ class ArmServer(HttpServer):
         self.tokens: set[str] = {"static-test-token"}
         self.remaining_writes = 1199
         self.remaining_reads = 11999
+        #: more headers on every answer (e.g. ARM's regional
+        #: ``x-ms-ratelimit-remaining-subscription-global-writes``, Compute's
+        #: ``x-ms-ratelimit-remaining-resource``)
+        self.response_headers: dict[str, str] = {}
         self._lock = threading.RLock()
         self._dir: Optional[str] = None
         self.ca_file = ""
@@ -420,7 +424,8 @@ class _Handler(QuietHandler):
         self.send(status, data, "application/json; charset=utf-8",
                   {"x-ms-request-id": str(uuid.uuid4()),
                    "x-ms-ratelimit-remaining-subscription-reads": str(arm.remaining_reads),
-                   "x-ms-ratelimit-remaining-subscription-writes": str(arm.remaining_writes), **(headers or {})})
+                   "x-ms-ratelimit-remaining-subscription-writes": str(arm.remaining_writes),
+                   **arm.response_headers, **(headers or {})})
 
     def _body(self) -> Any:
         raw = self.read_body()

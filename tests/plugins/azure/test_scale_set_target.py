@@ -116,6 +116,39 @@ def test_arm_saying_no_writes_remain_holds_writes(arm, provider):
     assert e.value.kind is ErrorKind.THROTTLED and "wait" in e.value.message
 
 
+@pytest.mark.parametrize("header, value", [
+    ("x-ms-ratelimit-remaining-subscription-global-writes", "0"),
+    ("x-ms-ratelimit-remaining-resource", "Microsoft.Compute/VMScaleSetActionsRangeThrottle3Min;0,"
+                                          "Microsoft.Compute/VMScaleSetBatchedVMRequests5Min;1180"),
+])
+def test_a_regional_or_compute_limit_at_0_holds_writes_without_calling_arm(arm, provider, header, value):
+    """ARM's regional bucket and Compute's per-resource policies report what remains
+    (https://learn.microsoft.com/azure/azure-resource-manager/management/request-limits-and-throttling,
+    https://learn.microsoft.com/troubleshoot/azure/virtual-machines/troubleshooting-throttling-errors)."""
+    arm.update_polls = 0
+    t = _target(arm, provider, capacity=1)
+    t.observe(time.time())
+    arm.response_headers = {header: value}
+    t.set_size(2)
+    with pytest.raises(ProviderError) as e:
+        t.set_size(3)
+    assert e.value.kind is ErrorKind.THROTTLED and "wait" in e.value.message
+    assert sum(1 for c in arm.calls if c[0] == "PATCH") == 1
+    assert arm.scale_set(SUB, "shop", "web").capacity == 2
+
+
+def test_limits_left_above_0_hold_nothing(arm, provider):
+    arm.update_polls = 0
+    t = _target(arm, provider, capacity=1)
+    t.observe(time.time())
+    arm.response_headers = {"x-ms-ratelimit-remaining-subscription-global-writes": "199",
+                            "x-ms-ratelimit-remaining-resource": "Microsoft.Compute/VMScaleSetActionsRangeThrottle3Min;10"}
+    t.set_size(2)
+    t.observe(time.time())      # the update is done
+    t.set_size(3)
+    assert arm.scale_set(SUB, "shop", "web").capacity == 3
+
+
 @pytest.mark.parametrize("ref, key", [
     ({"scale_set": "web"}, "ref.resource_group"),
     ({"resource_group": "shop"}, "ref.scale_set"),

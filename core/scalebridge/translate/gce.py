@@ -72,6 +72,9 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                 continue
             ap["loadBalancingUtilization"] = {"utilizationTarget": _fraction(80 if t.average_utilization is None
                                                                              else t.average_utilization)}
+            if m.name != LB_NAME:
+                losses.note(path(at, "name"), f"GCE's load-balancing signal has no name; import reads it back as "
+                                              f"{LB_NAME!r}")
         elif m.type == "pods" and t.type == "AverageValue" and not isinstance(t.average_value, str):
             custom.append({"metric": m.name, "utilizationTarget": num(t.average_value),
                            "utilizationTargetType": _RATE[t.rate]})

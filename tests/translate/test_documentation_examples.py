@@ -230,3 +230,129 @@ def test_aws_step_example_adds_one_at_60_and_three_at_70():
     assert losses.lines == []
     assert decide(_aws_request(policy, 10, 60))["desired_replicas"] == 11
     assert decide(_aws_request(policy, 10, 70))["desired_replicas"] == 13
+
+
+# https://docs.aws.amazon.com/autoscaling/ec2/userguide/examples-scaling-policies.html ("Example scaling
+# policies for the AWS CLI"): the config.json files of `--target-tracking-configuration file://config.json`
+# as the page shows them, and the step policies' `put-scaling-policy` options as the request bodies the
+# CLI sends (`--cli-input-json`), with the alarm of the step scaling walkthrough
+# (https://docs.aws.amazon.com/autoscaling/ec2/userguide/step-scaling-create-scale-out-policy.html:
+# Step-Scaling-AlarmHigh-AddCapacity, CPUUtilization Average, 120 s × 2, >= 60).
+EXAMPLES_URL = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/examples-scaling-policies.html"
+CPU50_CONFIG = """{
+  "TargetValue": 50.0,
+  "PredefinedMetricSpecification": {
+    "PredefinedMetricType": "ASGAverageCPUUtilization"
+  }
+}"""
+SQS100_CONFIG = """{
+  "TargetValue": 100.0,
+  "CustomizedMetricSpecification": {
+    "MetricName": "MyBacklogPerInstance",
+    "Namespace": "MyNamespace",
+    "Dimensions": [{
+      "Name": "MyOptionalMetricDimensionName",
+      "Value": "MyOptionalMetricDimensionValue"
+    }],
+    "Statistic": "Average",
+    "Unit": "None"
+  }
+}"""
+ALB1000_CONFIG = """{
+  "TargetValue": 1000.0,
+  "PredefinedMetricSpecification": {
+    "PredefinedMetricType": "ALBRequestCountPerTarget",
+    "ResourceLabel": "app/my-alb/778d41231b141a0f/targetgroup/my-alb-target-group/943f017f100becff"
+  },
+  "DisableScaleIn": true
+}"""
+STEP_OUT = {"UpdateAutoScalingGroup": [{"AutoScalingGroupName": "my-asg", "MinSize": 1, "MaxSize": 20}],
+            "PutScalingPolicy": [{"AutoScalingGroupName": "my-asg", "PolicyName": "my-step-scale-out-policy",
+                                  "PolicyType": "StepScaling", "AdjustmentType": "PercentChangeInCapacity",
+                                  "MetricAggregationType": "Average",
+                                  "StepAdjustments": [
+                                      {"MetricIntervalLowerBound": 10.0, "MetricIntervalUpperBound": 20.0,
+                                       "ScalingAdjustment": 10},
+                                      {"MetricIntervalLowerBound": 20.0, "MetricIntervalUpperBound": 30.0,
+                                       "ScalingAdjustment": 20},
+                                      {"MetricIntervalLowerBound": 30.0, "ScalingAdjustment": 30}],
+                                  "MinAdjustmentMagnitude": 1}],
+            "PutMetricAlarm": [{"AlarmName": "Step-Scaling-AlarmHigh-AddCapacity", "MetricName": "CPUUtilization",
+                                "Namespace": "AWS/EC2", "Statistic": "Average", "Period": 120,
+                                "EvaluationPeriods": 2, "Threshold": 60,
+                                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                                "Dimensions": [{"Name": "AutoScalingGroupName", "Value": "my-asg"}],
+                                "AlarmActions": ["arn:aws:autoscaling:region:123456789012:scalingPolicy:ac542982-"
+                                                 "cbeb-4294-891c-a5a941dfa787:autoScalingGroupName/my-asg:"
+                                                 "policyName/my-step-scale-out-policy"]}]}
+
+
+def _aws_metric_request(policy: dict, current: int, name: str, value: float) -> dict:
+    return {"semantics": "aws", "now": NOW, "current_replicas": current, "policy": {**policy, "max_replicas": 20},
+            "observations": {"status_replicas": current,
+                             "metrics": {name: {"series": [[NOW - 60 * j, value] for j in range(20, -1, -1)]}}}}
+
+
+def test_aws_cpu50_config_json_scales_out_above_50_percent():
+    """Example 1; "your Auto Scaling group will scale out ... when CPU exceeds 50 percent"
+    (as-scaling-target-tracking.html): 2 instances at 100 % against 50 % need 4."""
+    policy, losses = import_native(CPU50_CONFIG, "aws")
+    assert policy["metrics"] == [{"type": "resource", "name": "cpu",
+                                  "target": {"type": "Utilization", "average_utilization": 50}}]
+    assert losses.lines == ["$: no Auto Scaling group bounds in the input; min_replicas read as 0 and "
+                            "max_replicas as unbounded"]
+    assert decide(_aws_metric_request(policy, 2, "cpu", 100))["desired_replicas"] == 4
+
+
+def test_aws_customized_metric_config_json_is_a_per_instance_target():
+    """Example 2: a customized metric (a backlog per instance) held at 100."""
+    policy, losses = import_native(SQS100_CONFIG, "aws")
+    assert policy["metrics"] == [{"type": "pods", "name": "MyBacklogPerInstance",
+                                  "target": {"type": "AverageValue", "average_value": 100}}]
+    assert losses.notes == ["$.CustomizedMetricSpecification.Dimensions: dimensions are the metric source's business"]
+
+
+def test_aws_scale_out_only_config_json_never_scales_in():
+    """Example 3, "To apply a target tracking scaling policy for scale out only": DisableScaleIn true;
+    "scale in is disabled and the target tracking scaling policy won't remove capacity"
+    (API_TargetTrackingConfiguration.html)."""
+    policy, losses = import_native(ALB1000_CONFIG, "aws")
+    [metric] = policy["metrics"]
+    assert metric["disable_scale_in"] is True and metric["target"] == {"type": "AverageValue", "average_value": 1000}
+    assert losses.notes == ["$.PredefinedMetricSpecification.ResourceLabel: the load balancer's label is the metric "
+                            "source's business"]
+    assert decide(_aws_metric_request(policy, 6, metric["name"], 10))["desired_replicas"] == 6
+    assert decide(_aws_metric_request(policy, 2, metric["name"], 3000))["desired_replicas"] == 6
+
+
+def test_aws_step_scale_out_example_adds_its_steps_above_the_alarm_threshold():
+    """Example 4 with its alarm (>= 60): the step bounds are relative to the threshold (as-scaling-simple-step.html,
+    "Step adjustments"), so [70, 80) adds 10 %, [80, 90) 20 %, 90 and above 30 %, and [60, 70) matches no step;
+    MinAdjustmentMagnitude 1 makes 10 % of 2 instances one instance."""
+    policy, losses = import_native(json.dumps(STEP_OUT), "aws")
+    assert losses.lines == []
+    [rule] = policy["rules"]
+    assert (rule["metric"], rule["threshold"], rule["time_grain_seconds"], rule["time_window_seconds"]) == \
+        ("CPUUtilization", 60, 120, 240)
+    sizes = [decide(_aws_metric_request(policy, 10, "CPUUtilization", cpu))["desired_replicas"]
+             for cpu in (65, 75, 85, 95)]
+    assert sizes == [10, 11, 12, 13]
+    assert decide(_aws_metric_request(policy, 2, "CPUUtilization", 75))["desired_replicas"] == 3
+
+
+def test_aws_step_scale_in_example_removes_two():
+    """Example 5: MetricIntervalUpperBound 0, ScalingAdjustment -2, with a <= 40 alarm."""
+    body = {"UpdateAutoScalingGroup": [{"AutoScalingGroupName": "my-asg", "MinSize": 1, "MaxSize": 20}],
+            "PutScalingPolicy": [{"AutoScalingGroupName": "my-asg", "PolicyName": "my-step-scale-in-policy",
+                                  "PolicyType": "StepScaling", "AdjustmentType": "ChangeInCapacity",
+                                  "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": -2}]}],
+            "PutMetricAlarm": [{"AlarmName": "Step-Scaling-AlarmLow-RemoveCapacity", "MetricName": "CPUUtilization",
+                                "Namespace": "AWS/EC2", "Statistic": "Average", "Period": 120,
+                                "EvaluationPeriods": 2, "Threshold": 40,
+                                "ComparisonOperator": "LessThanOrEqualToThreshold",
+                                "AlarmActions": ["arn:aws:autoscaling:region:123456789012:scalingPolicy:x:"
+                                                 "autoScalingGroupName/my-asg:policyName/my-step-scale-in-policy"]}]}
+    policy, losses = import_native(json.dumps(body), "aws")
+    assert losses.lines == []
+    assert decide(_aws_metric_request(policy, 6, "CPUUtilization", 20))["desired_replicas"] == 4
+    assert decide(_aws_metric_request(policy, 6, "CPUUtilization", 50))["desired_replicas"] == 6

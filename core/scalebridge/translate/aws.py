@@ -282,13 +282,22 @@ def _collect(rd: Reader, obj: dict) -> tuple[list, list, list, list]:
             schedules.append((("PutScheduledUpdateGroupAction", i), s))
     elif "PolicyType" in obj or "TargetTrackingConfiguration" in obj or "StepAdjustments" in obj:
         policies.append(((), obj))
+    elif "TargetValue" in obj:       # `--target-tracking-configuration file://config.json`
+        policies.append(((), _BareTargetTracking(PolicyType="TargetTrackingScaling", TargetTrackingConfiguration=obj)))
     elif "ScheduledUpdateGroupActions" in obj:
         for i, s in enumerate(rd.listing(obj["ScheduledUpdateGroupActions"], "ScheduledUpdateGroupActions")):
             schedules.append((("ScheduledUpdateGroupActions", i), s))
     else:
         raise NativeError("$", "expected PutScalingPolicy requests, a DescribePolicies response, a CloudFormation "
-                               "template or an object keyed by operation name")
+                               "template, a target tracking configuration or an object keyed by operation name")
     return groups, policies, alarms, schedules
+
+
+class _BareTargetTracking(dict):
+    """A TargetTrackingConfiguration on its own, the ``config.json`` of the user guide's
+    ``aws autoscaling put-scaling-policy --target-tracking-configuration file://config.json``
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/examples-scaling-policies.html):
+    its fields are at the root of the input."""
 
 
 def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedules: list) -> tuple[dict, Losses]:
@@ -407,7 +416,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
         rd.losses.add(rd.where(*at, "Enabled"), "a disabled scaling policy; read as disabled")
     if kind == "TargetTrackingScaling":
         cfg = rd.mapping(sp.get("TargetTrackingConfiguration"), *at, "TargetTrackingConfiguration")
-        cat = at + ("TargetTrackingConfiguration",)
+        cat = at if isinstance(sp, _BareTargetTracking) else at + ("TargetTrackingConfiguration",)
         rd.unknown(cfg, _TARGET_TRACKING_FIELDS, *cat)
         tv = rd.number(cfg.get("TargetValue"), *cat, "TargetValue")
         if tv is None:

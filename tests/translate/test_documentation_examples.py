@@ -356,3 +356,64 @@ def test_aws_step_scale_in_example_removes_two():
     assert losses.lines == []
     assert decide(_aws_metric_request(policy, 6, "CPUUtilization", 20))["desired_replicas"] == 4
     assert decide(_aws_metric_request(policy, 6, "CPUUtilization", 50))["desired_replicas"] == 6
+
+
+# https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-understanding-settings
+# ("Autoscale setting schema"): setting1 on vmss1, one profile of capacity 1..4, "The scale-out rule is
+# triggered when the virtual machine scale set's average percentage CPU metric is greater than 85 percent
+# for the past 10 minutes", the scale-in rule when it is below 60 percent; +1 / -1, cooldown PT5M.
+SETTING1 = """{
+  "id": "/subscriptions/s1/resourceGroups/rg1/providers/microsoft.insights/autoscalesettings/setting1",
+  "name": "setting1",
+  "type": "Microsoft.Insights/autoscaleSettings",
+  "location": "East US",
+  "properties": {
+    "enabled": true,
+    "targetResourceUri": "/subscriptions/s1/resourceGroups/rg1/providers/Microsoft.Compute/virtualMachineScaleSets/vmss1",
+    "profiles": [
+      {
+        "name": "mainProfile",
+        "capacity": {"minimum": "1", "maximum": "4", "default": "1"},
+        "rules": [
+          {
+            "metricTrigger": {
+              "metricName": "Percentage CPU",
+              "metricResourceUri": "/subscriptions/s1/resourceGroups/rg1/providers/Microsoft.Compute/virtualMachineScaleSets/vmss1",
+              "timeGrain": "PT1M", "statistic": "Average", "timeWindow": "PT10M", "timeAggregation": "Average",
+              "operator": "GreaterThan", "threshold": 85
+            },
+            "scaleAction": {"direction": "Increase", "type": "ChangeCount", "value": "1", "cooldown": "PT5M"}
+          },
+          {
+            "metricTrigger": {
+              "metricName": "Percentage CPU",
+              "metricResourceUri": "/subscriptions/s1/resourceGroups/rg1/providers/Microsoft.Compute/virtualMachineScaleSets/vmss1",
+              "timeGrain": "PT1M", "statistic": "Average", "timeWindow": "PT10M", "timeAggregation": "Average",
+              "operator": "LessThan", "threshold": 60
+            },
+            "scaleAction": {"direction": "Decrease", "type": "ChangeCount", "value": "1", "cooldown": "PT5M"}
+          }
+        ]
+      }
+    ]
+  }
+}"""
+
+
+def test_azure_setting1_scales_out_above_85_and_in_below_60():
+    policy, losses = import_native(SETTING1, "azure")
+    assert losses.lines == []
+    assert (policy["min_replicas"], policy["max_replicas"]) == (1, 4)
+    assert [(r["operator"], r["threshold"], r["time_window_seconds"], r["action"]["cooldown_seconds"])
+            for r in policy["rules"]] == [("GreaterThan", 85, 600, 300), ("LessThan", 60, 600, 300)]
+
+    def size(current: int, cpu: float) -> int:
+        series = {"series": [[AZURE_NOW - 60 * (9 - i), cpu] for i in range(10)]}
+        return decide({"semantics": "azure", "now": AZURE_NOW, "current_replicas": current, "policy": policy,
+                       "observations": {"metrics": {"Percentage CPU": series}}})["desired_replicas"]
+
+    assert [size(2, cpu) for cpu in (90, 70, 20)] == [3, 2, 1]
+    assert size(4, 90) == 4 and size(1, 20) == 1        # capacity.maximum / capacity.minimum
+    # 50 % on 2 is below 60, but on 1 it would be 100 %, above the scale-out threshold: "autoscale
+    # won't scale in" (https://learn.microsoft.com/en-us/azure/azure-monitor/autoscale/autoscale-flapping)
+    assert size(2, 50) == 2

@@ -12,10 +12,12 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from scalebridge.engine import Decider
 from scalebridge.protocol import Observations
 from scalebridge.testing.requests import NOW, instances
-from scalebridge.translate import import_all
+from scalebridge.translate import NativeError, import_all
 
 ALARM = {"Type": "AWS::CloudWatch::Alarm",
          "Properties": {"MetricName": "CPUUtilization", "Namespace": "AWS/EC2", "Statistic": "Average",
@@ -94,3 +96,37 @@ def test_two_groups_two_policies_each_with_its_own_bounds():
     assert "rules" not in other
     assert losses.lines == ["$.Resources.Stray.Properties.AutoScalingGroupName: names none of the input's Auto "
                             "Scaling groups; dropped"]
+
+
+def test_a_step_policys_metric_aggregation_type_chooses_its_step():
+    """MetricAggregationType Maximum: the step is chosen on the evaluated datapoints' maximum
+    (API_PutScalingPolicy.html; as-scaling-simple-step.html "applies the aggregation type to the most
+    recent metric data points"). Datapoints 62 then 85 against a threshold of 60: Average 73.5 falls in
+    [10, 20) above it (+1), Maximum 85 in [20, ∞) (+3)."""
+    body = {"UpdateAutoScalingGroup": [{"AutoScalingGroupName": "web", "MinSize": 1, "MaxSize": 20}],
+            "PutScalingPolicy": [{"AutoScalingGroupName": "web", "PolicyName": "out", "PolicyType": "StepScaling",
+                                  "AdjustmentType": "ChangeInCapacity", "MetricAggregationType": "Maximum",
+                                  "StepAdjustments": [
+                                      {"MetricIntervalLowerBound": 0, "MetricIntervalUpperBound": 20,
+                                       "ScalingAdjustment": 1},
+                                      {"MetricIntervalLowerBound": 20, "ScalingAdjustment": 3}]}],
+            "PutMetricAlarm": [{**ALARM["Properties"], "AlarmName": "hot", "Period": 60, "EvaluationPeriods": 2,
+                                "Threshold": 60,
+                                "AlarmActions": ["arn:aws:autoscaling:r:1:scalingPolicy:x:autoScalingGroupName/web:"
+                                                 "policyName/out"]}]}
+    [(policy, losses)] = import_all(json.dumps(body), "aws")
+    assert losses.lines == [] and policy["rules"][0]["time_aggregation"] == "Max"
+
+    def size(p: dict) -> int:
+        d = Decider(p, "aws")
+        obs = Observations.model_validate({"status_replicas": 4, "members": instances(4), "metrics": {
+            "CPUUtilization": {"series": [[NOW - 60, 62], [NOW, 85]]}}})
+        return d.step(NOW, 4, obs).desired
+
+    assert size(policy) == 7
+    body["PutScalingPolicy"][0].pop("MetricAggregationType")
+    [(average, _)] = import_all(json.dumps(body), "aws")
+    assert size(average) == 5
+    body["PutScalingPolicy"][0]["MetricAggregationType"] = "Median"
+    with pytest.raises(NativeError, match=r"^\$\.PutScalingPolicy\[0\]\.MetricAggregationType: expected one of"):
+        import_all(json.dumps(body), "aws")

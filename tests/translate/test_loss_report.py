@@ -236,6 +236,19 @@ FEATURES = [
         'azure': [],
         'aws': ["rules[0].time_aggregation: a CloudWatch alarm compares each period's datapoint; Max over the window dropped"],
     }),
+    # a step policy's MetricAggregationType (API_PutScalingPolicy.html): Minimum, Maximum or Average
+    ('step_aggregation', {"rules": [dict(STEP, time_aggregation="Max")]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': ['rules[0]: an AWS step-scaling rule is not an Azure rule (one action per rule); dropped'],
+        'aws': [],
+    }),
+    ('step_aggregation_sum', {"rules": [dict(STEP, time_aggregation="Sum")]}, {
+        "kubernetes": [HPA_NO_RULES],
+        'gce': [GCE_NO_RULES],
+        'azure': ['rules[0]: an AWS step-scaling rule is not an Azure rule (one action per rule); dropped'],
+        'aws': ["rules[0].time_aggregation: a CloudWatch alarm compares each period's datapoint; Sum over the window dropped"],
+    }),
     ('divide', {"rules": [dict(RULE, divide_per_instance=True)]}, {
         "kubernetes": [HPA_NO_RULES],
         'gce': [GCE_NO_RULES],
@@ -324,7 +337,7 @@ ROWS = {
     "`rules` with `steps`": ["step"],
     "rule `statistic: PercentileN`": ["percentile"],
     "rule `datapoints_to_alarm`, `treat_missing_data`": ["datapoints", "treat_missing"],
-    "rule `time_aggregation` other than Average": ["aggregation"],
+    "rule `time_aggregation` other than Average": ["aggregation", "step_aggregation", "step_aggregation_sum"],
     "rule `divide_per_instance`": ["divide"],
     "rule `Equals`/`NotEquals`": ["equals", "not_equals"],
     "`profiles`": ["profile"],

@@ -316,6 +316,7 @@ def aws_multi_step_rules(draw):
             "steps": steps}
     if rule["adjustment_type"] == "PercentChangeInCapacity" and draw(st.booleans()):
         rule["min_adjustment_magnitude"] = draw(st.integers(1, 3))
+    rule["time_aggregation"] = draw(st.sampled_from(["Average", "Min", "Max"]))   # MetricAggregationType
     return rule
 
 

@@ -29,6 +29,8 @@ _STAT_IN = {v: k for k, v in _STAT_OUT.items()}
 _ADJ_OUT = {"ChangeCount": "ChangeInCapacity", "PercentChangeCount": "PercentChangeInCapacity",
             "ExactCount": "ExactCapacity"}
 _ADJ_IN = {v: k for k, v in _ADJ_OUT.items()}
+_AGG_OUT = {"Average": "Average", "Min": "Minimum", "Max": "Maximum"}
+_AGG_IN = {v: k for k, v in _AGG_OUT.items()}
 _PREDEFINED_IN = {"ASGAverageCPUUtilization": ("resource", "cpu", "Utilization"),
                   "ASGAverageNetworkIn": ("pods", "network_in", "AverageValue"),
                   "ASGAverageNetworkOut": ("pods", "network_out", "AverageValue"),
@@ -143,7 +145,11 @@ def _rule(r, i: int, asg: str, base: str, out: dict, losses: Losses) -> None:
         return
     if r.divide_per_instance:
         losses.add(path(at, "divide_per_instance"), "a CloudWatch alarm compares the metric itself; dropped")
-    if r.time_aggregation != "Average":
+    # a step policy's MetricAggregationType: "The aggregation type for the CloudWatch metrics. The valid
+    # values are Minimum, Maximum, and Average ... Valid only if the policy type is StepScaling"
+    # (API_PutScalingPolicy.html); the step is chosen on that aggregate of the evaluated datapoints
+    step_aggregation = r.steps is not None and r.time_aggregation in _AGG_OUT
+    if r.time_aggregation != "Average" and not step_aggregation:
         losses.add(path(at, "time_aggregation"), "a CloudWatch alarm compares each period's datapoint; "
                                                  f"{r.time_aggregation} over the window dropped")
     name = r.name or f"{base}-rule-{i}"
@@ -160,6 +166,8 @@ def _rule(r, i: int, asg: str, base: str, out: dict, losses: Losses) -> None:
                 st["MetricIntervalUpperBound"] = float(s.upper)
             steps.append(st)
         body["StepAdjustments"] = steps
+        if r.time_aggregation != "Average" and step_aggregation:
+            body["MetricAggregationType"] = _AGG_OUT[r.time_aggregation]
         if r.min_adjustment_magnitude is not None:
             body["MinAdjustmentMagnitude"] = r.min_adjustment_magnitude
         if r.action is not None and r.action.cooldown_seconds is not None:
@@ -554,6 +562,13 @@ def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tupl
                     integer=True)
     if kind == "StepScaling":
         rule["steps"] = [dict(st) for st in steps or []]
+        agg = sp.get("MetricAggregationType")
+        if agg is not None and not rd.template(agg, *at, "MetricAggregationType"):
+            if not one_of(agg, _AGG_IN):
+                raise NativeError(rd.where(*at, "MetricAggregationType"),
+                                  f"expected one of {', '.join(_AGG_IN)}, got {agg!r}")
+            if agg != "Average":
+                rule["time_aggregation"] = _AGG_IN[agg]
         rule["adjustment_type"] = adj
         if mam is not None:
             rule["min_adjustment_magnitude"] = mam

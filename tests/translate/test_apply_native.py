@@ -135,3 +135,58 @@ def test_a_target_in_the_run_state_is_refused(aws, moto_url, tmp_path, capsys):
     _, err = capsys.readouterr()
     assert err.startswith("scalebridge apply: web-asg: refused: `scalebridge run` actuates this target")
     assert asg.describe_policies(AutoScalingGroupName="web")["ScalingPolicies"] == []
+
+
+RULES_CONFIG = """\
+providers:
+  aws: {{region: us-east-1, endpoint_url: "{url}"}}
+policies:
+  web:
+    name: web
+    min_replicas: 2
+    max_replicas: 12
+    metrics:
+      - {{type: resource, name: cpu, target: {{type: Utilization, average_utilization: 60}}}}
+    rules: {rules}
+targets:
+  - {{name: web-asg, provider: aws, policy: web, ref: {{auto_scaling_group: web}}}}
+"""
+RULE = "{{metric: cpu, operator: GreaterThan, threshold: {t}, action: {{direction: Increase, type: ChangeCount, value: 2}}}}"
+
+
+def _apply_rules(tmp_path, capsys, url, rules, *flags):
+    f = tmp_path / "run.yaml"
+    f.write_text(RULES_CONFIG.format(url=url, rules="[" + ", ".join(rules) + "]"))
+    code = main(["apply", str(f), "--native", *flags])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_a_changed_alarm_is_updated_and_a_dropped_rule_deleted_with_its_alarm(aws, moto_url, tmp_path, capsys):
+    """PutMetricAlarm "Creates or updates an alarm" (API_PutMetricAlarm.html): one alarm per rule, its
+    threshold updated in place. A rule the policy no longer has: DeletePolicy, and DeleteAlarms, since
+    deleting a step or simple policy "does not delete the alarm" (API_DeletePolicy.html). A policy on
+    the group this policy did not write is left as it is."""
+    asg, cw = aws
+    asg.put_scaling_policy(AutoScalingGroupName="web", PolicyName="someone-elses", PolicyType="SimpleScaling",
+                           AdjustmentType="ChangeInCapacity", ScalingAdjustment=1)
+    _apply_rules(tmp_path, capsys, moto_url, [RULE.format(t=90), RULE.format(t=30)])
+    out = _apply_rules(tmp_path, capsys, moto_url, [RULE.format(t=80), RULE.format(t=30)])
+    assert "web-asg: PutMetricAlarm web-rule-0-alarm: Threshold: 90.0 -> 80.0" in out
+    assert [a["Threshold"] for a in cw.describe_alarms(AlarmNamePrefix="web-rule-0")["MetricAlarms"]] == [80.0]
+
+    out = _apply_rules(tmp_path, capsys, moto_url, [RULE.format(t=80)], "--dry-run")
+    assert "web-asg: DeletePolicy web-rule-1: no longer in the policy" in out
+    assert "web-asg: DeleteAlarms web-rule-1-alarm: no longer in the policy" in out
+    assert "web-asg: PutScalingPolicy someone-elses: on the group but not in the policy; left as it is" in out
+    names = sorted(p["PolicyName"] for p in asg.describe_policies(AutoScalingGroupName="web")["ScalingPolicies"])
+    assert names == ["someone-elses", "web-metric-0", "web-rule-0", "web-rule-1"]     # the dry run wrote nothing
+
+    _apply_rules(tmp_path, capsys, moto_url, [RULE.format(t=80)])
+    names = sorted(p["PolicyName"] for p in asg.describe_policies(AutoScalingGroupName="web")["ScalingPolicies"])
+    assert names == ["someone-elses", "web-metric-0", "web-rule-0"]
+    assert sorted(a["AlarmName"] for a in cw.describe_alarms()["MetricAlarms"]
+                  if a["AlarmName"].startswith("web-")) == ["web-rule-0-alarm"]
+    assert _apply_rules(tmp_path, capsys, moto_url, [RULE.format(t=80)]).strip().splitlines()[-1] == \
+        "web-asg: unchanged"

@@ -12,7 +12,9 @@ when it differs.
 For an ``aws`` target: ``UpdateAutoScalingGroup``, ``PutScalingPolicy`` (each
 policy by name: a second apply updates it, never duplicates it), then
 ``PutMetricAlarm`` with the ``PolicyARN`` PutScalingPolicy returned, and
-``PutScheduledUpdateGroupAction``
+``PutScheduledUpdateGroupAction``; a scaling policy an earlier apply of the same policy
+wrote (its generated name) that the policy no longer has is deleted with its alarm,
+any other policy on the group is left as it is
 (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutScalingPolicy.html: "Creates or
 updates a scaling policy").
 
@@ -31,7 +33,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Iterator
 
-from .aws import policy_arn, render as render_aws
+from .aws import _GENERATED, policy_arn, render as render_aws
+from .common import as_policy
 from .azure import render as render_azure
 from .gce import render as render_gce
 from .kubernetes import render as render_hpa
@@ -105,8 +108,25 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
         for p in call("autoscaling", "describe_policies", AutoScalingGroupName=group).get("ScalingPolicies", []):
             if p.get("PolicyARN"):
                 arns[p["PolicyName"]] = p["PolicyARN"]
+    base = as_policy(policy).name or "scalebridge"
     for pname in sorted(set(existing) - {b["PolicyName"] for b in native["PutScalingPolicy"]}):
-        say(f"{name}: PutScalingPolicy {pname}: on the group but not in the policy; left as it is")
+        m = _GENERATED.match(pname)
+        if m is None or m.group(1) != base:
+            say(f"{name}: PutScalingPolicy {pname}: on the group but not in the policy; left as it is")
+            continue
+        # one this policy rendered before (NAME-metric-i, NAME-rule-i, NAME-predictive) that it no longer
+        # has: DeletePolicy, and the rule's alarm, which "DeletePolicy ... does not delete"
+        # (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DeletePolicy.html)
+        changed = True
+        say(f"{name}: DeletePolicy {pname}: no longer in the policy")
+        alarm = f"{pname}-alarm"
+        has_alarm = bool(call("cloudwatch", "describe_alarms", AlarmNames=[alarm]).get("MetricAlarms"))
+        if has_alarm:
+            say(f"{name}: DeleteAlarms {alarm}: no longer in the policy")
+        if not dry_run:
+            call("autoscaling", "delete_policy", AutoScalingGroupName=group, PolicyName=pname)
+            if has_alarm:
+                call("cloudwatch", "delete_alarms", AlarmNames=[alarm])
     alarms = native["PutMetricAlarm"]
     current_alarms = {}
     if alarms:

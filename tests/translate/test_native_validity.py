@@ -39,11 +39,11 @@ _simple = st.builds(
     st.sampled_from(["Increase", "Decrease"]), st.sampled_from(["ChangeCount", "PercentChangeCount", "ExactCount"]),
     st.integers(1, 5), st.sampled_from([60, 300]))
 _step = st.builds(
-    lambda out, th: {"metric": "cpu", "operator": "GreaterThan" if out else "LessThan", "threshold": th,
-                     "adjustment_type": "ChangeInCapacity",
-                     "steps": ([{"lower": 0, "upper": 10, "adjustment": 1}, {"lower": 10, "adjustment": 3}] if out
-                               else [{"upper": 0, "adjustment": -1}])},
-    st.booleans(), st.integers(1, 99))
+    lambda out, th, agg: {"metric": "cpu", "operator": "GreaterThan" if out else "LessThan", "threshold": th,
+                          "adjustment_type": "ChangeInCapacity", "time_aggregation": agg,
+                          "steps": ([{"lower": 0, "upper": 10, "adjustment": 1}, {"lower": 10, "adjustment": 3}]
+                                    if out else [{"upper": 0, "adjustment": -1}])},
+    st.booleans(), st.integers(1, 99), st.sampled_from(["Average", "Min", "Max"]))
 
 
 @st.composite

@@ -11,6 +11,7 @@ until the load rises at 09:52.
 from __future__ import annotations
 
 import csv
+import json
 
 import yaml
 
@@ -70,3 +71,35 @@ def test_a_scale_out_at_10_and_the_scale_in_at_10_40(tmp_path):
     # (one action's cooldown holding every rule would have made it wait to 11:00), then 40
     # minutes after each scale-in
     assert _replay(tmp_path, lambda m: 50.0) == [(0, 5), (40, 4), (80, 3), (120, 2)]
+
+
+def _load(m: int, after_ten) -> float:
+    return 200.0 if m < -8 else 400.0 if m < 5 else after_ten(m)
+
+
+def _chained_decide(tmp_path, capsys, after_ten):
+    """The same workload through ``scalebridge decide`` every 10 minutes, each request carrying the
+    previous response's state and size: the group's CPU is the load over the members, each of
+    capacity 100."""
+    out, n, state = [], 4, None
+    for m in range(-30, 150, 10):
+        t = TEN + 60 * m
+        req = {"semantics": "azure", "now": t, "current_replicas": n, "policy": POLICY,
+               "observations": {"metrics": {"cpu": {"series": [[t - 60 * k, _load(m - k, after_ten) / n]
+                                                               for k in range(4, -1, -1)]}}}}
+        if state is not None:
+            req["state"] = state
+        f = tmp_path / "req.json"
+        f.write_text(json.dumps(req))
+        capsys.readouterr()
+        assert main(["decide", str(f)]) == 0
+        r = json.loads(capsys.readouterr().out)
+        if r["desired_replicas"] != n:
+            out.append((m, r["desired_replicas"]))
+        n, state = r["desired_replicas"], r["state"]
+    return out
+
+
+def test_simulate_and_decide_act_at_the_same_times(tmp_path, capsys):
+    for after_ten in (lambda m: 600.0, lambda m: 50.0):
+        assert _replay(tmp_path, after_ten) == _chained_decide(tmp_path, capsys, after_ten)

@@ -20,6 +20,7 @@ __all__ = ["add_controller_commands"]
 
 _port = number(int, lambda v: 0 <= v <= 65535, "a port number 0-65535")
 _workers = number(int, lambda v: 1 <= v <= 256, "a number of targets from 1 to 256")
+_processes = number(int, lambda v: 1 <= v <= 64, "a number of processes from 1 to 64")
 
 
 def _problems(command: str, e: ScalebridgeError) -> int:
@@ -49,7 +50,8 @@ def cmd_run(args) -> int:
     try:
         controller = build_controller(args.config, clock=args.clock, state=args.state, dry_run=args.dry_run,
                                       audit=args.audit, metrics=metrics, leader_elect=args.leader_elect,
-                                      until=args.until, seed=args.seed, workers=args.workers)
+                                      until=args.until, seed=args.seed, workers=args.workers,
+                                      processes=args.processes)
     except ConfigError as e:
         return _problems("run", e)
     except ScalebridgeError as e:
@@ -304,6 +306,9 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("--seed", type=int, default=None, help="seed of the backoff jitter (reproducible runs)")
     r.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help="targets synced at once (default 5, the HPA controller's concurrent syncs)")
+    r.add_argument("--processes", type=_processes, default=None, metavar="N",
+                   help="processes the in-process (sim) targets are synced in (default: the configuration's "
+                        "processes:, else 1)")
     r.set_defaults(func=cmd_run)
 
     o = sub.add_parser("observe", help="read each target once and print what its provider saw; never writes",

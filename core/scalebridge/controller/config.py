@@ -94,6 +94,8 @@ class RunConfig(_Model):
     targets: list[TargetConfig] = Field(min_length=1)
     workers: Optional[Annotated[Int, Field(ge=1, le=256)]] = Field(
         None, description="extension: targets synced at once (default 5, the HPA controller's)")
+    processes: Optional[Annotated[Int, Field(ge=1, le=64)]] = Field(
+        None, description="extension: processes the in-process targets (sim) are synced in (default 1)")
 
 
 @dataclass

@@ -43,9 +43,10 @@ from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
 from .reconcile import Outcome, SyncContext, TargetRun, act, decide_target
+from .shards import Shard, ShardError, count_records, start_shards
 from .store import StateStore, StoreError, open_store
 
-__all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META"]
+__all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "ShardError"]
 
 VIRTUAL_CLOCK_META = "virtual_clock"
 #: the error of a decision whose write a stop (SIGTERM, SIGINT) left undone
@@ -111,7 +112,7 @@ class Controller:
     def __init__(self, runtime: Runtime, store: StateStore, *, clock: Optional[Clock] = None,
                  dry_run: bool = False, audit: Optional[AuditLog] = None, metrics: Any = None,
                  elector: Optional[Elector] = None, workers: Optional[int] = None, seed: Optional[int] = None,
-                 until: Optional[float] = None):
+                 until: Optional[float] = None, processes: Optional[int] = None):
         self.runtime = runtime
         self.store = store
         self.clock = clock or RealClock()
@@ -134,14 +135,17 @@ class Controller:
             self.runs.append(TargetRun(spec, decider))
         self._load()
         self._was_leader = True   # the state was just loaded
+        self.syncs = 0
+        self._closed = False
+        self._pool: Optional[_Pool] = None
         # the pool is for providers whose calls wait on a cloud (Provider.blocking); an
         # in-process provider's targets are synced on this thread
         self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
+        # the in-process targets over processes (before any thread of this controller starts)
+        self._shards: list[Shard] = start_shards(self, processes or runtime.loaded.config.processes or 1)
         pooled = sum(1 for run in self.runs if run.spec.provider_key in self._blocking)
         n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, pooled))
         self._pool = _Pool(n) if n > 1 and pooled > 1 else None
-        self.syncs = 0
-        self._closed = False
 
     # ------------------------------------------------------------------ state
 
@@ -241,13 +245,34 @@ class Controller:
 
     def _sync(self, now: Optional[float]) -> SyncReport:
         now = self.clock.now() if now is None else now
+        if not self._shards:
+            return self._sync_own(now)
+        t0 = time.perf_counter()
+        leader = self.elector.is_leader()
+        for shard in self._shards:
+            shard.send_sync(now, leader)
+        report = self._sync_own(now, leader)
+        for shard in self._shards:
+            records, failed, skipped = shard.receive()
+            if self.audit is not None:
+                self.audit.write(records)
+            count_records(self.metrics, records)
+            report.records.extend(records)
+            report.failed.extend(failed)
+            report.skipped.extend(skipped)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _sync_own(self, now: float, leader: Optional[bool] = None) -> SyncReport:
+        """One sync of this process's targets (all of them, unless shards hold some)."""
         t0 = time.perf_counter()
         report = SyncReport(now)
         due = [r for r in self.runs if r.retry_at <= now]
         report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
-        leader = self.elector.is_leader()
+        if leader is None:
+            leader = self.elector.is_leader()
         if leader and not self._was_leader:
             # a standby that becomes the leader continues the previous leader's windows,
             # rate periods and cooldowns from the shared store, not its own decisions
@@ -292,6 +317,9 @@ class Controller:
     def request_stop(self) -> None:
         """Start no new target sync; the loop persists and returns."""
         self.stop_event.set()
+        for shard in self._shards:
+            if shard.busy:
+                shard.stop()
 
     def run(self, *, once: bool = False) -> int:
         """Sync every period until stopped (or ``until`` of virtual time); ``once``:
@@ -303,6 +331,8 @@ class Controller:
                 log(logging.ERROR, "the state store failed: nothing was written", error=str(e))
                 print(f"scalebridge run: the state store failed: {e}", file=sys.stderr)
                 return 1
+            except ShardError as e:
+                return _shard_failed(e)
             self.last_report = report
             return 1 if report.failed else 0
         clock = self.clock
@@ -317,6 +347,8 @@ class Controller:
                 # no write without its intent persisted: this sync's writes were not made;
                 # the targets' state stays in memory and is saved by the next sync that can
                 log(logging.ERROR, "the state store failed: no write this sync", error=str(e))
+            except ShardError as e:
+                return _shard_failed(e)
             if self.stop_event.is_set():
                 break
             next_t = now + self.period
@@ -331,6 +363,8 @@ class Controller:
         if self._closed:
             return
         self._closed = True
+        for shard in self._shards:
+            shard.close()
         if self._pool is not None:
             self._pool.close()
         try:
@@ -344,6 +378,12 @@ class Controller:
         self.store.close()
 
 
+def _shard_failed(e: ShardError) -> int:
+    log(logging.ERROR, "a shard process failed: stopping", error=str(e))
+    print(f"scalebridge run: {e}", file=sys.stderr)
+    return 1
+
+
 def _default_pacing():
     from ..providers import Pacing
     return Pacing()
@@ -352,7 +392,8 @@ def _default_pacing():
 def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] = "real", state: Optional[str] = None,
                      dry_run: bool = False, audit: Union[str, AuditLog, None] = None, metrics: Any = None,
                      leader_elect: bool = False, elector: Optional[Elector] = None, until: Optional[float] = None,
-                     seed: Optional[int] = None, workers: Optional[int] = None) -> Controller:
+                     seed: Optional[int] = None, workers: Optional[int] = None,
+                     processes: Optional[int] = None) -> Controller:
     """A controller for the run configuration at ``config`` (a path, or a loaded
     configuration). ``clock``: ``"real"``, ``"virtual"`` or a clock object; ``state``:
     ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog`."""
@@ -361,14 +402,14 @@ def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] 
     try:
         return _build_controller(config, clock=clock, state=state, dry_run=dry_run, audit=audit, metrics=metrics,
                                  leader_elect=leader_elect, elector=elector, until=until, seed=seed,
-                                 workers=workers)
+                                 workers=workers, processes=processes)
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_elect, elector, until, seed,
-                      workers) -> Controller:
+                      workers, processes) -> Controller:
     loaded = load_config(config) if isinstance(config, str) or hasattr(config, "__fspath__") else config
     virtual = clock == "virtual"
     runtime = build(loaded, clock="virtual" if virtual else "real")
@@ -408,7 +449,7 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
             elector.start()
         log_ = AuditLog(audit) if isinstance(audit, str) else audit
         c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
-                       workers=workers, seed=seed, until=until)
+                       workers=workers, seed=seed, until=until, processes=processes)
         c.start_time = start_time
         return c
     except BaseException:

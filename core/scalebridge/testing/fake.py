@@ -91,6 +91,8 @@ a crash-safe controller must survive deterministically.
 **Threads.** The fake is in memory (``Provider.blocking`` False): the controller
 syncs its targets on its own thread. ``blocking: true`` makes it stand for a cloud
 provider whose calls wait on the network, synced on the controller's worker pool.
+Without a world on disk its targets may be synced in shard processes
+(``processes: N``); each process then counts only its own targets' calls.
 
 Capabilities: ``METRICS`` and ``VIRTUAL_CLOCK`` (``capabilities: [...]`` narrows
 them; without ``METRICS``, ``read_metrics`` reads nothing). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
@@ -629,6 +631,7 @@ class FakeProvider(Provider):
         if world is not None and not isinstance(world, (str, os.PathLike)):
             raise _bad("world", f"expected a file path, got {world!r}")
         self.world: Optional[str] = None if world is None else os.path.expanduser(os.fspath(world))
+        self.shardable = self.world is None   # a world on disk is one file for all targets
 
         self.calls: Counter = Counter()          # (target, call) -> calls
         self.total_calls = 0

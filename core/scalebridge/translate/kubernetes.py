@@ -195,9 +195,9 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
     if doc.get("kind") != "HorizontalPodAutoscaler":
         raise NativeError(rd.where("kind"), f"expected HorizontalPodAutoscaler, got {doc.get('kind')!r}")
     api = doc.get("apiVersion")
-    if not one_of(api, ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v1")):
-        raise NativeError(rd.where("apiVersion"), f"unsupported apiVersion {api!r}; "
-                                                  "autoscaling/v2, autoscaling/v2beta2 or autoscaling/v1")
+    if not one_of(api, ("autoscaling/v2", "autoscaling/v2beta2", "autoscaling/v2beta1", "autoscaling/v1")):
+        raise NativeError(rd.where("apiVersion"), f"unsupported apiVersion {api!r}; autoscaling/v2, "
+                                                  "autoscaling/v2beta2, autoscaling/v2beta1 or autoscaling/v1")
     meta = rd.mapping(doc.get("metadata"), "metadata")
     spec = rd.mapping(doc.get("spec"), "spec")
     policy: dict = {"semantics": "kubernetes"}
@@ -220,15 +220,76 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
         policy["metrics"] = [{"type": "resource", "name": "cpu",
                               "target": {"type": "Utilization", "average_utilization": cpu or 80}}]
         return policy, losses
-    rd.unknown(spec, {"scaleTargetRef", "minReplicas", "maxReplicas", "metrics", "behavior"}, "spec")
+    v2beta1 = api == "autoscaling/v2beta1"
+    rd.unknown(spec, {"scaleTargetRef", "minReplicas", "maxReplicas", "metrics"} | (set() if v2beta1 else {"behavior"}),
+               "spec")
     metrics = []
     for i, m in enumerate(rd.listing(spec.get("metrics"), "spec", "metrics")):
-        metrics.append(_metric(rd, rd.mapping(m, "spec", "metrics", i), ("spec", "metrics", i)))
+        read = _metric_v2beta1 if v2beta1 else _metric
+        metrics.append(read(rd, rd.mapping(m, "spec", "metrics", i), ("spec", "metrics", i)))
     if metrics:
         policy["metrics"] = metrics
     if "behavior" in spec:
         policy["behavior"] = _import_behavior(rd, rd.mapping(spec["behavior"], "spec", "behavior"), policy)
     return policy, losses
+
+
+# autoscaling/v2beta1's metric sources: the target is a field per target type
+# (https://github.com/kubernetes/api/blob/master/autoscaling/v2beta1/types.go: ResourceMetricSource
+# targetAverageUtilization / targetAverageValue, PodsMetricSource targetAverageValue, ObjectMetricSource
+# targetValue / averageValue with its object in `target`, ExternalMetricSource targetValue /
+# targetAverageValue)
+_V2BETA1_FIELDS = {
+    "Resource": {"name", "targetAverageUtilization", "targetAverageValue"},
+    "ContainerResource": {"name", "container", "targetAverageUtilization", "targetAverageValue"},
+    "Pods": {"metricName", "targetAverageValue", "selector"},
+    "Object": {"target", "metricName", "targetValue", "averageValue", "selector"},
+    "External": {"metricName", "metricSelector", "targetValue", "targetAverageValue"},
+}
+_V2BETA1_TARGETS = (("targetAverageUtilization", "Utilization", "average_utilization"),
+                    ("targetAverageValue", "AverageValue", "average_value"),
+                    ("averageValue", "AverageValue", "average_value"),
+                    ("targetValue", "Value", "value"))
+
+
+def _metric_v2beta1(rd: Reader, m: dict, at: tuple) -> dict:
+    kind = m.get("type")
+    if not one_of(kind, _FIELD):
+        raise NativeError(rd.where(*at, "type"), f"unknown metric type {kind!r}; valid: {', '.join(_FIELD)}")
+    rd.unknown(m, {"type", _FIELD[kind]}, *at)
+    body = rd.mapping(m.get(_FIELD[kind]), *at, _FIELD[kind])
+    if not body:
+        raise NativeError(rd.where(*at, _FIELD[kind]), f"required for a {kind} metric")
+    at = at + (_FIELD[kind],)
+    rd.unknown(body, _V2BETA1_FIELDS[kind], *at)
+    out: dict = {"type": _TYPE[kind]}
+    key = "name" if kind in ("Resource", "ContainerResource") else "metricName"
+    out["name"] = rd.string(body.get(key), *at, key)
+    if not out["name"]:
+        raise NativeError(rd.where(*at, key), "required field is missing: the metric's name")
+    if kind == "ContainerResource":
+        out["container"] = rd.string(body.get("container"), *at, "container")
+    for sel in ("selector", "metricSelector"):
+        if body.get(sel):
+            rd.losses.add(rd.where(*at, sel), "a metric's label selector is the metric source's business; dropped")
+    if kind == "Object" and body.get("target"):
+        rd.losses.note(rd.where(*at, "target"), "the described object is the metric source's business, "
+                                                "not part of a policy")
+    given = [(f, tt, snake) for f, tt, snake in _V2BETA1_TARGETS if f in body]
+    if len(given) != 1:
+        raise NativeError(rd.where(*at), "expected exactly one of " + ", ".join(
+            f for f, _, _ in _V2BETA1_TARGETS if f in _V2BETA1_FIELDS[kind]))
+    f, tt, snake = given[0]
+    v = body[f]
+    if tt == "Utilization":
+        v = rd.number(v, *at, f, integer=True)
+    elif isinstance(v, str):
+        from ..policy import _QUANTITY_PATTERN
+        import re
+        if not re.match(_QUANTITY_PATTERN, v):
+            raise NativeError(rd.where(*at, f), f"not a quantity: {v!r}")
+    out["target"] = {"type": tt, snake: v}
+    return out
 
 
 def _metric(rd: Reader, m: dict, at: tuple) -> dict:

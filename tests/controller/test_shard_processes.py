@@ -169,3 +169,23 @@ def test_processes_in_the_configuration_is_checked(tmp_path):
     path = config(tmp_path, processes=0)
     with pytest.raises(ConfigError, match="processes"):
         load_config(str(path))
+
+
+def test_scalebridge_run_with_sim_targets_in_two_processes_audits_what_one_process_does(tmp_path):
+    """Through the command line, on the virtual clock: the sim provider's targets
+    (one per semantics) in two processes give the same audit, record for record."""
+    ref = {"workload": "flash_crowd", "seed": 3, "duration": "1h", "capacity": 10, "startup": 60}
+    doc = {"sync_period_seconds": 15, "policies": {"web": {k: v for k, v in POLICY.items()}},
+           "targets": [{"name": s, "provider": "sim", "policy": "web", "semantics": s, "ref": ref} for s in SEMANTICS]}
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(doc), encoding="utf-8")
+    audits = []
+    for processes in ("1", "2"):
+        proc = subprocess.run([sys.executable, "-m", "scalebridge.cli", "run", "run.yaml", "--clock", "virtual",
+                               "--until", "1h", "--processes", processes, "--state", f"s{processes}.db",
+                               "--audit", f"a{processes}.jsonl"], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        audits.append(sorted((tmp_path / f"a{processes}.jsonl").read_text().splitlines()))
+    assert audits[0] == audits[1]
+    assert len(audits[0]) == 5 * 240
+    assert any('"applied"' in line for line in audits[0])

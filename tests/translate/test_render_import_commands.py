@@ -175,3 +175,23 @@ def test_an_aws_field_the_api_does_not_know_names_the_field(tmp_path, capsys):
     body["PolicyType"] = "StepScaling"
     err = _bad(tmp_path, capsys, "aws", json.dumps(body))
     assert err.startswith("scalebridge import: $.StepAdjustments[0].Cooldown: unknown field")
+
+
+def test_bounds_the_provider_refuses_name_the_native_field(tmp_path, capsys):
+    """Each API refuses a negative count and a minimum above the maximum (HPA validation: "must be
+    greater than or equal to minReplicas"; UpdateAutoScalingGroup, autoscalers.insert and the autoscale
+    setting's capacity likewise): the message names the native field, not the policy's."""
+    hpa = ("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\n"
+           "spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}, minReplicas: 3, maxReplicas: 2}\n")
+    assert _bad(tmp_path, capsys, "kubernetes", hpa) == \
+        "scalebridge import: $.spec.minReplicas: 3 is greater than the maximum ($.spec.maxReplicas: 2)\n"
+    gce = {"autoscalingPolicy": {"minNumReplicas": 1, "maxNumReplicas": -4}}
+    assert _bad(tmp_path, capsys, "gce", json.dumps(gce)) == \
+        "scalebridge import: $.autoscalingPolicy.maxNumReplicas: a count is zero or more, got -4\n"
+    aws = {"UpdateAutoScalingGroup": [{"AutoScalingGroupName": "web", "MinSize": 5, "MaxSize": 2}]}
+    assert _bad(tmp_path, capsys, "aws", json.dumps(aws)).startswith(
+        "scalebridge import: $.UpdateAutoScalingGroup[0].MinSize: 5 is greater than the maximum")
+    azure = {"properties": {"profiles": [{"name": "p", "capacity": {"minimum": "4", "maximum": "2", "default": "2"},
+                                          "rules": []}]}}
+    assert _bad(tmp_path, capsys, "azure", json.dumps(azure)).startswith(
+        "scalebridge import: $.properties.profiles[0].capacity.minimum: 4 is greater than the maximum")

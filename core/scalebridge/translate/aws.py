@@ -314,9 +314,10 @@ def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedule
     group_cooldown = None
     for at, g in groups[:1]:
         for key, field in (("MinSize", "min_replicas"), ("MaxSize", "max_replicas")):
-            v = rd.number(g.get(key), *at, key, integer=True)
+            v = rd.count(g.get(key), *at, key)
             if v is not None:
                 policy[field] = v
+        rd.ordered(policy.get("min_replicas"), policy.get("max_replicas"), at + ("MinSize",), at + ("MaxSize",))
         w = rd.number(g.get("DefaultInstanceWarmup"), *at, "DefaultInstanceWarmup", integer=True)
         if w is not None:
             policy["initialization_period_seconds"] = w

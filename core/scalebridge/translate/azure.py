@@ -228,7 +228,8 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
         cap = rd.mapping(pr.get("capacity"), *at, "capacity")
         if not cap and "capacity" not in pr:
             raise NativeError(rd.where(*at, "capacity"), "required field is missing")
-        c = {f: rd.number(cap.get(f), *at, "capacity", f, integer=True) for f in ("minimum", "maximum", "default")}
+        c = {f: rd.count(cap.get(f), *at, "capacity", f) for f in ("minimum", "maximum", "default")}
+        rd.ordered(c["minimum"], c["maximum"], at + ("capacity", "minimum"), at + ("capacity", "maximum"))
         rules = [r for r in (_rule(rd, rule, at + ("rules", i))
                              for i, rule in enumerate(rd.listing(pr.get("rules"), *at, "rules"))) if r]
         pname = pr.get("name") if isinstance(pr.get("name"), str) else f"profile-{k}"

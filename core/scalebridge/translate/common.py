@@ -171,6 +171,19 @@ class Reader:
             raise NativeError(self.where(*parts), f"expected an integer, got {v!r}")
         return v
 
+    def count(self, v: Any, *parts: object) -> Optional[int]:
+        """An instance or replica count: an integer, zero or more."""
+        n = self.number(v, *parts, integer=True)
+        if n is not None and n < 0:
+            raise NativeError(self.where(*parts), f"a count is zero or more, got {n}")
+        return n
+
+    def ordered(self, lo: Optional[int], hi: Optional[int], lo_parts: tuple, hi_parts: tuple) -> None:
+        """A minimum no greater than its maximum, as every provider's API requires of its bounds."""
+        if lo is not None and hi is not None and lo > hi:
+            raise NativeError(self.where(*lo_parts), f"{lo} is greater than the maximum "
+                                                    f"({self.where(*hi_parts)}: {hi})")
+
     def mapping(self, v: Any, *parts: object) -> dict:
         if v is None:
             return {}

@@ -191,8 +191,9 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
     policy: dict = {"semantics": "gce"}
     if isinstance(res.get("name"), str) and not rd.template(res["name"], "name"):
         policy["name"] = res["name"]
-    mn = rd.number(ap.get("minNumReplicas"), *at, "minNumReplicas", integer=True)
-    mx = rd.number(ap.get("maxNumReplicas"), *at, "maxNumReplicas", integer=True)
+    mn = rd.count(ap.get("minNumReplicas"), *at, "minNumReplicas")
+    mx = rd.count(ap.get("maxNumReplicas"), *at, "maxNumReplicas")
+    rd.ordered(mn, mx, at + ("minNumReplicas",), at + ("maxNumReplicas",))
     if mx is None and "maxNumReplicas" not in ap:
         raise NativeError(rd.where(*at, "maxNumReplicas"), "required when creating or updating an autoscaler")
     if mn is not None:

@@ -206,10 +206,11 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
     if "scaleTargetRef" in spec:
         losses.note(rd.where("spec", "scaleTargetRef"), "the scaled workload is the run configuration's `ref`, "
                                                         "not part of a policy")
-    mn = rd.number(spec.get("minReplicas"), "spec", "minReplicas", integer=True)
-    mx = rd.number(spec.get("maxReplicas"), "spec", "maxReplicas", integer=True)
+    mn = rd.count(spec.get("minReplicas"), "spec", "minReplicas")
+    mx = rd.count(spec.get("maxReplicas"), "spec", "maxReplicas")
     if mx is None:
         raise NativeError(rd.where("spec", "maxReplicas"), "required field is missing")
+    rd.ordered(1 if mn is None else mn, mx, ("spec", "minReplicas"), ("spec", "maxReplicas"))
     policy["min_replicas"] = 1 if mn is None else mn
     policy["max_replicas"] = mx
     if api == "autoscaling/v1":

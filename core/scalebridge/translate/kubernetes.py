@@ -201,8 +201,9 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
     meta = rd.mapping(doc.get("metadata"), "metadata")
     spec = rd.mapping(doc.get("spec"), "spec")
     policy: dict = {"semantics": "kubernetes"}
-    if meta.get("name"):
-        policy["name"] = meta["name"]
+    name = rd.string(meta.get("name"), "metadata", "name")
+    if name:
+        policy["name"] = name
     if "scaleTargetRef" in spec:
         losses.note(rd.where("spec", "scaleTargetRef"), "the scaled workload is the run configuration's `ref`, "
                                                         "not part of a policy")

@@ -78,8 +78,10 @@ def cmd_run(args) -> int:
                 _say("run", f"--metrics-port {args.metrics_port}: {e.strerror or e}")
                 return EXIT_BAD_INPUT
             log(20, "serving metrics", port=port, path="/metrics")
-        log(20, "running", targets=len(controller.runs), period=controller.period,
-            clock=args.clock, dry_run=args.dry_run or None)
+        shards = controller._shards
+        log(20, "running", targets=len(controller.runs) + sum(len(s.names) for s in shards),
+            processes=len(shards) + 1 if shards else None, period=controller.period, clock=args.clock,
+            dry_run=args.dry_run or None)
         code = controller.run(once=args.once)
         if args.once:
             for name, why in controller.last_report.failed:

@@ -190,3 +190,48 @@ def test_a_changed_alarm_is_updated_and_a_dropped_rule_deleted_with_its_alarm(aw
                   if a["AlarmName"].startswith("web-")) == ["web-rule-0-alarm"]
     assert _apply_rules(tmp_path, capsys, moto_url, [RULE.format(t=80)]).strip().splitlines()[-1] == \
         "web-asg: unchanged"
+
+
+SCHEDULE_CONFIG = """\
+providers:
+  aws: {{region: us-east-1, endpoint_url: "{url}"}}
+policies:
+  web:
+    name: web
+    min_replicas: 2
+    max_replicas: 12
+    schedules:
+      - {{name: office, schedule: "0 8 * * MON-FRI", time_zone: Europe/Paris, duration_seconds: 36000,
+         min_required_replicas: {floor}}}
+targets:
+  - {{name: web-asg, provider: aws, policy: web, ref: {{auto_scaling_group: web}}}}
+"""
+
+
+def test_a_scaling_schedule_is_two_scheduled_actions_created_then_updated(aws, moto_url, tmp_path, capsys):
+    """PutScheduledUpdateGroupAction "Creates or updates a scheduled scaling action"
+    (API_PutScheduledUpdateGroupAction.html): MinSize raised at 08:00 Paris on weekdays, restored at 18:00;
+    a second apply changes nothing, a changed floor updates the start action in place."""
+    asg, _ = aws
+    f = tmp_path / "run.yaml"
+
+    def apply(floor, *flags):
+        f.write_text(SCHEDULE_CONFIG.format(url=moto_url, floor=floor))
+        code = main(["apply", str(f), "--native", *flags])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return out
+
+    def actions():
+        got = asg.describe_scheduled_actions(AutoScalingGroupName="web")["ScheduledUpdateGroupActions"]
+        return sorted((a["ScheduledActionName"], a["Recurrence"], a["MinSize"], a.get("TimeZone")) for a in got)
+
+    assert "web-asg: PutScheduledUpdateGroupAction web-office-start: create" in apply(6, "--dry-run")
+    assert actions() == []
+    apply(6)
+    assert actions() == [("web-office-end", "0 18 * * 1,2,3,4,5", 2, "Europe/Paris"),
+                         ("web-office-start", "0 8 * * 1,2,3,4,5", 6, "Europe/Paris")]
+    assert apply(6).strip().splitlines()[-1] == "web-asg: unchanged"
+    assert "web-asg: PutScheduledUpdateGroupAction web-office-start: MinSize: 6 -> 8" in apply(8)
+    assert actions()[1] == ("web-office-start", "0 8 * * 1,2,3,4,5", 8, "Europe/Paris")
+    assert len(actions()) == 2

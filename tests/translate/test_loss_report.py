@@ -277,7 +277,17 @@ FEATURES = [
         "kubernetes": ['schedules[0]: an HPA has no scaling schedules; dropped'],
         'gce': [],
         'azure': ['schedules[0]: Azure has no cron scaling schedules (recurrence profiles set whole capacities instead); dropped'],
-        'aws': ['schedules[0]: an AWS scheduled action sets sizes at a time and has no duration; dropped'],
+        'aws': ['schedules[0]: approximated as two scheduled actions, MinSize 4 at each start and 1 at each end (an end '
+                'restores the minimum even while another schedule is active)'],
+    }),
+    # a scheduled action has no duration: its end is a second action, a cron expression only when the start
+    # is one minute of one hour (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html)
+    ('schedule_two_starts', {"schedules": [{"name": "office", "schedule": "0 8,12 * * MON-FRI", "duration_seconds": 3600, "min_required_replicas": 4}]}, {
+        "kubernetes": ['schedules[0]: an HPA has no scaling schedules; dropped'],
+        'gce': [],
+        'azure': ['schedules[0]: Azure has no cron scaling schedules (recurrence profiles set whole capacities instead); dropped'],
+        'aws': ['schedules[0]: an AWS scheduled action has no duration, and the end of this schedule is no cron '
+                'expression (more than one start minute or hour a day); dropped'],
     }),
     ('predictive', {"metrics": [CPU], "predictive": {"mode": "ForecastOnly", "look_ahead_seconds": 600}}, {
         "kubernetes": ['predictive: an HPA does not forecast; dropped'],
@@ -341,7 +351,7 @@ ROWS = {
     "rule `divide_per_instance`": ["divide"],
     "rule `Equals`/`NotEquals`": ["equals", "not_equals"],
     "`profiles`": ["profile"],
-    "`schedules`": ["schedule"],
+    "`schedules`": ["schedule", "schedule_two_starts"],
     "`predictive`": ["predictive", "predictive_settings"],
 }
 # lines about the context a row's fragment needs (a CPU target to forecast on), not about its feature

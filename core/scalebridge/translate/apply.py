@@ -145,11 +145,23 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
             changed = True
             if not dry_run:
                 call("cloudwatch", "put_metric_alarm", **body)
-    for body in native["PutScheduledUpdateGroupAction"]:
-        changed = True
-        say(f"{name}: PutScheduledUpdateGroupAction {body['ScheduledActionName']}: put")
-        if not dry_run:
-            call("autoscaling", "put_scheduled_update_group_action", **body)
+    scheduled = native["PutScheduledUpdateGroupAction"]
+    current_scheduled = {}
+    if scheduled:
+        current_scheduled = {a["ScheduledActionName"]: a for a in call(
+            "autoscaling", "describe_scheduled_actions", AutoScalingGroupName=group,
+            ScheduledActionNames=[b["ScheduledActionName"] for b in scheduled]).get("ScheduledUpdateGroupActions", [])}
+    for body in scheduled:
+        have = current_scheduled.get(body["ScheduledActionName"])
+        d = diff(body, have or {}, skip=("AutoScalingGroupName",))
+        if have is None:
+            say(f"{name}: PutScheduledUpdateGroupAction {body['ScheduledActionName']}: create")
+        for line in d if have is not None else []:
+            say(f"{name}: PutScheduledUpdateGroupAction {body['ScheduledActionName']}: {line}")
+        if d:
+            changed = True
+            if not dry_run:
+                call("autoscaling", "put_scheduled_update_group_action", **body)
     if not changed:
         say(f"{name}: unchanged")
     return changed

@@ -125,17 +125,75 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                                             "PredictiveScalingConfiguration": cfg})
             if pr.look_ahead_seconds is not None:
                 losses.add("predictive.look_ahead_seconds", "AWS forecasts 48 hours ahead; dropped")
+    for i, sc in enumerate(p.schedules or []):
+        _schedule_actions(p, sc, i, asg, base, out, losses)
     drop_unexpressed(p, losses, {
         "behavior": "AWS has no stabilization windows or rate policies (target tracking holds scale-in for 15 "
                     "minutes below 90% of the target); dropped",
         "tolerance": "AWS target tracking has no tolerance band; dropped",
         "scale_in_control": "AWS has no scale-in control; dropped",
-        "schedules": "an AWS scheduled action sets sizes at a time and has no duration; dropped",
         "profiles": "AWS has no instance profiles (scheduled actions set sizes at a time); dropped",
         "mode": f"mode {p.mode}: AWS suspends processes instead (SuspendProcesses); dropped",
         "default_replicas": "an Auto Scaling group keeps its size when alarms lack data; dropped",
         "allowed_replicas": "an Auto Scaling group scales to any count; dropped"})
     return {k: v for k, v in out.items()}, losses
+
+
+def _cron_list(values, full: int) -> str:
+    return "*" if len(values) >= full else ",".join(str(v) for v in sorted(values))
+
+
+def _schedule_actions(p: Policy, sc, i: int, asg: str, base: str, out: dict, losses: Losses) -> None:
+    """A scaling schedule (a floor of ``min_required_replicas`` for ``duration_seconds`` from each
+    start) as two scheduled actions: MinSize raised at each start, restored at each end
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html:
+    "the recurring schedule ... in Unix cron syntax", with its TimeZone). The end is the start
+    moved by the duration, which a cron expression holds when the start is one minute of one
+    hour and, past midnight, the days are named by weekday only."""
+    from ..cron import CronSchedule
+    at = path("schedules", i)
+    if sc.disabled:
+        losses.add(at, "a disabled scaling schedule; left out")
+        return
+    c = CronSchedule.parse(sc.schedule)
+    start_min = next(iter(c.minutes)) if len(c.minutes) == 1 else None
+    start_hour = next(iter(c.hours)) if len(c.hours) == 1 else None
+    duration = float(sc.duration_seconds)
+    why = None
+    if c.years is not None:
+        why = "a cron year field"
+    elif start_min is None or start_hour is None:
+        why = "more than one start minute or hour a day"
+    elif duration % 60:
+        why = "a duration that is not whole minutes"
+    if why is None:
+        end = start_hour * 60 + start_min + int(duration // 60)
+        days, end = divmod(end, 1440)
+        if days and (c.dom_restricted or len(c.months) < 12):
+            why = "an end past midnight of a schedule that names days of the month or months"
+        elif days and not c.dow_restricted and duration >= 86400:
+            why = "a daily schedule lasting a day or more"
+        elif days >= 7:
+            why = "a duration of a week or more"
+    if why is not None:
+        losses.add(at, f"an AWS scheduled action has no duration, and the end of this schedule is no cron "
+                       f"expression ({why}); dropped")
+        return
+    dom = _cron_list(c.days, 31) if c.dom_restricted else "*"
+    month = _cron_list(c.months, 12)
+    dow = _cron_list(c.weekdays, 7) if c.dow_restricted else "*"
+    end_dow = _cron_list({(d + days) % 7 for d in c.weekdays}, 7) if c.dow_restricted else "*"
+    floor = max(p.min_replicas or 0, sc.min_required_replicas)
+    if p.max_replicas is not None:
+        floor = min(floor, p.max_replicas)
+    for suffix, minute, hour, weekdays, size in (("start", start_min, start_hour, dow, floor),
+                                                 ("end", end % 60, end // 60, end_dow, p.min_replicas)):
+        out["PutScheduledUpdateGroupAction"].append(
+            {"AutoScalingGroupName": asg, "ScheduledActionName": f"{base}-{sc.name}-{suffix}",
+             "Recurrence": f"{minute} {hour} {dom} {month} {weekdays}", "MinSize": size,
+             "TimeZone": sc.time_zone})
+    losses.add(at, f"approximated as two scheduled actions, MinSize {floor} at each start and {p.min_replicas} "
+                   "at each end (an end restores the minimum even while another schedule is active)")
 
 
 def _rule(r, i: int, asg: str, base: str, out: dict, losses: Losses) -> None:

@@ -146,11 +146,16 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
             if not dry_run:
                 call("cloudwatch", "put_metric_alarm", **body)
     scheduled = native["PutScheduledUpdateGroupAction"]
-    current_scheduled = {}
-    if scheduled:
-        current_scheduled = {a["ScheduledActionName"]: a for a in call(
-            "autoscaling", "describe_scheduled_actions", AutoScalingGroupName=group,
-            ScheduledActionNames=[b["ScheduledActionName"] for b in scheduled]).get("ScheduledUpdateGroupActions", [])}
+    current_scheduled = {a["ScheduledActionName"]: a for a in call(
+        "autoscaling", "describe_scheduled_actions", AutoScalingGroupName=group).get("ScheduledUpdateGroupActions", [])}
+    wanted = {b["ScheduledActionName"] for b in scheduled}
+    for aname in sorted(set(current_scheduled) - wanted):
+        # one an earlier apply of this policy wrote for a schedule it no longer has (NAME-SCHEDULE-start/-end)
+        if aname.startswith(f"{base}-") and aname.endswith(("-start", "-end")):
+            changed = True
+            say(f"{name}: DeleteScheduledAction {aname}: no longer in the policy")
+            if not dry_run:
+                call("autoscaling", "delete_scheduled_action", AutoScalingGroupName=group, ScheduledActionName=aname)
     for body in scheduled:
         have = current_scheduled.get(body["ScheduledActionName"])
         d = diff(body, have or {}, skip=("AutoScalingGroupName",))

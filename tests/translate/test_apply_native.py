@@ -235,8 +235,11 @@ def test_a_scaling_schedule_is_two_scheduled_actions_created_then_updated(aws, m
     assert "web-asg: PutScheduledUpdateGroupAction web-office-start: MinSize: 6 -> 8" in apply(8)
     assert actions()[1] == ("web-office-start", "0 8 * * 1,2,3,4,5", 8, "Europe/Paris")
     assert len(actions()) == 2
-    # the schedule renamed: the old pair is deleted, the new one created (still two actions)
+    # the schedule renamed: the old pair is deleted, the new one created (still two actions); a lone
+    # action of the group's named like one is someone else's and stays
+    asg.put_scheduled_update_group_action(AutoScalingGroupName="web", ScheduledActionName="web-nightly-end",
+                                          Recurrence="0 23 * * *", MinSize=1)
     f.write_text(SCHEDULE_CONFIG.format(url=moto_url, floor=8).replace("name: office", "name: shop"))
     assert main(["apply", str(f), "--native"]) == 0
     assert "web-asg: DeleteScheduledAction web-office-end: no longer in the policy" in capsys.readouterr().out
-    assert [a[0] for a in actions()] == ["web-shop-end", "web-shop-start"]
+    assert [a[0] for a in actions()] == ["web-nightly-end", "web-shop-end", "web-shop-start"]

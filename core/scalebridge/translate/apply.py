@@ -149,10 +149,15 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
     current_scheduled = {a["ScheduledActionName"]: a for a in call(
         "autoscaling", "describe_scheduled_actions", AutoScalingGroupName=group).get("ScheduledUpdateGroupActions", [])}
     wanted = {b["ScheduledActionName"] for b in scheduled}
-    for aname in sorted(set(current_scheduled) - wanted):
-        # one an earlier apply of this policy wrote for a schedule it no longer has (NAME-SCHEDULE-start/-end)
-        if aname.startswith(f"{base}-") and aname.endswith(("-start", "-end")):
-            changed = True
+    stale = set(current_scheduled) - wanted
+    for start in sorted(a for a in stale if a.startswith(f"{base}-") and a.endswith("-start")):
+        # the pair an earlier apply of this policy wrote for a schedule it no longer has
+        # (NAME-SCHEDULE-start and NAME-SCHEDULE-end); a lone action is someone else's
+        end = start[:-len("start")] + "end"
+        if end not in stale:
+            continue
+        changed = True
+        for aname in (start, end):
             say(f"{name}: DeleteScheduledAction {aname}: no longer in the policy")
             if not dry_run:
                 call("autoscaling", "delete_scheduled_action", AutoScalingGroupName=group, ScheduledActionName=aname)

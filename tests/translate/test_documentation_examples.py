@@ -138,7 +138,12 @@ def test_gce_multiple_signals_example_decides_as_the_page():
     policy, losses = import_native(json.dumps(FOUR_SIGNALS), "gce")
     assert losses.lines == []
     assert decide(_four_signal_request(policy, GCE_NOW))["desired_replicas"] == 15     # Wednesday 12:00 New York
-    assert decide(_four_signal_request(policy, GCE_NOW + 10 * 3600))["desired_replicas"] == 14   # 22:00
+    r = decide(_four_signal_request(policy, GCE_NOW + 10 * 3600))   # 22:00: no schedule active
+    assert r["desired_replicas"] == 14
+    # the page: "7 VMs based on CPU utilization", "7 VMs based on load balancing", "11 VMs based on
+    # metric1", "14 VMs based on metric2"
+    assert [(m["name"], m["replicas"]) for m in r["metrics"]] == [("cpu", 7), ("load_balancing", 7),
+                                                                  ("metric1", 11), ("metric2", 14)]
 
 
 # https://msdn.microsoft.com/en-us/library/dn931928.aspx ("Create or update an autoscale setting"):

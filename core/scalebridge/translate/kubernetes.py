@@ -9,11 +9,12 @@ per-direction ``tolerance`` as in "Tolerance"
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Optional, Union
 
 import yaml
 
-from ..policy import Policy
+from ..policy import _QUANTITY_PATTERN, Policy
 from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed, num, path,
                      yaml_document)
 
@@ -254,7 +255,9 @@ _V2BETA1_TARGETS = (("targetAverageUtilization", "Utilization", "average_utiliza
                     ("targetValue", "Value", "value"))
 
 
-def _metric_v2beta1(rd: Reader, m: dict, at: tuple) -> dict:
+def _metric_source(rd: Reader, m: dict, at: tuple) -> tuple[str, dict, tuple]:
+    """A metric's type, its source object (``resource``, ``pods`` …) and that
+    object's path: the part every autoscaling API version shares."""
     kind = m.get("type")
     if not one_of(kind, _FIELD):
         raise NativeError(rd.where(*at, "type"), f"unknown metric type {kind!r}; valid: {', '.join(_FIELD)}")
@@ -263,6 +266,11 @@ def _metric_v2beta1(rd: Reader, m: dict, at: tuple) -> dict:
     if not body:
         raise NativeError(rd.where(*at, _FIELD[kind]), f"required for a {kind} metric")
     at = at + (_FIELD[kind],)
+    return kind, body, at
+
+
+def _metric_v2beta1(rd: Reader, m: dict, at: tuple) -> dict:
+    kind, body, at = _metric_source(rd, m, at)
     rd.unknown(body, _V2BETA1_FIELDS[kind], *at)
     out: dict = {"type": _TYPE[kind]}
     key = "name" if kind in ("Resource", "ContainerResource") else "metricName"
@@ -286,8 +294,6 @@ def _metric_v2beta1(rd: Reader, m: dict, at: tuple) -> dict:
     if tt == "Utilization":
         v = rd.number(v, *at, f, integer=True)
     elif isinstance(v, str):
-        from ..policy import _QUANTITY_PATTERN
-        import re
         if not re.match(_QUANTITY_PATTERN, v):
             raise NativeError(rd.where(*at, f), f"not a quantity: {v!r}")
     out["target"] = {"type": tt, snake: v}
@@ -295,14 +301,7 @@ def _metric_v2beta1(rd: Reader, m: dict, at: tuple) -> dict:
 
 
 def _metric(rd: Reader, m: dict, at: tuple) -> dict:
-    kind = m.get("type")
-    if not one_of(kind, _FIELD):
-        raise NativeError(rd.where(*at, "type"), f"unknown metric type {kind!r}; valid: {', '.join(_FIELD)}")
-    rd.unknown(m, {"type", _FIELD[kind]}, *at)
-    body = rd.mapping(m.get(_FIELD[kind]), *at, _FIELD[kind])
-    if not body:
-        raise NativeError(rd.where(*at, _FIELD[kind]), f"required for a {kind} metric")
-    at = at + (_FIELD[kind],)
+    kind, body, at = _metric_source(rd, m, at)
     out: dict = {"type": _TYPE[kind]}
     if one_of(kind, ("Resource", "ContainerResource")):
         rd.unknown(body, {"name", "target", "container"} if kind == "ContainerResource" else {"name", "target"}, *at)
@@ -335,8 +334,6 @@ def _metric(rd: Reader, m: dict, at: tuple) -> dict:
     if tt == "Utilization":
         v = rd.number(v, *at, "target", field, integer=True)
     elif isinstance(v, str):
-        from ..policy import _QUANTITY_PATTERN
-        import re
         if not re.match(_QUANTITY_PATTERN, v):
             raise NativeError(rd.where(*at, "target", field), f"not a quantity: {v!r}")
     snake = {"averageUtilization": "average_utilization", "averageValue": "average_value", "value": "value"}[field]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Iterator
 
-from .aws import _GENERATED, policy_arn, render as render_aws
+from .aws import RENDERED_POLICY_NAME, policy_arn, render as render_aws
 from .common import as_policy
 from .azure import render as render_azure
 from .gce import render as render_gce
@@ -110,7 +110,7 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
                 arns[p["PolicyName"]] = p["PolicyARN"]
     base = as_policy(policy).name or "scalebridge"
     for pname in sorted(set(existing) - {b["PolicyName"] for b in native["PutScalingPolicy"]}):
-        m = _GENERATED.match(pname)
+        m = RENDERED_POLICY_NAME.match(pname)
         if m is None or m.group(1) != base:
             say(f"{name}: PutScalingPolicy {pname}: on the group but not in the policy; left as it is")
             continue

@@ -412,13 +412,15 @@ def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedule
     return policy, losses
 
 
-_GENERATED = re.compile(r"^(.+)-(metric-\d+|rule-\d+|predictive)$")
+#: a scaling policy's name as :func:`render` writes it: the policy's name, then the
+#: part it carries (``NAME-metric-0``, ``NAME-rule-1``, ``NAME-predictive``)
+RENDERED_POLICY_NAME = re.compile(r"^(.+)-(metric-\d+|rule-\d+|predictive)$")
 
 
 def _base_name(names: list) -> Optional[str]:
     """The policy name behind the scaling-policy names :func:`render` writes
     (``NAME-metric-0``, ``NAME-rule-1``, ``NAME-predictive``), when they all share it."""
-    bases = {m.group(1) for n in names if isinstance(n, str) and (m := _GENERATED.match(n))}
+    bases = {m.group(1) for n in names if isinstance(n, str) and (m := RENDERED_POLICY_NAME.match(n))}
     return bases.pop() if len(bases) == 1 else None
 
 

@@ -2,7 +2,8 @@
 of every target (:func:`~scalebridge.controller.reconcile.sync_target`) — a cloud
 provider's targets on a bounded pool of threads, an in-process provider's
 (``Provider.blocking`` False) on the loop's own thread — then one transaction
-persisting every target's row.
+persisting every target's row. With ``processes: N`` shard processes sync a share
+of the in-process targets alongside (:mod:`.shards`).
 
 - The clock is injectable: real time by default; ``--clock virtual`` starts at the
   earliest :attr:`Target.start_time` (or resumes from the position the store

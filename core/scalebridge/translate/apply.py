@@ -31,7 +31,7 @@ difference, writing nothing.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 from .aws import RENDERED_POLICY_NAME, policy_arn, render as render_aws
 from .common import as_policy
@@ -66,6 +66,19 @@ def diff(desired: dict, current: dict, skip: tuple = ()) -> list[str]:
             if k not in skip and not _same(have.get(k), v)]
 
 
+def _said_diff(say: Callable[[str], None], name: str, op: str, key: str, body: dict, have: Optional[dict],
+               skip: tuple = ()) -> list[str]:
+    """What ``op`` of ``body`` would change over ``have`` (None: it creates the
+    resource), each change said as a line."""
+    d = diff(body, have or {}, skip=skip)
+    if have is None:
+        say(f"{name}: {op} {key}: create")
+    else:
+        for line in d:
+            say(f"{name}: {op} {key}: {line}")
+    return d
+
+
 def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
     """One aws target; ``target`` is the aws plugin's Auto Scaling group handle
     (its ``clients`` make every call). Returns whether anything changed (or would)."""
@@ -92,11 +105,7 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
     for body in native["PutScalingPolicy"]:
         pname = body["PolicyName"]
         have = existing.get(pname)
-        d = diff(body, have or {}, skip=("AutoScalingGroupName",))
-        if have is None:
-            say(f"{name}: PutScalingPolicy {pname}: create")
-        for line in d if have is not None else []:
-            say(f"{name}: PutScalingPolicy {pname}: {line}")
+        d = _said_diff(say, name, "PutScalingPolicy", pname, body, have, skip=("AutoScalingGroupName",))
         if have is not None:
             arns[pname] = have.get("PolicyARN", policy_arn(pname))
         if d:
@@ -135,12 +144,7 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
                           .get("MetricAlarms", [])}
     for body in alarms:
         body = dict(body, AlarmActions=[arns.get(a.rsplit("policyName/", 1)[-1], a) for a in body["AlarmActions"]])
-        have = current_alarms.get(body["AlarmName"])
-        d = diff(body, have or {})
-        if have is None:
-            say(f"{name}: PutMetricAlarm {body['AlarmName']}: create")
-        for line in d if have is not None else []:
-            say(f"{name}: PutMetricAlarm {body['AlarmName']}: {line}")
+        d = _said_diff(say, name, "PutMetricAlarm", body["AlarmName"], body, current_alarms.get(body["AlarmName"]))
         if d:
             changed = True
             if not dry_run:
@@ -162,12 +166,8 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
             if not dry_run:
                 call("autoscaling", "delete_scheduled_action", AutoScalingGroupName=group, ScheduledActionName=aname)
     for body in scheduled:
-        have = current_scheduled.get(body["ScheduledActionName"])
-        d = diff(body, have or {}, skip=("AutoScalingGroupName",))
-        if have is None:
-            say(f"{name}: PutScheduledUpdateGroupAction {body['ScheduledActionName']}: create")
-        for line in d if have is not None else []:
-            say(f"{name}: PutScheduledUpdateGroupAction {body['ScheduledActionName']}: {line}")
+        d = _said_diff(say, name, "PutScheduledUpdateGroupAction", body["ScheduledActionName"], body,
+                       current_scheduled.get(body["ScheduledActionName"]), skip=("AutoScalingGroupName",))
         if d:
             changed = True
             if not dry_run:

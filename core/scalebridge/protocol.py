@@ -66,6 +66,11 @@ class MetricObservation(_Bulk):
     members: Optional[dict[str, Optional[Quantity]]] = None
     timestamp: Time = None
     window: Optional[NonNegDuration] = None
+    # extensions: each member's own sample time and window where the metrics API gives
+    # them per member (metrics.k8s.io's PodMetrics each carry a timestamp and a window);
+    # a member without one has ``timestamp``/``window``
+    member_timestamps: Optional[dict[str, EpochSeconds]] = None
+    member_windows: Optional[dict[str, NonNegDuration]] = None
     value: Optional[Quantity] = None
     values: Optional[list[Quantity]] = None
     series: Optional[list[Point]] = None

@@ -18,7 +18,9 @@
   (``GetExternalMetric``).
 
 The samples' ``timestamp`` and ``window`` are the first item's, as
-``GetResourceMetric`` returns ``metrics.Items[0].Timestamp``. A metric that
+``GetResourceMetric`` returns ``metrics.Items[0].Timestamp``; where the pods'
+PodMetrics differ, each pod's own are given too (``member_timestamps``,
+``member_windows``), as ``getPodMetrics`` keeps them per pod for ``groupPods``. A metric that
 cannot be read is left out (missing, never 0); a source that is misconfigured
 raises ``INVALID`` naming the run configuration key.
 
@@ -179,8 +181,19 @@ class MetricsReader:
                 continue    # missing resource metric for the pod
             members[name] = quantity_of_milli(sum(milli_value(c["usage"][resource]) for c in containers))
         first = items[0]
-        return {"members": members, "timestamp": rfc3339(first.get("timestamp")),
-                "window": go_duration(first.get("window")) or 0.0}
+        out = {"members": members, "timestamp": rfc3339(first.get("timestamp")),
+               "window": go_duration(first.get("window")) or 0.0}
+        # each pod's own sample time and window, which groupPods reads per pod
+        # (replica_calculator.go: metric.Timestamp, metric.Window), where they differ
+        times = {m["metadata"]["name"]: rfc3339(m.get("timestamp")) for m in items
+                 if m["metadata"]["name"] in members}
+        windows = {m["metadata"]["name"]: go_duration(m.get("window")) or 0.0 for m in items
+                   if m["metadata"]["name"] in members}
+        if any(t != out["timestamp"] for t in times.values()):
+            out["member_timestamps"] = {k: t for k, t in times.items() if t is not None}
+        if any(w != out["window"] for w in windows.values()):
+            out["member_windows"] = windows
+        return out
 
     # -- custom.metrics.k8s.io ---------------------------------------------------------
     def pods(self, query: MetricQuery, selector: str) -> Optional[dict]:

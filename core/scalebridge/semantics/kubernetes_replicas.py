@@ -102,7 +102,7 @@ def _t(x: Optional[float]) -> float:
 
 def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
                cpu_init: float, readiness_delay: float, ts: Optional[float], window: float,
-               usage: bool = False):
+               usage: bool = False, member_ts: Optional[dict] = None, member_windows: Optional[dict] = None):
     """``groupPods`` and ``removeMetricsForPods`` in one pass.
 
     Returns the ready count, the unready and missing pods, the milli-values of
@@ -112,8 +112,11 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
     without a sample is missing. For cpu only: a pod with no Ready condition is
     unready; inside the cpu-initialization period (counted from start) a pod
     is unready if not ready or if its sample predates one metric window after
-    its last readiness transition; after it, a not-ready pod is unready only if
-    it has never been ready since the initial readiness delay.
+    its last readiness transition (the pod's own sample time and window,
+    ``metric.Timestamp`` and ``metric.Window`` of its ``PodMetric``, where the
+    observation has them per member; else the observation's); after it, a
+    not-ready pod is unready only if it has never been ready since the initial
+    readiness delay.
 
     Samples of pods the selector did not return stay, as upstream keeps them:
     they make ``len(metrics)`` non-zero, count in plain averages, and are
@@ -154,7 +157,9 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
             if transition is None:
                 transition = DISTANT_PAST
             if start + cpu_init > now:
-                if ready is False or metric_ts < transition + window:
+                t = metric_ts if member_ts is None else member_ts.get(name, metric_ts)
+                w = window if member_windows is None else member_windows.get(name, window)
+                if ready is False or t < transition + w:
                     unready.append(m)
                     continue
             elif ready is False and start + readiness_delay > transition:
@@ -219,7 +224,8 @@ def _pods_with_metrics(members: list[Member], obs: MetricObservation, resource: 
     if not members:
         raise MetricError("no pods returned by selector while calculating replica count")
     grouped = group_pods(members, obs.members or {}, resource == "cpu", now, cpu_init, readiness_delay,
-                         obs.timestamp, obs.window or 0.0, usage=resource is not None)
+                         obs.timestamp, obs.window or 0.0, usage=resource is not None,
+                         member_ts=obs.member_timestamps, member_windows=obs.member_windows)
     if not grouped[3]:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
     return grouped

@@ -373,8 +373,7 @@ class World:
         per_member_obs = _fresh(MetricObservation, _OBS_FIELDS, {})
         lb_obs = _fresh(MetricObservation, _OBS_FIELDS, {})
         # their field dicts, updated in place at each sync (only what changes)
-        cpu_d = {"members": None, "timestamp": None, "window": window, "value": None, "values": None,
-                 "series": None, "member_series": None, "forecast": None}
+        cpu_d = {**dict.fromkeys(_OBS_FIELDS), "window": window}   # every field (a model's __dict__ holds all)
         load_d, per_member_d, lb_d = dict(cpu_d), dict(cpu_d), dict(cpu_d)
         set_attr(cpu_obs, "__dict__", cpu_d)
         set_attr(load_obs, "__dict__", load_d)

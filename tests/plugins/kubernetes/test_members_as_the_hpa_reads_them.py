@@ -188,3 +188,36 @@ def test_scalebridge_run_decides_what_scalebridge_decide_says_of_the_hand_writte
     assert (record["current_replicas"], record["recommended_replicas"], record["desired_replicas"]) == \
         (decided["current_replicas"], decided["recommended_replicas"], decided["desired_replicas"])
     assert record["action"] == "dry_run"
+
+
+def test_each_pods_own_sample_time_decides_whether_it_is_still_initializing(k8s, provider):
+    """metrics-server scrapes each node on its own, so PodMetrics carry their own
+    ``timestamp`` and ``window``; ``getPodMetrics`` keeps them per pod and
+    ``groupPods`` reads ``metric.Timestamp.Before(condition.LastTransitionTime.Add(
+    metric.Window))`` per pod. Three pods started 60 s ago (inside the CPU
+    initialization period), ready 40 s ago, 30 s windows: ``a`` and ``c`` sampled 5 s
+    ago count; ``b`` sampled 15 s ago — before its transition plus one window — is
+    unready, though the list's first item (``a``) is fresh."""
+    k8s.clock = lambda: NOW
+    k8s.auto_reconcile = False
+    k8s.add_deployment("shop", "web", replicas=3, requests={"cpu": "1"})
+    for name, usage, age in (("a", "900m", 5), ("b", "2", 15), ("c", "900m", 5)):
+        k8s.add_pod("shop", name, labels={"app": "web"}, requests={"cpu": "1"}, start_time=NOW - 60,
+                    ready_transition_time=NOW - 40)
+        k8s.set_pod_metrics("shop", name, {"app": {"cpu": usage}}, timestamp=NOW - age, window=30)
+    policy = {"min_replicas": 1, "max_replicas": 20,
+              "metrics": [{"type": "resource", "name": "cpu",
+                           "target": {"type": "Utilization", "average_utilization": 50}}]}
+    t = provider.target({"kind": "Deployment", "namespace": "shop", "name": "web"})
+    t.use_policy(load_policy(policy), Settings())
+    obs = t.observe(NOW)
+    metrics = t.read_metrics(NOW, obs, [MetricQuery("cpu", "resource", policy["metrics"][0], 60.0)])
+    assert metrics["cpu"]["timestamp"] == NOW - 5
+    assert metrics["cpu"]["member_timestamps"] == {"a": NOW - 5, "b": NOW - 15, "c": NOW - 5}
+    got = decide({"semantics": "kubernetes", "now": NOW, "current_replicas": 3, "policy": policy,
+                  "observations": {"members": obs.members, "metrics": metrics}})
+    # By hand: a and c ready at 90 % of their request (ratio 1.8 > 1); b unready, so on a
+    # scale-up it counts as 0: (900 + 900 + 0) / 3000 = 60 %, ratio 1.2 → ceil(1.2 × 3) = 4.
+    # Read with the first item's time for every pod, b would count at 200 %: 126 % of 50,
+    # ceil(2.52 × 3) = 8, cut to 6 by the scale-up limit without behavior (max(2 × 3, 4)).
+    assert got["desired_replicas"] == 4 and got["metrics"][0]["replicas"] == 4

@@ -386,3 +386,29 @@ def test_get_metric_usage_ratio_base_case():
     assert resp.get("error") is None, resp
     assert _quantity(m["value"]) == Fraction(75, 10), m
     assert m.get("replicas") == 2, m
+
+
+@pytest.mark.parametrize("own,expected", [
+    ({}, 6),                                                          # every pod at the observation's time: counted
+    ({"member_timestamps": {"b": NOW - 15}}, 4),                      # b sampled before ready + window: unready
+    ({"member_windows": {"b": 60}}, 4),                               # b's own window reaches past its sample
+    ({"member_timestamps": {"b": NOW - 15}, "member_windows": {"b": 5}}, 6),   # a short window: b counts
+])
+def test_a_pods_own_sample_time_and_window_decide_its_initialization(own, expected):
+    """groupPods reads each pod's ``metric.Timestamp`` and ``metric.Window`` inside the
+    CPU initialization period (replica_calculator.go): a pod is unready while its
+    sample predates its readiness transition plus one window. Three pods started 60 s
+    ago, ready 40 s ago; a and c at 900m, b at 2 cores of 1; observation time now − 5,
+    window 30 s. b unready: (900 + 900 + 0) / 3000 = 60 % of 50 → ceil(1.2 × 3) = 4;
+    b counted: 126 % → 8, cut to 6 by the behavior-less scale-up limit max(2 × 3, 4)."""
+    members = [{"name": n, "start_time": NOW - 60, "ready_transition_time": NOW - 40, "requests": {"cpu": "1"}}
+               for n in "abc"]
+    policy = {"min_replicas": 1, "max_replicas": 20,
+              "metrics": [{"type": "resource", "name": "cpu", "target": {"type": "Utilization",
+                                                                         "average_utilization": 50}}]}
+    obs = {"members": {"a": "900m", "b": "2", "c": "900m"}, "timestamp": NOW - 5, "window": 30, **own}
+    for m in members:
+        m["ready"] = True
+    r = decide({"semantics": "kubernetes", "now": NOW, "current_replicas": 3, "policy": policy,
+                "observations": {"members": members, "metrics": {"cpu": obs}}})
+    assert r["desired_replicas"] == expected

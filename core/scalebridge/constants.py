@@ -82,3 +82,11 @@ NEUTRAL_DOWNSCALE_STABILIZATION = 600.0  # GCE's 10 minutes: a gradual scale-dow
 
 # --- Shared -------------------------------------------------------------------------------
 FLAPPING_WINDOW = 600.0                  # reversals within 10 minutes count as flapping
+
+# KEDA (the neutral core's fallback and activation phase; docs/policy.md)
+KEDA_FALLBACK_FAILURE_THRESHOLD = 3
+"""ScaledObject ``fallback.failureThreshold`` as the scaledobject-spec example gives it (KEDA makes it
+mandatory; the policy's default, issue #27): https://keda.sh/docs/latest/reference/scaledobject-spec/#fallback"""
+KEDA_COOLDOWN_PERIOD = 300.0
+"""ScaledObject ``cooldownPeriod``: "By default, it's 300 (5 minutes)" (scaledobject-spec, cooldownPeriod;
+pkg/scaling/executor/scale_executor.go ``defaultCooldownPeriod = 5 * 60``)."""

@@ -21,6 +21,7 @@ from .errors import (RequestError, ScalebridgeError, SemanticsFailure, _type_nam
 from .policy import Policy
 from .protocol import Observations, Request, Settings, check_json_value
 from .decision import Context, Decision, MetricResult
+from .controls import controls_of, decide as apply_controls
 from .semantics.base import Semantics
 from .stages.signals import predictive_mode
 from .state import DecisionState
@@ -203,10 +204,22 @@ class Decider:
         return run(self.semantics, ctx)
 
 
+def _any_failed(metrics: dict) -> bool:
+    """Whether an observation says its metric failed to be read (``error``)."""
+    for o in metrics.values():
+        if o.error is not None:
+            return True
+    return False
+
+
 def run(semantics: Semantics, ctx: Context) -> Decision:
-    """The semantics, then what the protocol prescribes for all semantics."""
+    """The semantics (with the policy's neutral controls, :mod:`.controls`), then what
+    the protocol prescribes for all semantics."""
     try:
-        d = semantics.decide(ctx)
+        if controls_of(ctx.policy) is None and not _any_failed(ctx.obs.metrics):
+            d = semantics.decide(ctx)
+        else:
+            d = apply_controls(semantics, ctx, align_metrics)
     except (ScalebridgeError, ArithmeticError):
         raise   # bad input, or numbers no arithmetic survives (the caller's to report)
     except Exception as e:   # a bug in the semantics: say whose

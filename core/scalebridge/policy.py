@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
                       PrivateAttr, Strict, StrictBool, ValidationInfo, WithJsonSchema, field_validator, model_validator)
 
+from .constants import KEDA_FALLBACK_FAILURE_THRESHOLD
 from .errors import FieldError
 from .units import MAX_INT, MAX_NUMBER, exact, parse_duration
 
@@ -76,7 +77,7 @@ class _Model(BaseModel):
 
 # ----------------------------------------------------------------------------- metrics
 
-MetricType = Literal["resource", "container_resource", "pods", "object", "external", "load_balancing"]
+MetricType = Literal["resource", "container_resource", "pods", "object", "external", "load_balancing", "formula"]
 TargetType = Literal["Utilization", "AverageValue", "Value"]
 
 
@@ -112,10 +113,25 @@ class Metric(_Model):
     enabled: Bool = True
     disable_scale_in: Bool = Field(False, description="AWS target tracking DisableScaleIn")
     initialization_period_seconds: Optional[NonNegDuration] = None
+    expression: Optional[str] = Field(
+        None, description="formula metrics: a CEL expression over the other metrics of the policy by name "
+                          "(KEDA advanced.scalingModifiers.formula); it replaces them as one composite metric")
+    activation_threshold: Optional[Number] = Field(
+        None, description="scale to and from zero: the metric is active while its value is above this "
+                          "(default 0; KEDA activationThreshold, activationTarget for a formula)")
 
     @model_validator(mode="after")
     def _target_fits_type(self) -> "Metric":
         t = self.target.type
+        if self.type == "formula":
+            if not self.expression:
+                raise FieldError("expression", "required field is missing: a formula metric needs `expression` (CEL)")
+            if t == "Utilization":
+                raise FieldError(("target", "type"), "a formula metric takes an AverageValue or Value target "
+                                                     "(KEDA scalingModifiers.metricType)")
+            return self
+        if self.expression is not None:
+            raise FieldError("expression", f"only a formula metric has an `expression` (this one is {self.type})")
         if t == "Utilization" and self.type not in ("resource", "container_resource", "load_balancing"):
             raise FieldError(("target", "type"),
                              f"a {self.type} metric cannot have a Utilization target; use AverageValue or Value")
@@ -488,6 +504,24 @@ class Predictive(_Model):
 # ----------------------------------------------------------------------------- the policy
 
 
+class Fallback(_Model):
+    """KEDA's ``fallback``: the count a metric that keeps failing stands for
+    (https://keda.sh/docs/latest/reference/scaledobject-spec/#fallback)."""
+    failure_threshold: Annotated[Int, Field(ge=0)] = Field(
+        KEDA_FALLBACK_FAILURE_THRESHOLD, description="consecutive failed decisions of a metric after which it falls back")
+    replicas: Optional[Annotated[Int, Field(ge=0)]] = Field(
+        None, description="the fallback count (required unless behavior is current_replicas)")
+    behavior: Literal["static", "current_replicas", "current_replicas_if_higher", "current_replicas_if_lower"] = \
+        "static"
+
+    @model_validator(mode="after")
+    def _needs_replicas(self) -> "Fallback":
+        if self.replicas is None and self.behavior != "current_replicas":
+            raise FieldError("replicas", f"required field is missing: fallback behavior {self.behavior} needs "
+                                         "`replicas` (KEDA fallback.replicas)")
+        return self
+
+
 def _mode(v: Any) -> Any:
     return "ONLY_SCALE_OUT" if v == "ONLY_UP" else v
 
@@ -510,6 +544,13 @@ class Policy(_Model):
     profiles: list[Profile] = Field(default_factory=list)
     schedules: list[Schedule] = Field(default_factory=list)
     predictive: Optional[Predictive] = None
+    # neutral controls (docs/policy.md): KEDA's fallback, scale to and from zero
+    fallback: Optional[Fallback] = None
+    scale_to_zero_delay_seconds: Optional[NonNegDuration] = Field(
+        None, description="how long every metric must be at or below its activation threshold before the size goes "
+                          "to idle_replicas (or 0); default 300 (KEDA cooldownPeriod)")
+    idle_replicas: Optional[Annotated[Int, Field(ge=0)]] = Field(
+        None, description="the size while no metric is active; less than min_replicas (KEDA idleReplicaCount)")
 
     @model_validator(mode="after")
     def _bounds(self) -> "Policy":
@@ -520,6 +561,7 @@ class Policy(_Model):
         defaults = [p.name for p in self.profiles if p.recurrence is None and p.fixed_date is None]
         if len(defaults) > 1:
             raise FieldError("profiles", f"at most one default profile (no recurrence, no fixed_date); found {', '.join(defaults)}")
+        _check_controls(self)
         return self
 
     # per-semantics compiled forms (parsed targets, sorted rules); not part of the data
@@ -528,6 +570,47 @@ class Policy(_Model):
     def compiled(self) -> dict:
         """A scratch dict semantics use to cache what they derive from this policy."""
         return self.__pydantic_private__["_compiled"]   # direct: attribute access goes through __getattr__
+
+
+def uses_activation(policy: "Policy") -> bool:
+    """Whether the policy states a key of the activation phase (scale to and from zero,
+    docs/policy.md): without one, ``min_replicas: 0`` is each provider's own."""
+    return policy.idle_replicas is not None or policy.scale_to_zero_delay_seconds is not None or \
+        any(m.activation_threshold is not None for m in policy.metrics or ())
+
+
+def _check_controls(policy: "Policy") -> None:
+    """Formulas (each a CEL expression over the policy's other metrics) and the
+    activation keys (KEDA's ScaledObject validation: idleReplicaCount below minReplicaCount)."""
+    metrics = policy.metrics or []
+    names = tuple(m.name for m in metrics if m.type != "formula")
+    has_formula = len(names) < len(metrics)
+    seen: set = set()
+    for i, m in enumerate(metrics):
+        if has_formula and m.name in seen:
+            raise FieldError(("metrics", i, "name"), f"two metrics are named {m.name!r}: a formula names metrics "
+                                                     "by name, so each must be unique")
+        seen.add(m.name)
+        if m.type != "formula":
+            continue
+        from .cel import CelError, compile_formula   # lazy: CEL loads only for a formula
+        try:
+            c = compile_formula(m.expression, tuple(n for n in names if n != m.name))
+        except CelError as e:
+            raise FieldError(("metrics", i, "expression"), f"{e}") from None
+        if not c.references:
+            raise FieldError(("metrics", i, "expression"), "the expression names no metric of the policy")
+    if policy.idle_replicas is not None:
+        lo = policy.min_replicas
+        if lo is None or policy.idle_replicas >= lo:
+            raise FieldError("idle_replicas", f"idle_replicas ({policy.idle_replicas}) must be less than "
+                                              f"min_replicas ({'unset' if lo is None else lo}) "
+                                              "(KEDA: idleReplicaCount must be less than minReplicaCount)")
+    if uses_activation(policy) and not any(m.enabled for m in metrics):
+        key = "idle_replicas" if policy.idle_replicas is not None else "scale_to_zero_delay_seconds" \
+            if policy.scale_to_zero_delay_seconds is not None else "metrics"
+        raise FieldError(key, "scaling to and from zero needs a metric in policy.metrics: a metric above its "
+                              "activation_threshold is what activates the target")
 
 
 # values the validators accept and rewrite, which the generated enums leave out

@@ -76,6 +76,10 @@ class MetricObservation(_Bulk):
     series: Optional[list[Point]] = None
     member_series: Optional[dict[str, list[Point]]] = None
     forecast: Optional[list[Point]] = None
+    # extension: the metric could not be read (the provider's or metric source's error, as
+    # the controller got it); the metric is a failed one in this decision whatever else the
+    # observation holds (docs/protocol.md, "A metric that failed to be read")
+    error: Optional[str] = None
 
 
 class CapacityForecast(_Model):

@@ -227,6 +227,23 @@ class DecisionState:
         out.update(self.extra)
         return out
 
+    def copy(self) -> "DecisionState":
+        """An independent copy (a decision that may be taken back runs on one)."""
+        import copy
+        c = DecisionState.__new__(DecisionState)
+        c.recommendations = None if self.recommendations is None else TimeLog(self.recommendations.entries)
+        c.sizes = TimeLog(self.sizes.entries)
+        c.scale_up_events = TimeLog(self.scale_up_events.entries)
+        c.scale_down_events = TimeLog(self.scale_down_events.entries)
+        c.last_scale = None if self.last_scale is None else dict(self.last_scale)
+        c.extra = copy.deepcopy(self.extra)
+        return c
+
+    def assign(self, other: "DecisionState") -> None:
+        """Take ``other``'s history as this one's."""
+        for name in self.__slots__:
+            setattr(self, name, getattr(other, name))
+
     def record_scale(self, now: float, current: int, desired: int, cause: str,
                      cooldown_seconds: Optional[float] = None) -> None:
         """Record a scale event at ``now`` (the protocol's ``state``) when the size changes."""

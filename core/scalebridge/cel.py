@@ -71,7 +71,8 @@ def _message(text: str) -> str:
         first = part.strip().splitlines()[0] if part.strip() else part
         m = _POSITION.match(first)
         if m:
-            first = f"{first[m.end():].strip()} (line {m.group(1)}, column {m.group(2)})"
+            where = f"column {m.group(2)}" if m.group(1) == "1" else f"line {m.group(1)}, column {m.group(2)}"
+            first = f"{first[m.end():].strip()} (at {where} of the expression)"
         out.append(first.replace(" (in container '')", ""))
     return "; ".join(out)
 

@@ -42,9 +42,9 @@ __all__ = ["Controls", "controls_of", "decide"]
 
 @dataclass(frozen=True)
 class _Formula:
-    index: int
     metric: Metric
-    compiled: Any
+    compiled: Any      # scalebridge.cel.Compiled
+    inputs: tuple      # the metrics it names, in policy order
 
 
 class Controls:
@@ -56,8 +56,13 @@ class Controls:
         self.policy = policy
         metrics = policy.metrics or []
         names = tuple(m.name for m in metrics if m.type != "formula")
-        self.formulas = tuple(_Formula(i, m, compile_formula(m.expression, tuple(n for n in names if n != m.name)))
-                              for i, m in enumerate(metrics) if m.type == "formula")
+        formulas = []
+        for m in metrics:
+            if m.type == "formula":
+                compiled = compile_formula(m.expression, tuple(n for n in names if n != m.name))
+                formulas.append(_Formula(m, compiled, tuple(x for x in metrics if x.name in compiled.references
+                                                             and x.type != "formula")))
+        self.formulas = tuple(formulas)
         self.replaced: dict[str, str] = {}      # metric name -> the formula that replaces it
         for f in self.formulas:
             for n in f.compiled.references:
@@ -67,12 +72,15 @@ class Controls:
         self.effective = _derive(policy, self.formulas, self.replaced, None)
         self.scaling = self.effective if self.phases is None else \
             _derive(policy, self.formulas, self.replaced, self.phases.floor)
-        # the metrics whose activity counts: formulas in place of the metrics they name
-        self.watched = tuple(m for m in metrics if m.enabled and m.name not in self.replaced)
+        # the metrics whose activity counts, each with the metric its value is read as: a
+        # formula's is its own observation (an external metric), in place of the metrics it names
+        self.watched = tuple((m, _external(m) if m.type == "formula" else m)
+                             for m in metrics if m.enabled and m.name not in self.replaced)
 
-    @property
-    def idle_only(self) -> bool:
-        return not self.formulas and self.fallback is None and self.phases is None
+
+def _external(m: Metric) -> Metric:
+    """A formula metric as every semantics reads it: an external metric of its name and target."""
+    return m.model_copy(update={"type": "external", "expression": None})
 
 
 def _derive(policy: Policy, formulas: tuple, replaced: dict, floor: Optional[int]) -> Policy:
@@ -85,7 +93,7 @@ def _derive(policy: Policy, formulas: tuple, replaced: dict, floor: Optional[int
         out = []
         for m in policy.metrics:
             if m.type == "formula":
-                out.append(m.model_copy(update={"type": "external", "expression": None}))
+                out.append(_external(m))
             elif m.name in replaced:
                 out.append(m.model_copy(update={"enabled": False}))
             else:
@@ -117,13 +125,21 @@ def controls_of(policy: Policy) -> Optional[Controls]:
     return c
 
 
+def _with(obs, **changes):
+    """``obs`` with some fields replaced (not validated again; the simulator's
+    observations are built without pydantic's bookkeeping, so no ``model_copy``)."""
+    return type(obs).model_construct(**{**obs.__dict__, **changes})
+
+
 def _entry(m: Any) -> dict:
     return m if isinstance(m, dict) else m.to_dict()
 
 
 def decide(semantics, ctx: Context, align: Callable) -> Decision:
     """One decision of ``semantics`` with the policy's controls applied (the engine's
-    ``run`` calls this instead of ``semantics.decide`` when :func:`needed`)."""
+    ``run`` calls this instead of ``semantics.decide`` when the policy has controls or
+    an observation says its metric failed to be read); ``align`` aligns a decision's
+    entries to a policy's metrics (:func:`scalebridge.engine.align_metrics`)."""
     c = controls_of(ctx.policy)
     original = ctx.policy
     obs = ctx.obs
@@ -141,133 +157,139 @@ def decide(semantics, ctx: Context, align: Callable) -> Decision:
             except FormulaError as e:
                 metrics.pop(m.name, None)
                 failed[m.name] = f"formula {m.name}: {e}"
-            for n in f.compiled.references:   # the values it read, for the response
-                spec = next(x for x in original.metrics if x.name == n)
+            for spec in f.inputs:   # the values it read, for the response
                 try:
-                    values[n] = metric_value(spec, obs.metrics.get(n), obs.members)
+                    values[spec.name] = metric_value(spec, obs.metrics.get(spec.name), obs.members)
                 except FormulaError:
-                    values[n] = None
+                    values[spec.name] = None
     if metrics is not None:
-        ctx.obs = obs.model_copy(update={"metrics": metrics})
+        ctx.obs = _with(obs, metrics=metrics)
         if ctx.trace is not None and failed:
             ctx.note("controls", None, sorted(failed), "metrics that failed to be read or computed")
     if c is None:   # only failed observations to report
         d = semantics.decide(ctx)
-        _patch(d, original, failed, {}, c, align, ctx.policy)
-        return d
-
-    state, now, current = ctx.state, ctx.now, ctx.current
-    prev = failures_of(state.extra) if c.fallback is not None else {}
-    phases = c.phases
-    if phases is not None:
-        last = A.last_active_of(state.extra)
-        statuses = _activity(c, obs, ctx.obs, failed, values)
-        at_idle = current < phases.floor
-        read = [m.name for m in c.watched]
-        bad = [n for n, s in statuses.items() if s == "failed"]
-        counts = count_failures(prev, read, bad) if c.fallback is not None else {}
-        in_fallback = [k for k in bad if counts.get(k, 0) > (c.fallback.failure_threshold if c.fallback else 0)] \
-            if c.fallback is not None else []
-        active = any(s == "active" for s in statuses.values()) or bool(in_fallback)
-        if statuses and all(m.type in ("resource", "container_resource") for m in c.watched) and not bad:
-            active = True   # cpu/memory only: never idle (KEDA getScaledObjectState)
-        erroring = [k for k in bad if k not in in_fallback]
-        if at_idle or (not active and not erroring and A.may_go_idle(last, now, phases.delay)):
-            if at_idle and active:
-                target, reason = phases.floor, "Activated"
-                why = f"a metric is above its activation threshold: from {current} to {phases.floor}"
-                last = now
-            elif at_idle:
-                target, reason = current, "Idle"
-                why = "no metric is above its activation threshold"
-            else:
-                target, reason = phases.idle, "Deactivated"
-                why = (f"no metric above its activation threshold since {last:g} (more than "
-                       f"{phases.delay:g}s)" if last is not None else "no metric has been active (first sight)")
-            ctx.note("activation", current, target, why)
-            _store(state, c, counts, last)
-            entries = [_idle_entry(m, values, failed, c) for m in original.metrics or ()]
-            d = Decision(target, target, reason, entries, cause="activation",
-                         extra=_report(c, counts, active, last, in_fallback))
-            ctx.policy = c.scaling
-            return d
-        ctx.policy = c.scaling
-        d = _scaling_phase(semantics, ctx, c, prev, failed, align)
-        if active and not erroring:
-            last = now
-        _store(state, c, None, last)
-        d.extra = {**(d.extra or {}), **_report(c, None, active, last, None, state)}
         _patch(d, original, failed, values, c, align, ctx.policy)
         return d
-    ctx.policy = c.effective
-    d = _scaling_phase(semantics, ctx, c, prev, failed, align)
-    if c.fallback is not None:
-        d.extra = {**(d.extra or {}), **_report(c, None, None, None, None, state)}
+    if c.phases is None:
+        ctx.policy = c.effective
+        d = _scaling_phase(semantics, ctx, c, failed, align)
+    else:
+        ctx.policy = c.scaling
+        d = _activation_phase(semantics, ctx, c, failed, values, align)
+        if d.cause == "activation":   # the semantics did not run: its entries are the policy's already
+            return d
     _patch(d, original, failed, values, c, align, ctx.policy)
     return d
 
 
-def _activity(c: Controls, raw_obs, obs, failed: dict, values: dict) -> dict:
-    """Each watched metric's status: ``active`` (above its activation threshold),
-    ``inactive``, ``failed`` (not read, or not computed), or ``unsampled`` (a
-    per-member metric with no member to sample: not a failure)."""
-    out = {}
-    members = raw_obs.members
-    for m in c.watched:
+def _activation_phase(semantics, ctx: Context, c: Controls, failed: dict, values: dict,
+                      align: Callable) -> Decision:
+    """Idle, activated, deactivated — or the scaling phase (:mod:`.stages.activation`)."""
+    phases = c.phases
+    state, now, current = ctx.state, ctx.now, ctx.current
+    last = A.last_active_of(state.extra)
+    statuses, errors = _activity(c, ctx.obs, failed, values)
+    bad = [n for n, s in statuses.items() if s == "failed"]
+    fb = c.fallback
+    counts = count_failures(failures_of(state.extra), [m.name for m, _ in c.watched], bad) if fb else {}
+    in_fallback = [k for k in bad if counts[k] > fb.failure_threshold] if fb else []
+    erroring = [k for k in bad if k not in in_fallback]
+    active = any(s == "active" for s in statuses.values()) or bool(in_fallback)
+    if not erroring and all(m.type in ("resource", "container_resource") for m, _ in c.watched):
+        active = True   # cpu/memory only: never idle (KEDA getScaledObjectState)
+    at_idle = current < phases.floor
+    if not at_idle and (active or erroring or not A.may_go_idle(last, now, phases.delay)):
+        d = _scaling_phase(semantics, ctx, c, failed, align)
+        if active and not erroring:
+            last = now
+        _store(state, c, None, last)
+        d.extra = {**(d.extra or {}), "activation": {"active": active, "last_active": last}}
+        return d
+    if at_idle and active:
+        target, reason, last = phases.floor, "Activated", now
+        why = f"a metric is above its activation threshold (or in fallback): {current} to {phases.floor}"
+    elif at_idle:
+        target, reason = current, "Idle"
+        why = "no metric is above its activation threshold"
+    else:
+        target, reason = phases.idle, "Deactivated"
+        why = (f"no metric has been above its activation threshold since {last:g}, more than {phases.delay:g}s"
+               if last is not None else "no metric is active and none was seen active (first sight)")
+    ctx.note("activation", current, target, why)
+    _store(state, c, counts, last)
+    entries = []
+    for m in c.policy.metrics or ():
+        e = {"name": m.name, "replicas": None, "utilization": None, "value": values.get(m.name),
+             "error": failed.get(m.name, errors.get(m.name)) if m.enabled else "disabled"}
+        if m.name in c.replaced:
+            e["formula"] = c.replaced[m.name]
+        entries.append(e)
+    extra: dict = {"activation": {"active": active, "last_active": last}}
+    if fb is not None:
+        extra["fallback"] = _fallback_report(fb, counts, None)
+    return Decision(target, target, reason, entries, cause="activation", extra=extra)
+
+
+def _activity(c: Controls, obs, failed: dict, values: dict) -> tuple[dict, dict]:
+    """Each watched metric's status — ``active`` (above its activation threshold),
+    ``inactive``, ``failed`` (not read, or not computed), ``unsampled`` (a per-member
+    metric with no member to sample: not a failure) — and why each failed one did."""
+    out: dict = {}
+    errors: dict = {}
+    for m, spec in c.watched:
         if m.name in failed:
             out[m.name] = "failed"
             continue
         try:
-            v = metric_value(m if m.type != "formula" else _as_external(m), obs.metrics.get(m.name), members)
+            v = metric_value(spec, obs.metrics.get(m.name), obs.members)
         except FormulaError as e:
-            failed.setdefault(m.name, str(e))
-            out[m.name] = "failed"
+            out[m.name], errors[m.name] = "failed", str(e)
             continue
         values[m.name] = v
         if v is None:
-            out[m.name] = "unsampled" if m.type in PER_MEMBER else "failed"
-            if out[m.name] == "failed":
-                failed.setdefault(m.name, f"metric {m.name} has no value")
+            if m.type in PER_MEMBER:
+                out[m.name] = "unsampled"
+            else:
+                out[m.name], errors[m.name] = "failed", f"metric {m.name} has no value"
             continue
         threshold = m.activation_threshold if m.activation_threshold is not None else 0
         out[m.name] = "active" if v > threshold else "inactive"
-    return out
+    return out, errors
 
 
-def _as_external(m: Metric) -> Metric:
-    return m.model_copy(update={"type": "external", "expression": None})
-
-
-def _scaling_phase(semantics, ctx: Context, c: Controls, prev: dict, failed: dict, align: Callable) -> Decision:
+def _scaling_phase(semantics, ctx: Context, c: Controls, failed: dict, align: Callable) -> Decision:
     """The semantics' decision, with fallback when a metric has failed past its threshold."""
     fb = c.fallback
     if fb is None or ctx.obs.proposal is not None:
         return semantics.decide(ctx)
     state = ctx.state
+    prev = failures_of(state.extra)
+    # a decision that may fall back runs first on a copy: its state is kept only if it stands
     imminent = any(n >= fb.failure_threshold for n in prev.values())
     scratch = state.copy() if imminent else state
-    real = ctx.state
     ctx.state = scratch
     d = semantics.decide(ctx)
-    ctx.state = real
+    ctx.state = state
     entries = [_entry(m) for m in align(ctx.policy, d.metrics)]
-    d.metrics = entries
     read, bad, proposals = _read_metrics(ctx.policy, d, entries, failed)
     counts = count_failures(prev, read, bad)
     over = sorted(k for k in bad if counts[k] > fb.failure_threshold)
-    _store(state if not imminent else scratch, c, counts, _KEEP)
     if not over:
         if imminent:
             state.assign(scratch)
+        _store(state, c, counts, _KEEP)
+        d.metrics = entries
+        d.extra = {**(d.extra or {}), "fallback": _fallback_report(fb, counts, None)}
         return d
     r = fallback_replicas(fb, ctx.current)
     still = any(counts[k] <= fb.failure_threshold for k in bad)
     p = fallback_proposal(r, proposals, ctx.current, still)
-    ctx.note("fallback", ctx.current, p, f"{', '.join(over)} failed {max(counts[k] for k in over)} decisions in a "
-                                        f"row (failure_threshold {fb.failure_threshold}): fallback {r} "
-                                        f"({fb.behavior}) with the read metrics' proposals")
+    n = max(counts[k] for k in over)
+    ctx.note("fallback", ctx.current, p, f"{', '.join(over)} failed {n} decisions in a row (failure_threshold "
+                                        f"{fb.failure_threshold}): fallback {r} ({fb.behavior}) joins the read "
+                                        "metrics' proposals")
     obs = ctx.obs
-    ctx.obs = obs.model_copy(update={"proposal": p})
+    ctx.obs = _with(obs, proposal=p)
     d2 = semantics.decide(ctx)
     ctx.obs = obs
     _store(state, c, counts, _KEEP)
@@ -275,10 +297,17 @@ def _scaling_phase(semantics, ctx: Context, c: Controls, prev: dict, failed: dic
     d2.reason = "Fallback"
     if d2.cause == "metric":
         d2.cause = "fallback"
-    d2.error = (f"fallback: {', '.join(over)} failed {max(counts[k] for k in over)} consecutive decisions "
-                f"(failure_threshold {fb.failure_threshold}); fallback replicas {r} ({fb.behavior})")
-    d2.extra = {**(d2.extra or {}), "fallback_replicas": r}
+    d2.error = (f"fallback: {', '.join(over)} failed {n} consecutive decisions (failure_threshold "
+                f"{fb.failure_threshold}); fallback replicas {r} ({fb.behavior})")
+    d2.extra = {**(d2.extra or {}), "fallback": _fallback_report(fb, counts, r)}
     return d2
+
+
+def _fallback_report(fb, counts: dict, replicas: Optional[int]) -> dict:
+    """The response's ``fallback``: whether it applies, each failing metric's count, the
+    metrics past the threshold, and the count they stand for."""
+    over = sorted(k for k, n in counts.items() if n > fb.failure_threshold)
+    return {"active": bool(over), "failures": dict(counts), "metrics": over, "replicas": replicas}
 
 
 def _read_metrics(policy: Policy, d: Decision, entries: list, failed: dict) -> tuple[list, set, list]:
@@ -324,29 +353,6 @@ def _store(state, c: Controls, counts: Optional[dict], last: Any) -> None:
             state.extra.pop(A.STATE_LAST_ACTIVE, None)
         else:
             state.extra[A.STATE_LAST_ACTIVE] = last
-
-
-def _report(c: Controls, counts: Optional[dict], active: Optional[bool], last: Optional[float],
-            in_fallback: Optional[list], state=None) -> dict:
-    out: dict = {}
-    if c.fallback is not None:
-        if counts is None:
-            counts = state.extra.get(STATE_FAILURES) or {}
-        over = sorted(k for k, n in counts.items() if n > c.fallback.failure_threshold)
-        out["fallback"] = {"active": bool(over), "failures": dict(counts), "metrics": over}
-    if c.phases is not None:
-        out["activation"] = {"active": bool(active), "last_active": last}
-    return out
-
-
-def _idle_entry(m: Metric, values: dict, failed: dict, c: Controls) -> dict:
-    e = {"name": m.name, "replicas": None, "utilization": None, "value": values.get(m.name),
-         "error": None if m.enabled else "disabled"}
-    if m.name in failed:
-        e["error"] = failed[m.name]
-    if m.name in c.replaced:
-        e["formula"] = c.replaced[m.name]
-    return e
 
 
 def _patch(d: Decision, policy: Policy, failed: dict, values: dict, c: Optional[Controls],

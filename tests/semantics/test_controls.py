@@ -75,7 +75,8 @@ def test_fallback_applies_after_exactly_failure_threshold_failed_decisions(seman
     for r in rs[2:]:
         assert r["reason"] == "Fallback", r
         assert r["desired_replicas"] == expected
-        assert r["fallback"] == {"active": True, "failures": {"queue": rs.index(r) + 1}, "metrics": ["queue"]}
+        assert r["fallback"] == {"active": True, "failures": {"queue": rs.index(r) + 1}, "metrics": ["queue"],
+                                 "replicas": expected}
         assert r["able_to_scale"] is True and r["error"].startswith("fallback: queue failed")
     assert [r["state"]["fallback.failures"]["queue"] for r in rs] == [1, 2, 3, 4]
 
@@ -86,7 +87,8 @@ def test_fallback_ends_when_the_metric_is_read_again(semantics):
     rs = run(semantics, pol, [FAIL, FAIL, 25], 4)   # (the HPA without behavior adds at most max(2 × 4, 4))
     assert rs[1]["reason"] == "Fallback" and rs[1]["desired_replicas"] == 8
     last = rs[2]
-    assert last["reason"] != "Fallback" and last["fallback"] == {"active": False, "failures": {}, "metrics": []}
+    assert last["reason"] != "Fallback"
+    assert last["fallback"] == {"active": False, "failures": {}, "metrics": [], "replicas": None}
     assert "fallback.failures" not in last["state"]
     assert last["metrics"][0]["error"] is None
 

@@ -90,8 +90,8 @@ def published_metrics(policy: Policy) -> dict[str, str]:
     policy can name; ``cpu`` is always there (semantics default to it)."""
     out = {"cpu": "cpu"}
     for m in policy.metrics or []:
-        if m.type in ("resource", "container_resource"):
-            continue   # cpu is published; other resources (memory) are not simulated
+        if m.type in ("resource", "container_resource", "formula"):
+            continue   # cpu is published; other resources (memory) are not simulated; a formula is computed
         shape = {"load_balancing": "load_balancing", "pods": "load_per_member"}.get(m.type, "load")
         out.setdefault(m.name, shape)
     for r in _rules(policy):

@@ -16,7 +16,7 @@ import re
 from typing import Any, Optional, Union
 
 from ..policy import Policy, _check_steps, StepAdjustment
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed,
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed,
                      json_document, num, path)
 
 OPERATIONS = ("UpdateAutoScalingGroup", "PutScalingPolicy", "PutMetricAlarm", "PutScheduledUpdateGroupAction")
@@ -77,6 +77,8 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
         at = path("metrics", i)
         t = m.target
         spec: dict
+        if m.type == "formula":
+            continue   # drop_controls reports it
         if m.type == "resource" and m.name == "cpu" and t.type == "Utilization" and t.rate is None:
             if t.average_utilization is None:
                 raise NativeError(path(at, "target", "average_utilization"),
@@ -136,6 +138,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
         "mode": f"mode {p.mode}: AWS suspends processes instead (SuspendProcesses); dropped",
         "default_replicas": "an Auto Scaling group keeps its size when alarms lack data; dropped",
         "allowed_replicas": "an Auto Scaling group scales to any count; dropped"})
+    drop_controls(p, losses, "an Auto Scaling group")
     return {k: v for k, v in out.items()}, losses
 
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Optional, Union
 
 from ..policy import Policy, Rule
 from ..timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed, iso_duration,
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, iso_duration,
                      json_document, num, parse_iso_duration, path, resources)
 
 RESOURCE_TYPE = "Microsoft.Insights/autoscalesettings"
@@ -117,6 +117,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                      "dropped",
         "allowed_replicas": "the allowed sizes are the service's own (ServiceAllowedNextValue); dropped",
         "initialization_period_seconds": "Azure has no initialization period; dropped"})
+    drop_controls(p, losses, "Azure autoscale")
     return {"type": RESOURCE_TYPE, "apiVersion": API_VERSION, "name": p.name or "scalebridge",
             "location": ref.get("location", PLACEHOLDER), "properties": props}, losses
 

@@ -66,6 +66,22 @@ def drop_unexpressed(p: Policy, losses: Losses, reasons: dict[str, str]) -> None
             losses.add(name, reason)
 
 
+def drop_controls(p: Policy, losses: Losses, provider: str) -> None:
+    """One loss line for each neutral control the policy uses (docs/policy.md: KEDA's,
+    which no cloud autoscaler has): fallback, formulas, the activation phase."""
+    if p.fallback is not None:
+        losses.add("fallback", f"{provider} has no fallback count for failing metrics; dropped")
+    for i, m in enumerate(p.metrics or []):
+        if m.type == "formula":
+            losses.add(path("metrics", i), f"{provider} has no formula metrics; dropped")
+        elif m.activation_threshold is not None:
+            losses.add(path("metrics", i, "activation_threshold"), f"{provider} has no activation threshold; dropped")
+    for name in ("scale_to_zero_delay_seconds", "idle_replicas"):
+        if getattr(p, name) is not None:
+            losses.add(name, f"{provider} has no activation phase (scale to and from zero on an activation "
+                             "threshold); dropped")
+
+
 def json_document(text_or_obj: Any) -> Any:
     """A native JSON document parsed (an object already parsed as it is)."""
     if not isinstance(text_or_obj, str):

@@ -14,7 +14,7 @@ import json
 from typing import Any, Iterable, Optional, Union
 
 from ..policy import Policy
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed,
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed,
                      json_document, num, path, resources)
 
 _RATE = {None: "GAUGE", "per_second": "DELTA_PER_SECOND", "per_minute": "DELTA_PER_MINUTE"}
@@ -55,6 +55,8 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
         if not m.enabled:
             losses.add(at, "a GCE autoscaler has no disabled signal; left out")
             continue
+        if m.type == "formula":
+            continue   # drop_controls reports it
         if m.disable_scale_in:
             losses.add(path(at, "disable_scale_in"), "GCE signals cannot disable scale-in; dropped")
         if m.initialization_period_seconds is not None:
@@ -147,6 +149,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                     "dropped",
         "default_replicas": "GCE keeps the group's size when metrics cannot be read; dropped",
         "allowed_replicas": "GCE scales to any count; dropped"})
+    drop_controls(p, losses, "a GCE autoscaler")
     return {"name": p.name or "scalebridge", "target": target, "autoscalingPolicy": ap}, losses
 
 

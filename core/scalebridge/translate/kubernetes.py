@@ -15,7 +15,7 @@ from typing import Any, Optional, Union
 import yaml
 
 from ..policy import _QUANTITY_PATTERN, Policy
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_unexpressed, num, path,
+from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, num, path,
                      yaml_document)
 
 API_VERSION = "autoscaling/v2"
@@ -62,6 +62,8 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
         if m.type == "load_balancing":
             losses.add(where, "Kubernetes has no load-balancing utilization metric; dropped")
             continue
+        if m.type == "formula":
+            continue   # drop_controls reports it
         t = m.target
         if t.type == "Utilization" and t.average_utilization is None:
             raise NativeError(path(where, "target", "average_utilization"),
@@ -107,6 +109,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
         "allowed_replicas": "an HPA scales to any count; dropped",
         "initialization_period_seconds": "the controller's --horizontal-pod-autoscaler-cpu-initialization-period "
                                          "flag, not part of an HPA; dropped"})
+    drop_controls(p, losses, "an HPA")
     return {"apiVersion": API_VERSION, "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}, losses
 
 

@@ -50,12 +50,18 @@ class CelError(ValueError):
     """An expression CEL refuses: the message says what and where (line and column)."""
 
 
+_MODULE = None
+
+
 def _cel():
-    try:
-        from cel_expr_python import cel   # lazy: only a policy with a formula pays for it
-    except ImportError as e:   # pragma: no cover - a dependency of scalebridge
-        raise CelError("formula metrics need the cel-expr-python package (pip install cel-expr-python)") from e
-    return cel
+    global _MODULE
+    if _MODULE is None:
+        try:
+            from cel_expr_python import cel   # lazy: only a policy with a formula pays for it
+        except ImportError as e:   # pragma: no cover - a dependency of scalebridge
+            raise CelError("formula metrics need the cel-expr-python package (pip install cel-expr-python)") from e
+        _MODULE = cel
+    return _MODULE
 
 
 def usable_name(name: str) -> bool:

@@ -152,8 +152,9 @@ def decide(semantics, ctx: Context, align: Callable) -> Decision:
         for f in c.formulas:
             m = f.metric
             try:
-                metrics[m.name] = MetricObservation.model_validate(
-                    formula_observation(f.compiled, original.metrics, obs.metrics, obs.members, ctx.now))
+                # built from finite floats and the inputs' validated times: nothing to validate again
+                metrics[m.name] = MetricObservation.model_construct(
+                    **formula_observation(f.compiled, original.metrics, obs.metrics, obs.members, ctx.now))
             except FormulaError as e:
                 metrics.pop(m.name, None)
                 failed[m.name] = f"formula {m.name}: {e}"

@@ -32,10 +32,10 @@ def run_main(capsys, *argv: str) -> tuple[int, str, str]:
 BOUNDS = "name: t\nmin_replicas: 1\nmax_replicas: 20\n"
 
 
-@pytest.mark.parametrize("i", range(5))
+@pytest.mark.parametrize("i", range(8))
 def test_policy_md_yaml_blocks_validate(i):
     blocks = yaml_blocks("docs/policy.md")
-    assert len(blocks) == 5
+    assert len(blocks) == 8
     parse_policy_text(BOUNDS + blocks[i], f"block{i}.yaml")
 
 

@@ -265,3 +265,20 @@ def test_a_policy_without_the_new_keys_has_no_new_fields(semantics):
     r = run(semantics, policy(), [25, 25], 3)[-1]
     assert "fallback" not in r and "activation" not in r
     assert not any(k.startswith(("fallback.", "activation.")) for k in r["state"])
+
+
+# -- docs/semantics.md: the controls' table ----------------------------------------------------
+
+def test_the_docs_table_of_the_controls_is_what_decide_answers():
+    import re
+    from pathlib import Path
+
+    from scalebridge import decide_all
+    root = Path(__file__).resolve().parents[2]
+    rows = re.findall(r"^\| `(controls/[a-z-]+\.json)`: .*?\| (.+) \|$", (root / "docs/semantics.md").read_text(), re.M)
+    assert len(rows) == 7
+    for name, cells in rows:
+        want = [(int(c.split()[0]), c.split("`")[1]) for c in (x.strip() for x in cells.split("|"))]
+        req = json.loads((root / "examples" / name).read_text())
+        got = [(r["desired_replicas"], r["reason"]) for r in decide_all(req)]
+        assert got == want, name

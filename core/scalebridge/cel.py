@@ -5,7 +5,7 @@ every other metric of the policy declared as a ``double`` variable, and evaluate
 once per decision with the metrics' values.
 
 Which implementation, and why (measured with the script in
-``benchmarks/cel_implementations.py``, docs/policy.md "formula"):
+``benchmarks/controls.py``; docs/policy.md, "formula"):
 
 - ``cel-expr-python`` (the CEL project's Python binding of cel-cpp, the C++
   implementation that runs the cel-spec conformance suite) — chosen. It has a

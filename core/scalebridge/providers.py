@@ -248,6 +248,17 @@ class Target(ABC):
         them, as ``scalebridge simulate`` does: the size the policy holds for the
         first load, the metrics the policy names, its predictive planner."""
 
+    def snapshot(self) -> Optional[dict]:
+        """What this target keeps in the controller's process and must survive a
+        restart, as a JSON object (the ``sim`` provider's fleet and load position),
+        persisted with the target's decision state after every sync; None (the
+        default) for a target whose world is the cloud's."""
+        return None
+
+    def restore(self, snapshot: dict) -> None:
+        """The :meth:`snapshot` a previous controller persisted, given back once at
+        start, before the first :meth:`observe` (default: nothing)."""
+
     def close(self) -> None:
         """Release what this target holds (default: nothing)."""
 

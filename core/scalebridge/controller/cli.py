@@ -36,6 +36,7 @@ def cmd_run(args) -> int:
     from .config import ConfigError
     from .logs import configure, log
     from .loop import build_controller
+    from .store import StoreClaimed, StoreError
     if args.until is not None and args.clock != "virtual":
         _say("run", "--until needs --clock virtual (real time runs until SIGTERM or SIGINT)")
         return EXIT_BAD_INPUT
@@ -54,6 +55,13 @@ def cmd_run(args) -> int:
                                       processes=args.processes)
     except ConfigError as e:
         return _problems("run", e)
+    except StoreClaimed as e:
+        _say("run", f"{e}; stop it first, run this one with --leader-elect to stand by until it stops, or give "
+                    "this one its own --state")
+        return 1
+    except StoreError as e:
+        _say("run", f"the state store failed: {e}")
+        return 1
     except ScalebridgeError as e:
         return _problems("run", e)
     except OSError as e:
@@ -83,7 +91,7 @@ def cmd_run(args) -> int:
             processes=len(shards) + 1 if shards else None, period=controller.period, clock=args.clock,
             dry_run=args.dry_run or None)
         code = controller.run(once=args.once)
-        if args.once:
+        if args.once and controller.last_report is not None:
             for name, why in controller.last_report.failed:
                 _say("run", f"target {name!r} failed: {why}")
         return code
@@ -194,44 +202,106 @@ def _print_observed(r: dict) -> None:
 # ----------------------------------------------------------------------------- state
 
 
+def _state_file(args, command: str) -> Path:
+    """The state file a command reads: ``--state PATH``, else the ``state:`` of
+    ``--config CONFIG``, else the embedded default."""
+    from .store import state_path
+    if getattr(args, "state", None):
+        return Path(args.state)
+    config = getattr(args, "config", None)
+    if config:
+        from .config import load_config
+        loaded = load_config(config)
+        state = loaded.config.state
+        if isinstance(state, dict):
+            from .store import StoreError
+            raise StoreError(f"{config}: its state is kept by provider {state.get('provider')!r}, not in a file; "
+                             f"`scalebridge {command}` reads SQLite state files")
+        return state_path(state, loaded.path.parent)
+    return state_path(None)
+
+
 def cmd_state(args) -> int:
-    from .config import DEFAULT_STATE_PATH
     from .store import SQLiteStore, StoreError
-    path = args.state or DEFAULT_STATE_PATH
+    command = f"state {args.state_command}"
     try:
+        path = _state_file(args, command)
         store = SQLiteStore(path, readonly=True) if args.state_command == "show" else None
         if store is None:
-            if not Path(path).is_file():
+            if not path.is_file():
                 raise StoreError(f"{path}: no such state file")
             store = SQLiteStore(path)
     except StoreError as e:
-        _say(f"state {args.state_command}", str(e))
+        _say(command, str(e))
         return EXIT_BAD_INPUT
+    except ScalebridgeError as e:
+        return _problems(command, e)
     try:
         if args.state_command == "show":
-            rows = store.load_all()
-            if args.target is not None and args.target not in rows:
-                _say("state show", f"{path}: no state for target {args.target!r}; targets with state: "
-                                   f"{', '.join(rows) or 'none'}")
-                return EXIT_BAD_INPUT
-            out = {}
-            for name, r in rows.items():
-                if args.target is not None and name != args.target:
-                    continue
-                out[name] = {"policy_hash": r.policy_hash, "updated_at": r.updated_at, "state": r.state,
-                             "pending_write": None if r.intent_size is None else
-                             {"size": r.intent_size, "decided_at": (r.intent_meta or {}).get("time"),
-                                                "state": r.intent_state}}
-            print(json.dumps(out[args.target] if args.target is not None else out, indent=2))
-            return 0
-        if not store.delete(args.target):
-            _say("state reset", f"{path}: no state for target {args.target!r}; targets with state: "
-                                f"{', '.join(store.names()) or 'none'}")
-            return EXIT_BAD_INPUT
-        print(f"{args.target}: state forgotten; its next sync starts from empty state")
-        return 0
+            return _show(store, path, args.target)
+        return _reset(store, path, args.target)
+    except StoreError as e:
+        _say(command, str(e))
+        return 1
     finally:
         store.close()
+
+
+def _show(store, path: Path, target) -> int:
+    from .reconcile import row_problem
+    rows = store.load_all()
+    pauses = store.pauses()
+    if target is not None and target not in rows and target not in pauses:
+        _say("state show", f"{path}: no state for target {target!r}; targets with state: {', '.join(rows) or 'none'}")
+        return EXIT_BAD_INPUT
+    out = {}
+    for name in sorted(set(rows) | set(pauses)):
+        if target is not None and name != target:
+            continue
+        r = rows.get(name)
+        entry: dict[str, Any] = {}
+        problem = row_problem(r) if r is not None else None
+        if r is not None and r.problem is not None:
+            entry["problem"] = r.problem
+        elif r is not None:
+            entry = {"policy_hash": r.policy_hash, "updated_at": r.updated_at, "state": r.state,
+                     "pending_write": None if r.intent_size is None else
+                     {"size": r.intent_size, "decided_at": (r.intent_meta or {}).get("time"),
+                      "state": r.intent_state}}
+            if r.applied is not None:
+                entry["last_applied"] = r.applied
+            if problem is not None:
+                entry["problem"] = problem
+        if name in pauses:
+            p = pauses[name]
+            entry["paused"] = {"since": p.since, "replicas": p.replicas}
+        out[name] = entry
+    holder = store.holder()
+    if holder is not None:
+        print(f"scalebridge state show: {path} is held by a running controller ({holder.describe()})",
+              file=sys.stderr)
+    print(json.dumps(out[target] if target is not None else out, indent=2))
+    return 0
+
+
+def _reset(store, path: Path, target: str) -> int:
+    """Forget one target's state: at once when no controller holds the file (holding
+    its claim meanwhile, so that none starts halfway), else by the holder at its
+    next sync — a controller keeps its targets' state in memory and would write it
+    back."""
+    from .store import Holder
+    holder = store.claim(Holder.this_process())
+    if holder is not None:
+        store.request_reset(target)
+        print(f"{target}: reset requested; the controller holding {path} ({holder.describe()}) forgets its state "
+              "at its next sync")
+        return 0
+    if not store.delete(target):
+        _say("state reset", f"{path}: no state for target {target!r}; targets with state: "
+                            f"{', '.join(store.names()) or 'none'}")
+        return EXIT_BAD_INPUT
+    print(f"{target}: state forgotten; its next sync starts from empty state")
+    return 0
 
 
 # ----------------------------------------------------------------------------- validate / schema
@@ -321,15 +391,29 @@ def add_controller_commands(sub: Any) -> None:
     o.add_argument("--output", choices=("text", "json"), default="text")
     o.set_defaults(func=cmd_observe)
 
-    s = sub.add_parser("state", help="the persisted decision state: show, reset")
+    s = sub.add_parser("state", help="the persisted decision state: show, reset",
+                       description="The decision state `scalebridge run` persists (SQLite): each target's "
+                                   "windows, rate periods, cooldowns and any write whose outcome is pending. "
+                                   "Reference: docs/run.md (State).")
     ss = s.add_subparsers(dest="state_command", metavar="show|reset", required=True)
-    show = ss.add_parser("show", help="the persisted state as JSON")
-    show.add_argument("target", nargs="?", metavar="TARGET")
-    show.add_argument("--state", metavar="PATH", help="the state file (default: scalebridge-state.db)")
+    state_help = "the state file (default: the --config's `state:`, else scalebridge-state.db)"
+    config_help = "the run configuration whose `state:` names the file"
+    show = ss.add_parser("show", help="the persisted state as JSON",
+                         description="Print the persisted state as JSON: every target's, or one's. Read-only: it "
+                                     "never creates or changes the file, and never waits for a running "
+                                     "controller (whose host and pid it names on stderr).")
+    show.add_argument("target", nargs="?", metavar="TARGET", help="one target (default: all)")
+    show.add_argument("--state", metavar="PATH", help=state_help)
+    show.add_argument("--config", metavar="CONFIG", help=config_help)
     show.set_defaults(func=cmd_state)
-    reset = ss.add_parser("reset", help="forget one target's history")
+    reset = ss.add_parser("reset", help="forget one target's history",
+                          description="Forget one target's decision history: its next sync starts from empty "
+                                      "state, as a changed policy does. With a controller running on the file, "
+                                      "the reset is recorded and that controller carries it out at its next "
+                                      "sync (it keeps the state in memory and would write it back otherwise).")
     reset.add_argument("target", metavar="TARGET")
-    reset.add_argument("--state", metavar="PATH", help="the state file (default: scalebridge-state.db)")
+    reset.add_argument("--state", metavar="PATH", help=state_help)
+    reset.add_argument("--config", metavar="CONFIG", help=config_help)
     reset.set_defaults(func=cmd_state)
 
     choices = getattr(sub, "choices", {})

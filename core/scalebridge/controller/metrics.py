@@ -7,6 +7,7 @@
 - ``scalebridge_provider_errors_total{provider,kind}``
 - ``scalebridge_sync_duration_seconds`` (histogram, one observation per target sync)
 - ``scalebridge_leader`` (1 when this replica may write)
+- extension: ``scalebridge_store_errors_total{operation}`` (failures of the state store)
 
 Each controller has its own registry, so several in one process (tests) do not
 share counters.
@@ -37,6 +38,10 @@ class Metrics:
         self.sync_duration = Histogram("scalebridge_sync_duration_seconds", "Seconds one sync of one target took",
                                        registry=r, buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
                                                             5, 10, 30))
+        self.store_errors = Counter("scalebridge_store_errors_total",
+                                    "Failures of the state store, by what the controller was doing "
+                                    "(persist the intents, persist the state, read the requests …)",
+                                    ["operation"], registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None

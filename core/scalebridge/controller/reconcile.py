@@ -40,10 +40,12 @@ from .pacing import ProviderPacing
 from .store import StateStore, StoredTarget
 
 __all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target",
-           "REFUSAL_RECHECK_SECONDS", "state_from_protocol", "not_carried"]
+           "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "not_carried", "recovered_record", "row_problem"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
+#: the audit's ``error_kind`` of a target whose sync the state store failed
+STORE_ERROR_KIND = "store"
 
 
 def state_from_protocol(state: Optional[dict]) -> DecisionState:
@@ -78,6 +80,10 @@ class TargetRun:
     last_synced: float = -math.inf
     dirty: bool = False
     writes: int = 0
+    #: why the target's persisted row cannot be used (it then fails every sync until reset)
+    problem: Optional[str] = None
+    #: the last write carried out, persisted so that its audit record survives a crash
+    applied: Optional[dict] = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -93,19 +99,52 @@ class TargetRun:
         """The persisted row: with a pending intent, the committed state is the one
         before that decision."""
         it = self.intent
+        snapshot = self.spec.target.snapshot()
         if it is None:
             return StoredTarget(self.spec.name, self.spec.policy_hash, self.decider.state.to_protocol(),
-                                updated_at=time.time())
+                                updated_at=time.time(), applied=self.applied, provider_state=snapshot)
         return StoredTarget(self.spec.name, self.spec.policy_hash, it.pre, it.size, it.carried, time.time(),
-                            {"time": it.time, "record": it.record})
+                            {"time": it.time, "record": it.record}, self.applied, snapshot)
 
     def load(self, row: StoredTarget) -> None:
-        """The persisted row back (a pending intent is resolved on the next sync)."""
-        self.decider.state = state_from_protocol(row.state)
+        """The persisted row back (a pending intent is resolved on the next sync). A
+        row that cannot be read leaves :attr:`problem` set: the target then fails
+        until ``scalebridge state reset`` forgets the row, rather than starting from
+        empty state and forgetting its windows unseen."""
+        name = self.spec.name
+        problem = row.problem
+        if problem is None:
+            try:
+                state = state_from_protocol(row.state)
+            except ValidationError:
+                problem = row_problem(row)
+            else:
+                if row.intent_size is not None:
+                    problem = row_problem(row)
+        if problem is not None:
+            self.problem = (f"the state store's row of target {name!r} cannot be read ({problem}); "
+                            f"`scalebridge state reset {name}` forgets it")
+            return
+        intent = None
         if row.intent_size is not None and row.intent_state is not None:
             meta = row.intent_meta or {}
-            self.intent = Intent(row.intent_size, float(meta.get("time", -math.inf)), row.intent_state, row.state,
-                                 dict(meta.get("record") or {}))
+            record = meta.get("record")
+            intent = Intent(row.intent_size, float(meta.get("time", -math.inf)), row.intent_state, row.state,
+                            dict(record) if isinstance(record, dict) else {})
+        self.problem = None
+        self.decider.state = state
+        self.intent = intent
+        self.applied = row.applied
+        if row.provider_state is not None:
+            self.spec.target.restore(row.provider_state)
+
+    def reset(self) -> None:
+        """Forget the target's decision history (``scalebridge state reset``)."""
+        self.decider.state = DecisionState()
+        self.intent = None
+        self.applied = None
+        self.problem = None
+        self.dirty = True
 
 
 @dataclass
@@ -177,20 +216,54 @@ def _pre(carried: dict, ev: "_Events", now: float) -> dict:
     return out
 
 
-def _resolve_intent(run: TargetRun, current: int, now: float) -> Optional[Intent]:
+def row_problem(row: StoredTarget) -> Optional[str]:
+    """Why a persisted row cannot be used (the column and what is wrong), or None:
+    the store's own check of its columns, then the protocol's ``state`` model."""
+    if row.problem is not None:
+        return row.problem
+    for column, value in (("state", row.state), ("intent_state", row.intent_state)):
+        if value is None:
+            continue
+        try:
+            StateModel.model_validate(value)
+        except ValidationError as e:
+            path, msg = describe_validation_error(e, ())
+            return f"column {column}: {path}: {msg}"
+    meta = row.intent_meta or {}
+    if not isinstance(meta.get("time", 0.0), (int, float)) or isinstance(meta.get("time"), bool):
+        return f"column intent_meta: time: expected a number, got {meta.get('time')!r}"
+    return None
+
+
+def recovered_record(spec: TargetSpec, time_: float, decision: dict) -> dict:
+    """The audit record of a write carried out by a controller that died before it
+    was audited: the decision's time, sizes and reason, action ``applied``,
+    ``recovered: true``."""
+    rec = _record(spec, time_)
+    rec.update({k: v for k, v in decision.items() if k in _DECISION_FIELDS})
+    rec["action"] = "applied"
+    rec["recovered"] = True
+    rec["note"] = "carried out before a restart"
+    return rec
+
+
+def _resolve_intent(run: TargetRun, current: int, now: float) -> tuple[Optional[dict], bool]:
     """A write whose outcome was not persisted (a crash, a lost reply): carried out
     when the provider now holds the intent's size — its state is then committed,
-    once. Returns the intent when it was decided at this very sync time (a
-    controller restarted inside that sync on the virtual clock): carried out, it is
-    not decided again; not carried out, it is decided again from the state before it."""
+    once, and its audit record comes back (``recovered``). The flag says the intent
+    was decided at this very sync time (a controller restarted inside that sync on
+    the virtual clock): carried out, it is not decided again; not carried out, it is
+    decided again from the state before it."""
     it = run.intent
     run.intent = None
     run.dirty = True
+    same_sync = it.time == now
     if current == it.size:
         run.decider.state = state_from_protocol(it.carried)
-        return it if it.time == now else None
-    run.decider.state = state_from_protocol(it.pre if it.time == now else not_carried(it.pre, it.carried))
-    return None
+        run.applied = {"time": it.time, "record": it.record}
+        return recovered_record(run.spec, it.time, it.record), same_sync
+    run.decider.state = state_from_protocol(it.pre if same_sync else not_carried(it.pre, it.carried))
+    return None, False
 
 
 def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
@@ -217,6 +290,8 @@ class Outcome:
     desired: Optional[int] = None
     current: int = 0
     carried: Optional[dict] = None
+    #: the audit record of a write a controller that died since carried out
+    recovered: Optional[dict] = None
 
 
 def _observations(obs: Any, metrics: dict) -> Observations:
@@ -237,6 +312,10 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     spec = run.spec
     rec = _record(spec, now)
     out = Outcome(run, rec)
+    if run.problem is not None:
+        rec["action"], rec["error"], rec["error_kind"] = "failed", run.problem, STORE_ERROR_KIND
+        out.failed = True
+        return out
     pace = ctx.pacing[spec.provider_key]
     if not pace.reads.take(now):
         rec["action"] = "paced"
@@ -253,13 +332,12 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {current!r}, not a count")
         rec["current_replicas"] = current
         if run.intent is not None:
-            done = _resolve_intent(run, current, now)
-            if done is not None:   # decided and carried out at this time by a process that died since
-                rec.update({k: v for k, v in done.record.items() if k in _DECISION_FIELDS})
-                rec["action"] = "applied"
-                rec["note"] = "carried out before a restart"
+            recovered, same_sync = _resolve_intent(run, current, now)
+            if same_sync:   # decided and carried out at this time by a process that died since
+                rec.update(recovered)
                 run.last_synced = now
                 return out
+            out.recovered = recovered
         if now >= run.next_refusal_check:
             run.refused_by = target.managed_by()
             run.next_refusal_check = now + ctx.refusal_recheck_seconds
@@ -349,6 +427,7 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         out.failed = True
         return
     _carried(run.decider.state, out.carried)
+    run.applied = {"time": now, "record": run.intent.record}
     run.intent = None
     run.failures = 0
     run.writes += 1

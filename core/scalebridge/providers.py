@@ -52,7 +52,7 @@ if TYPE_CHECKING:   # annotations only: the contract imports no model at run tim
 
 __all__ = [
     "Capability", "Elector", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
-    "RefError", "SizeChange", "Target", "TargetRefused",
+    "RefError", "SizeChange", "Target", "TargetEnded", "TargetRefused",
 ]
 
 
@@ -97,6 +97,16 @@ class TargetRefused(ProviderError):
     def __init__(self, manager: str, message: Optional[str] = None):
         self.manager = manager
         super().__init__(ErrorKind.REFUSED, message or f"already managed by {manager}")
+
+
+class TargetEnded(ProviderError):
+    """The target's world has ended (a simulated load past its last tick): the
+    controller stops syncing it with one line, and it holds its size. ``ended`` says
+    when and why."""
+
+    def __init__(self, ended: str):
+        self.ended = ended
+        super().__init__(ErrorKind.NOT_FOUND, ended)
 
 
 class RefError(ScalebridgeError):
@@ -247,6 +257,12 @@ class Target(ABC):
         depend on the policy. A simulated target (``sim``) builds its world from
         them, as ``scalebridge simulate`` does: the size the policy holds for the
         first load, the metrics the policy names, its predictive planner."""
+
+    def use_clock(self, virtual: bool) -> None:
+        """The kind of clock the controller runs on, once before the first
+        :meth:`observe`. A target with a :attr:`start_time` of its own (a simulated
+        load) plays from there on the virtual clock, and from its first observe on
+        the real one. Default: nothing."""
 
     def snapshot(self) -> Optional[dict]:
         """What this target keeps in the controller's process and must survive a

@@ -22,7 +22,8 @@ PLUGINS = ROOT / "plugins"
 # bottom up: each entry names the top-level modules and packages of ``scalebridge``
 # that form one layer (``__init__`` is the package itself, ``import scalebridge``)
 LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("foundation", frozenset({"units", "errors", "constants", "cron", "timezones", "hookspecs", "cliargs"})),
+    ("foundation", frozenset({"units", "errors", "constants", "cron", "timezones", "hookspecs", "cliargs",
+                                         "secrets"})),
     ("model", frozenset({"policy", "policyfile", "protocol", "state", "decision"})),
     ("stages", frozenset({"stages"})),
     ("semantics", frozenset({"semantics"})),

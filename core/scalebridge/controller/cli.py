@@ -41,7 +41,8 @@ def cmd_run(args) -> int:
         _say("run", "--until needs --clock virtual (real time runs until SIGTERM or SIGINT)")
         return EXIT_BAD_INPUT
     if args.clock == "virtual" and args.until is None and not args.once:
-        _say("run", "--clock virtual needs --until DURATION (how much simulated time to run: 6h, 2d)")
+        _say("run", "--clock virtual needs --until DURATION (the position in simulated time to run to, from the "
+                    "start of the load: 6h, 2d)")
         return EXIT_BAD_INPUT
     configure(args.log_format)
     metrics = None
@@ -99,6 +100,8 @@ def cmd_run(args) -> int:
         controller.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if args.once:
+            ...
 
 
 # ----------------------------------------------------------------------------- observe
@@ -374,7 +377,8 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("--clock", choices=("real", "virtual"), default="real",
                    help="virtual: simulated time, no sleeping (sim targets only); needs --until")
     r.add_argument("--until", type=DURATION_MORE_THAN_ZERO, metavar="DURATION",
-                   help="with --clock virtual: how much simulated time to run (6h, 2d)")
+                   help="with --clock virtual: the position in simulated time to run to, from the start of the "
+                        "load (6h, 2d); a run resumed from its --state goes on from where it stopped to there")
     r.add_argument("--seed", type=int, default=None, help="seed of the backoff jitter (reproducible runs)")
     r.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help="targets synced at once (default 5, the HPA controller's concurrent syncs)")

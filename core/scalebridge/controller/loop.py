@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional, Union
 
 from pydantic import ValidationError
 
+from ..cliargs import say
 from ..engine import Decider
 from ..providers import Elector, RefError
 from .audit import AuditError, AuditLog
@@ -142,9 +143,7 @@ class Controller:
                                store, _Writer(self), dry_run=dry_run, metrics=metrics)
         self.runs: list[TargetRun] = []
         for spec in runtime.targets:
-            decider = Decider(spec.policy, spec.semantics, spec.settings)
-            spec.target.use_policy(decider.policy, decider.settings)
-            self.runs.append(TargetRun(spec, decider))
+            self.runs.append(_new_run(spec, self.clock.virtual))
         self._load(recover=claimed)
         self._was_leader = True   # the state was just loaded
         self.syncs = 0
@@ -349,8 +348,8 @@ class Controller:
         """One sync of this process's targets (all of them, unless shards hold some)."""
         t0 = time.perf_counter()
         report = SyncReport(now)
-        due = [r for r in self.runs if r.retry_at <= now]
-        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now)
+        due = [r for r in self.runs if r.retry_at <= now and r.ended is None]
+        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now and r.ended is None)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
         if leader is None:
@@ -409,6 +408,9 @@ class Controller:
             if rec["action"] == "applied":
                 log(logging.INFO, "scaled", target=rec["target"], current=rec["current_replicas"],
                     desired=rec["desired_replicas"], reason=rec["reason"])
+        for o in outcomes:
+            if o.run.ended is not None and o.record["action"] == "paused":
+                log(logging.INFO, "target ended: it is synced no more", target=o.run.spec.name, why=o.run.ended)
         return report
 
     def _backoff(self, run: TargetRun, now: float) -> None:
@@ -454,7 +456,7 @@ class Controller:
                 report = self.sync()
             except StoreError as e:
                 log(logging.ERROR, "the state store failed: nothing was written", error=str(e))
-                print(f"scalebridge run: the state store failed: {e}", file=sys.stderr)
+                say("run", f"the state store failed: {e}")
                 return 1
             except ShardError as e:
                 return _shard_failed(e)
@@ -464,6 +466,12 @@ class Controller:
             return 1 if report.failed else 0
         clock = self.clock
         end = self.start_time + self.until if self.until is not None and self.start_time is not None else None
+        if end is not None and clock.virtual and clock.now() >= end - 1e-9:
+            at = clock.now() - self.start_time
+            say("run", f"the state in {self.store.where} is already at {_duration(at)} of simulated time, at or "
+                       f"past --until {_duration(self.until)} (a position from the start of the load, not a "
+                       "duration): give a later --until to go on, or another --state to start over")
+            return 0
         while not self.stop_event.is_set():
             now = clock.now()
             if end is not None and now >= end - 1e-9:
@@ -507,6 +515,22 @@ class Controller:
         self.store.close()
 
 
+def _duration(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and abs(seconds / size - round(seconds / size)) < 1e-9:
+            return f"{round(seconds / size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def _new_run(spec: Any, virtual: bool) -> TargetRun:
+    """A target's run as the controller starts it: its decider, and the target told
+    the policy and the clock."""
+    decider = Decider(spec.policy, spec.semantics, spec.settings)
+    spec.target.use_policy(decider.policy, decider.settings)
+    spec.target.use_clock(virtual)
+    return TargetRun(spec, decider)
+
+
 class _Writer(Elector):
     """Whether this controller may write targets now: it holds the store's claim and
     the leader election."""
@@ -521,14 +545,13 @@ class _Writer(Elector):
 
 def _audit_failed(e: AuditError) -> int:
     log(logging.ERROR, "the audit log failed: stopping (the state is persisted)", error=str(e))
-    print(f"scalebridge run: the audit log failed, so the controller stops (the state is persisted): {e}",
-          file=sys.stderr)
+    say("run", f"the audit log failed, so the controller stops (the state is persisted): {e}")
     return 1
 
 
 def _shard_failed(e: ShardError) -> int:
     log(logging.ERROR, "a shard process failed: stopping", error=str(e))
-    print(f"scalebridge run: {e}", file=sys.stderr)
+    say("run", str(e))
     return 1
 
 

@@ -47,13 +47,12 @@ class Metrics:
         self._server = None
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> int:
-        """Serve ``/metrics`` on ``port`` (0: any free port); the port it listens on."""
-        from prometheus_client import start_http_server
-        started = start_http_server(port, addr=addr, registry=self.registry)
-        if isinstance(started, tuple):   # prometheus-client >= 0.17: (server, thread)
-            self._server = started[0]
-            return int(self._server.server_address[1])
-        return port
+        """Serve ``/metrics`` on ``addr:port`` (0: any free port); the port it listens
+        on. One thread, idle connections closed, connections bounded
+        (:mod:`scalebridge.controller.exporter`)."""
+        from .exporter import Exporter
+        self._server = Exporter(self.registry)
+        return self._server.start(port, addr)
 
     def text(self) -> str:
         from prometheus_client import generate_latest
@@ -61,8 +60,7 @@ class Metrics:
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.close()
             self._server = None
 
 

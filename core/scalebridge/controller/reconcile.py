@@ -32,7 +32,7 @@ from pydantic_core import from_json, to_json
 from ..engine import Decider, describe_validation_error
 from ..errors import RequestError, ScalebridgeError
 from ..protocol import Observations, StateModel
-from ..providers import ErrorKind, Elector, ProviderError, TargetRefused
+from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
 from ..state import DecisionState, TimeLog
 from .backoff import Backoff
 from .config import TargetSpec
@@ -84,6 +84,8 @@ class TargetRun:
     problem: Optional[str] = None
     #: the last write carried out, persisted so that its audit record survives a crash
     applied: Optional[dict] = None
+    #: why the target's world has ended (a simulated load): it is synced no more
+    ended: Optional[str] = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -383,6 +385,11 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             return out   # failures reset once the write succeeds: a failing write keeps backing off
         run.failures = 0
         _restore(decider.state, ev)
+        return out
+    except TargetEnded as e:   # said once: the target is synced no more, and holds its size
+        run.ended = e.ended
+        rec["action"] = "paused"
+        rec["note"] = e.ended
         return out
     except ProviderError as e:
         if ev is not None and rec["desired_replicas"] is not None:

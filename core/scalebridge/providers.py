@@ -157,7 +157,8 @@ class Observation:
     the controller never stacks a write on it. ``min_size``/``max_size`` are the
     provider's own bounds where it has them (ASG MinSize/MaxSize). ``forecast`` is a
     protocol ``CapacityForecast`` dict a provider may supply (the ``sim`` provider's
-    planner). ``details`` is free-form, for ``scalebridge observe``."""
+    planner). ``details`` is free-form, for ``scalebridge observe``. ``paused`` and
+    ``paused_replicas``: a pause the provider found on the target (below)."""
 
     current_replicas: int
     status_replicas: Optional[float] = None
@@ -167,6 +168,12 @@ class Observation:
     max_size: Optional[int] = None
     forecast: Optional[dict] = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: the target is paused where it lives (a Kubernetes workload's
+    #: ``autoscaling.keda.sh/paused`` or ``scalebridge.io/paused`` annotation): who
+    #: paused it. The controller then decides nothing and writes nothing but
+    #: ``paused_replicas``, when given, once the size differs
+    paused: Optional[str] = None
+    paused_replicas: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -299,6 +306,11 @@ class Provider(ABC):
     path_options: ClassVar[frozenset[str]] = frozenset()
     #: ``ref`` keys that are file paths (the ``sim`` provider's ``trace``), read the same way
     ref_path_keys: ClassVar[frozenset[str]] = frozenset()
+    #: options that hold secrets, as dotted paths (``credential.client_secret``): each also
+    #: takes ``<option>_file`` (the file's content, a Kubernetes Secret mounted as a file),
+    #: must be a string, and is never shown in a message, log or audit record
+    #: (:mod:`scalebridge.secrets`)
+    secret_options: ClassVar[frozenset[str]] = frozenset()
     #: whether its calls wait on something outside the process (a cloud API): the
     #: controller syncs such a provider's targets on its worker pool (``workers``), so
     #: that one slow call does not hold the others up. An in-process provider (the

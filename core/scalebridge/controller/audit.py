@@ -4,8 +4,9 @@ flushed after every sync, to a file or standard output (``--audit FILE|-``).
 Fields (fixed by the run-config contract): ``time``, ``target``, ``provider``,
 ``semantics``, ``current_replicas``, ``recommended_replicas``,
 ``desired_replicas``, ``reason``, ``action`` (``applied``, ``dry_run``,
-``unchanged``, ``in_flight``, ``paced``, ``refused``, ``failed``, and the
-extension ``standby``: a replica not holding the leader election), ``error``;
+``unchanged``, ``in_flight``, ``paced``, ``refused``, ``failed``, ``paused`` (a
+paused target: no decision; its ``note`` says who paused it), and the extension
+``standby``: a replica not holding the leader election), ``error``;
 extensions: ``error_kind`` (a provider error's kind, or ``store``), ``size`` (what
 the provider set, when it clamped the request), ``note``, and ``recovered: true`` on
 the record of a write carried out by a controller that died before auditing it.
@@ -31,7 +32,7 @@ __all__ = ["AuditLog", "AuditError", "ACTIONS"]
 class AuditError(ScalebridgeError):
     """The audit log cannot be written."""
 
-ACTIONS = ("applied", "dry_run", "unchanged", "in_flight", "paced", "refused", "failed", "standby")
+ACTIONS = ("applied", "dry_run", "unchanged", "in_flight", "paced", "refused", "failed", "standby", "paused")
 
 
 class AuditLog:

@@ -33,10 +33,7 @@ def _problems(command: str, e: ScalebridgeError) -> int:
 
 
 def cmd_run(args) -> int:
-    from .config import ConfigError
-    from .logs import configure, log
-    from .loop import build_controller
-    from .store import StoreClaimed, StoreError
+    from .logs import configure, unconfigure
     if args.until is not None and args.clock != "virtual":
         _say("run", "--until needs --clock virtual (real time runs until SIGTERM or SIGINT)")
         return EXIT_BAD_INPUT
@@ -45,6 +42,17 @@ def cmd_run(args) -> int:
                     "start of the load: 6h, 2d)")
         return EXIT_BAD_INPUT
     configure(args.log_format)
+    try:
+        return _run(args)
+    finally:
+        unconfigure()
+
+
+def _run(args) -> int:
+    from .config import ConfigError
+    from .logs import log
+    from .loop import build_controller
+    from .store import StoreClaimed, StoreError
     metrics = None
     if args.metrics_port is not None:
         from .metrics import Metrics
@@ -74,19 +82,24 @@ def cmd_run(args) -> int:
         log(20, "stopping", signal=signal.Signals(signum).name)
         controller.request_stop()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    def reload(signum, frame) -> None:
+        log(20, "reloading the configuration at the next sync", signal="SIGHUP")
+        controller.request_reload()
+
+    for sig, handler in ((signal.SIGTERM, stop), (signal.SIGINT, stop), (signal.SIGHUP, reload)):
         try:
-            previous[sig] = signal.signal(sig, stop)
-        except ValueError:   # not the main thread (an embedding program)
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, AttributeError):   # not the main thread (an embedding program); no SIGHUP
             pass
     try:
         if metrics is not None:
+            address = args.metrics_address or controller.runtime.loaded.config.metrics_address
             try:
-                port = metrics.serve(args.metrics_port)
+                port = metrics.serve(args.metrics_port, address)
             except OSError as e:
-                _say("run", f"--metrics-port {args.metrics_port}: {e.strerror or e}")
+                _say("run", f"--metrics-port {args.metrics_port} on {address}: {e.strerror or e}")
                 return EXIT_BAD_INPUT
-            log(20, "serving metrics", port=port, path="/metrics")
+            log(20, "serving metrics", address=address, port=port, path="/metrics")
         shards = controller._shards
         log(20, "running", targets=len(controller.runs) + sum(len(s.names) for s in shards),
             processes=len(shards) + 1 if shards else None, period=controller.period, clock=args.clock,
@@ -100,8 +113,6 @@ def cmd_run(args) -> int:
         controller.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if args.once:
-            ...
 
 
 # ----------------------------------------------------------------------------- observe
@@ -112,12 +123,16 @@ def _observe_one(spec, now: float) -> dict:
     out: dict[str, Any] = {"target": spec.name, "provider": spec.provider_key, "ref": spec.target.name,
                            "semantics": spec.semantics, "current_replicas": None, "status_replicas": None,
                            "in_flight": None, "managed_by": None, "members": None, "metrics": None,
-                           "details": None, "error": None}
+                           "details": None, "error": None, "paused": None}
     t = spec.target
+    if spec.paused:
+        out["paused"] = {"by": "paused: true in the configuration", "replicas": None}
     try:
         obs = t.observe(now)
         out.update(current_replicas=obs.current_replicas, status_replicas=obs.status_replicas,
                    in_flight=obs.in_flight, members=obs.members, details=obs.details or None)
+        if obs.paused and out["paused"] is None:
+            out["paused"] = {"by": obs.paused, "replicas": obs.paused_replicas}
         out["managed_by"] = t.managed_by()
         out["metrics"] = t.read_metrics(now, obs, spec.queries) if spec.queries else {}
         if obs.forecast is not None:
@@ -150,13 +165,18 @@ def cmd_observe(args) -> int:
                 return EXIT_BAD_INPUT
             specs = [s for s in specs if s.name in set(args.targets)]
         now = time.time()
+        pauses = _pauses_of(runtime, args.config)
         results = []
         for spec in specs:
             d = Decider(spec.policy, spec.semantics, spec.settings)
             spec.target.use_policy(d.policy, d.settings)
             now_t = spec.target.start_time if spec.target.start_time is not None and \
                 getattr(spec.provider, "name", "") == "sim" else now
-            results.append(_observe_one(spec, now_t))
+            result = _observe_one(spec, now_t)
+            p = pauses.get(spec.name)
+            if p is not None:
+                result["paused"] = {"by": "scalebridge pause", "since": p.since, "replicas": p.replicas}
+            results.append(result)
         bad = any(r["error"] or r["managed_by"] for r in results)
         if args.output == "json":
             sys.stdout.write(to_json(results, indent=2, fallback=str).decode() + "\n")
@@ -166,6 +186,27 @@ def cmd_observe(args) -> int:
         return 1 if bad else 0
     finally:
         runtime.close()
+
+
+def _pauses_of(runtime: Any, config: str) -> dict:
+    """The pauses recorded in the configuration's state file, read-only (observe
+    never creates or changes a state file)."""
+    from .store import SQLiteStore, StoreError, state_path
+    if isinstance(runtime.state, dict):
+        return {}
+    path = state_path(runtime.state, runtime.loaded.path.parent)
+    if not path.is_file():
+        return {}
+    try:
+        store = SQLiteStore(path, readonly=True)
+    except StoreError:
+        return {}
+    try:
+        return store.pauses()
+    except StoreError:
+        return {}
+    finally:
+        store.close()
 
 
 def _print_observed(r: dict) -> None:
@@ -186,6 +227,9 @@ def _print_observed(r: dict) -> None:
         line += f", in flight: {r['in_flight']}"
     if r["managed_by"]:
         line += f", REFUSED: already managed by {r['managed_by']}"
+    if r.get("paused"):
+        held = r["paused"].get("replicas")
+        line += f", PAUSED by {r['paused']['by']}" + (f" at {held} replicas" if held is not None else "")
     print(line)
     for name, obs in (r["metrics"] or {}).items():
         parts = []
@@ -307,6 +351,63 @@ def _reset(store, path: Path, target: str) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- pause / resume
+
+
+_replicas = number(int, lambda v: 0 <= v <= 2**31 - 1, "a count of replicas (0 or more)")
+
+
+def cmd_pause(args) -> int:
+    """``scalebridge pause|resume CONFIG TARGET…``: recorded in the state store, which
+    a running controller reads every sync (it need not be told otherwise); without
+    a controller running, the next one honours it."""
+    import time
+    from .config import load_config
+    from .store import SQLiteStore, StoreError
+    command = args.command
+    try:
+        loaded = load_config(args.config)
+        path = _state_file(args, command)
+    except ScalebridgeError as e:
+        return _problems(command, e)
+    configured = {t.name: t for t in loaded.config.targets}
+    unknown = [n for n in args.targets if n not in configured]
+    if unknown:
+        import difflib
+        close = difflib.get_close_matches(unknown[0], list(configured), n=1)
+        _say(command, f"no target {unknown[0]!r} in {args.config}" + (f"; did you mean {close[0]!r}?" if close else "")
+             + f" its targets are: {', '.join(configured)}")
+        return EXIT_BAD_INPUT
+    try:
+        store = SQLiteStore(path)
+    except StoreError as e:
+        _say(command, str(e))
+        return 1
+    try:
+        holder = store.holder()
+        when = "at its next sync" if holder is not None else "when it next runs"
+        for name in args.targets:
+            if command == "pause":
+                store.set_pause(name, args.replicas, time.time())
+                size = f" at {args.replicas} replicas" if args.replicas is not None else " at its current size"
+                print(f"{name}: paused{size}; the controller on {path} holds it {when}")
+            else:
+                if configured[name].paused:
+                    _say(command, f"{name} is paused in {args.config} (paused: true): remove that, then reload the "
+                                  "controller (SIGHUP)")
+                    continue
+                if store.clear_pause(name):
+                    print(f"{name}: resumed; the controller on {path} decides it again {when}")
+                else:
+                    print(f"{name}: was not paused")
+        return 0
+    except StoreError as e:
+        _say(command, str(e))
+        return 1
+    finally:
+        store.close()
+
+
 # ----------------------------------------------------------------------------- validate / schema
 
 
@@ -364,7 +465,11 @@ def add_controller_commands(sub: Any) -> None:
                        description="Every sync period, observe each target of the run configuration through its "
                                    "provider, decide with its policy and semantics, set its size, persist its "
                                    "state. Exit 0 when stopped (SIGTERM, SIGINT); with --once 0 when every target "
-                                   "synced, 1 when any failed; 2 for a bad configuration. Reference: docs/run.md")
+                                   "synced, 1 when any failed; 1 when the state file is held by another "
+                                   "controller or the state store or audit log fails; 2 for a bad "
+                                   "configuration. SIGHUP reloads the configuration at the next sync (one that "
+                                   "does not validate is refused and the running one kept). "
+                                   "Reference: docs/run.md")
     r.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
     r.add_argument("--once", action="store_true", help="one sync of every target, then exit")
     r.add_argument("--dry-run", action="store_true", help="decide and report, never write a target")
@@ -372,6 +477,9 @@ def add_controller_commands(sub: Any) -> None:
                                                    "`state:`, else scalebridge-state.db)")
     r.add_argument("--audit", metavar="FILE|-", help="append one JSON object per decision to FILE (- : stdout)")
     r.add_argument("--metrics-port", type=_port, metavar="N", help="serve Prometheus metrics on /metrics")
+    r.add_argument("--metrics-address", metavar="ADDR", default=None,
+                   help="the address /metrics listens on (default: the configuration's metrics_address:, else "
+                        "0.0.0.0, every interface; 127.0.0.1 keeps it on the host)")
     r.add_argument("--leader-elect", action="store_true", help="only the holder of the lease writes targets")
     r.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines on stderr")
     r.add_argument("--clock", choices=("real", "virtual"), default="real",
@@ -419,6 +527,22 @@ def add_controller_commands(sub: Any) -> None:
     reset.add_argument("--state", metavar="PATH", help=state_help)
     reset.add_argument("--config", metavar="CONFIG", help=config_help)
     reset.set_defaults(func=cmd_state)
+
+    for name, what in (("pause", "pause"), ("resume", "resume")):
+        desc = ("Pause targets without editing the configuration: the controller makes no decision and no write "
+                "for them (audit action `paused`); with --replicas it sets that size once and holds it. Recorded "
+                "in the state store; a running controller honours it at its next sync. `scalebridge resume` "
+                "lifts it.") if name == "pause" else \
+            "Lift a pause of `scalebridge pause`: the controller decides the targets again at its next sync."
+        c = sub.add_parser(name, help=f"{what} targets (recorded in the state store; honoured at the next sync)",
+                           description=desc + " Reference: docs/run.md (Pausing a target).")
+        c.add_argument("config", metavar="CONFIG", help="the run configuration (its `state:` names the store)")
+        c.add_argument("targets", nargs="+", metavar="TARGET")
+        c.add_argument("--state", metavar="PATH", help="the state file (default: the configuration's `state:`)")
+        if name == "pause":
+            c.add_argument("--replicas", type=_replicas, metavar="N", default=None,
+                           help="set this size once, then hold it (KEDA's paused-replicas)")
+        c.set_defaults(func=cmd_pause, command=name)
 
     choices = getattr(sub, "choices", {})
     v = choices.get("validate")

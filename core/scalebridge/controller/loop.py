@@ -36,6 +36,7 @@ from pydantic import ValidationError
 
 from ..cliargs import say
 from ..engine import Decider
+from ..errors import ScalebridgeError
 from ..providers import Elector, RefError
 from .audit import AuditError, AuditLog
 from .backoff import Backoff
@@ -135,6 +136,7 @@ class Controller:
         self.period = runtime.sync_period_seconds
         self.stop_event = threading.Event()
         self.until = until
+        self._seed, self._workers = seed, workers
         self.start_time: Optional[float] = None
         now = self.clock.now()
         pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
@@ -148,6 +150,8 @@ class Controller:
         self._was_leader = True   # the state was just loaded
         self.syncs = 0
         self._closed = False
+        self._reload_requested = False
+        self._retired: list[Runtime] = []   # configurations reloaded away: their providers closed at the end
         self._pool: Optional[_Pool] = None
         # the pool is for providers whose calls wait on a cloud (Provider.blocking); an
         # in-process provider's targets are synced on this thread
@@ -348,6 +352,12 @@ class Controller:
         """One sync of this process's targets (all of them, unless shards hold some)."""
         t0 = time.perf_counter()
         report = SyncReport(now)
+        try:
+            ctx_pauses = self.store.pauses()
+        except StoreError as e:   # keep the pauses read last: a pause is never lifted by a failing read
+            self._store_failed("read the pauses", e)
+            ctx_pauses = self.ctx.pauses
+        self.ctx.pauses = ctx_pauses
         due = [r for r in self.runs if r.retry_at <= now and r.ended is None]
         report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now and r.ended is None)
         due.sort(key=lambda r: r.last_synced)
@@ -441,6 +451,89 @@ class Controller:
         o.failed = True
         self._backoff(o.run, now)
 
+    def request_reload(self) -> None:
+        """Reload the configuration at the next sync boundary (SIGHUP)."""
+        self._reload_requested = True
+
+    def reload(self) -> bool:
+        """The configuration file read and built again, as Prometheus reloads on
+        SIGHUP: added targets start (from their persisted state, if any), removed
+        ones stop, a target whose policy (or semantics) changed starts from empty
+        state as the protocol says, every other one keeps its state — its windows,
+        intent, backoff and, for a target living in this process, its world
+        (:meth:`~scalebridge.providers.Target.snapshot`). A configuration that does
+        not validate is refused, its problems logged, and the running one kept.
+        False when refused."""
+        path = self.runtime.loaded.path
+        if self._shards:
+            log(logging.ERROR, "reload refused: a configuration with processes > 1 is reloaded by a restart",
+                config=str(path))
+            return False
+        try:
+            loaded = load_config(path)
+            runtime = build(loaded, clock="virtual" if self.clock.virtual else "real")
+        except ScalebridgeError as e:
+            for line in getattr(e, "problems", None) or [str(e)]:
+                log(logging.ERROR, "reload refused: the configuration does not validate; the running one is kept",
+                    problem=line)
+            return False
+        except OSError as e:
+            log(logging.ERROR, "reload refused: the configuration cannot be read; the running one is kept",
+                error=f"{path}: {e.strerror or e}")
+            return False
+        if runtime.state != self.runtime.state:
+            runtime.close()
+            log(logging.ERROR, "reload refused: `state:` cannot change while running (restart the controller to "
+                               "move the state); the running configuration is kept", config=str(path))
+            return False
+        old = {run.spec.name: run for run in self.runs}
+        rows: Optional[dict] = None
+        runs: list[TargetRun] = []
+        for spec in runtime.targets:
+            run = _new_run(spec, self.clock.virtual)
+            prev = old.pop(spec.name, None)
+            if prev is not None and prev.spec.policy_hash == spec.policy_hash:
+                _carry(prev, run)
+            elif prev is not None:
+                log(logging.INFO, "policy changed: starting from empty state", target=spec.name)
+                run.dirty = True
+            else:
+                if rows is None:
+                    rows = self.store.load_all()
+                row = rows.get(spec.name)
+                if row is not None and row.problem is None and row.policy_hash == spec.policy_hash:
+                    run.load(row)
+                log(logging.INFO, "target added", target=spec.name)
+            runs.append(run)
+        for name, run in old.items():
+            log(logging.INFO, "target removed: it is synced no more", target=name)
+            if self.metrics is not None:
+                for gauge in (self.metrics.current, self.metrics.desired):
+                    try:
+                        gauge.remove(name)
+                    except KeyError:
+                        pass
+        for run in self.runs:   # the handles reloaded away (the providers may still serve the election)
+            try:
+                run.spec.target.close()
+            except Exception:  # noqa: BLE001 — closing never fails a run
+                pass
+        self._retired.append(self.runtime)
+        now = self.clock.now()
+        self.runtime = runtime
+        self.runs = runs
+        self.period = runtime.sync_period_seconds
+        self.ctx.pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
+                           for key, p in runtime.providers.items()}
+        self.ctx.backoff = Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=self._seed)
+        self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
+        pooled = sum(1 for run in runs if run.spec.provider_key in self._blocking)
+        if self._pool is None and pooled > 1:
+            n = self._workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, pooled)
+            self._pool = _Pool(n) if n > 1 else None
+        log(logging.INFO, "reloaded the configuration", config=str(path), targets=len(runs), period=self.period)
+        return True
+
     def request_stop(self) -> None:
         """Start no new target sync; the loop persists and returns."""
         self.stop_event.set()
@@ -473,6 +566,9 @@ class Controller:
                        "duration): give a later --until to go on, or another --state to start over")
             return 0
         while not self.stop_event.is_set():
+            if self._reload_requested:   # SIGHUP: at the sync boundary
+                self._reload_requested = False
+                self.reload()
             now = clock.now()
             if end is not None and now >= end - 1e-9:
                 break
@@ -512,6 +608,12 @@ class Controller:
             if thing is not None:
                 thing.close()
         self.runtime.close()
+        for runtime in self._retired:
+            for p in runtime.providers.values():
+                try:
+                    p.close()
+                except Exception:  # noqa: BLE001
+                    pass
         self.store.close()
 
 
@@ -520,6 +622,17 @@ def _duration(seconds: float) -> str:
         if seconds >= size and abs(seconds / size - round(seconds / size)) < 1e-9:
             return f"{round(seconds / size)}{unit}"
     return f"{seconds:g}s"
+
+
+def _carry(prev: TargetRun, run: TargetRun) -> None:
+    """What a reloaded target keeps from its run before: its decision state, pending
+    intent, backoff, and its in-process world."""
+    run.decider.state = prev.decider.state
+    for name in ("intent", "applied", "problem", "failures", "retry_at", "last_synced", "dirty", "writes", "ended"):
+        setattr(run, name, getattr(prev, name))
+    snapshot = prev.spec.target.snapshot()
+    if snapshot is not None:
+        run.spec.target.restore(snapshot)
 
 
 def _new_run(spec: Any, virtual: bool) -> TargetRun:

@@ -7,6 +7,7 @@
 - ``scalebridge_provider_errors_total{provider,kind}``
 - ``scalebridge_sync_duration_seconds`` (histogram, one observation per target sync)
 - ``scalebridge_leader`` (1 when this replica may write)
+- ``scalebridge_paused{target}``, ``scalebridge_fallback_active{target}`` (0/1)
 - extension: ``scalebridge_store_errors_total{operation}`` (failures of the state store)
 
 Each controller has its own registry, so several in one process (tests) do not
@@ -42,6 +43,11 @@ class Metrics:
                                     "Failures of the state store, by what the controller was doing "
                                     "(persist the intents, persist the state, read the requests …)",
                                     ["operation"], registry=r)
+        self.paused = Gauge("scalebridge_paused", "1 while the target is paused (scalebridge pause, paused: true, "
+                            "a pause annotation on the workload)", ["target"], registry=r)
+        self.fallback_active = Gauge("scalebridge_fallback_active", "1 while the decision uses the policy's "
+                                     "fallback (its metrics failed failure_threshold syncs in a row)", ["target"],
+                                     registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None

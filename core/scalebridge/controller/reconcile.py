@@ -159,6 +159,8 @@ class SyncContext:
     dry_run: bool = False
     metrics: Any = None
     refusal_recheck_seconds: float = REFUSAL_RECHECK_SECONDS
+    #: the targets ``scalebridge pause`` paused, by name (read from the store every sync)
+    pauses: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -345,6 +347,11 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             run.next_refusal_check = now + ctx.refusal_recheck_seconds
         if run.refused_by:
             raise TargetRefused(run.refused_by)
+        pause = _pause(run, ctx, obs)
+        if ctx.metrics is not None:
+            ctx.metrics.paused.labels(spec.name).set(1 if pause else 0)
+        if pause is not None:
+            return _paused(out, ctx, obs, pause, now)
         metrics = target.read_metrics(now, obs, spec.queries) if spec.queries else {}
         observations = _observations(obs, metrics)
         ev = _events(decider.state)
@@ -410,6 +417,56 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     finally:
         if ctx.metrics is not None:
             ctx.metrics.sync_duration.observe(time.perf_counter() - t0)
+
+
+def _pause(run: TargetRun, ctx: SyncContext, obs: Any) -> Optional[tuple[str, Optional[int]]]:
+    """Who paused the target and the size to hold (None: its own), or None: a pause
+    recorded by ``scalebridge pause``, ``paused: true`` in the configuration, or
+    one the provider found on the target (KEDA's annotations on a workload)."""
+    p = ctx.pauses.get(run.spec.name)
+    if p is not None:
+        return f"scalebridge pause at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(p.since))}", p.replicas
+    if run.spec.paused:
+        return "paused: true in the configuration", None
+    if obs.paused:
+        return obs.paused, obs.paused_replicas
+    return None
+
+
+def _paused(out: Outcome, ctx: SyncContext, obs: Any, pause: tuple[str, Optional[int]], now: float) -> Outcome:
+    """A paused target: no decision (its windows and cooldowns wait as they are);
+    with a size to hold that it does not have, that size is set — once: then it is
+    held, as KEDA's ``paused-replicas`` scales to N and stops
+    (https://keda.sh/docs/latest/concepts/scaling-deployments/#pause-autoscaling)."""
+    run, rec = out.run, out.record
+    why, replicas = pause
+    current = rec["current_replicas"]
+    run.last_synced = now
+    run.failures = 0
+    rec["reason"] = "Paused"
+    rec["note"] = f"paused: {why}"
+    m = ctx.metrics
+    if m is not None:
+        m.current.labels(run.spec.name).set(current)
+    if replicas is None or replicas == current:
+        rec["action"] = "paused"
+        rec["desired_replicas"] = current
+        return out
+    rec["desired_replicas"] = replicas
+    if run.spec.dry_run or ctx.dry_run:
+        rec["action"] = "dry_run"
+    elif obs.in_flight:
+        rec["action"], rec["note"] = "in_flight", obs.in_flight
+    elif not ctx.elector.is_leader():
+        rec["action"] = "standby"
+    elif not ctx.pacing[run.spec.provider_key].writes.take(now):
+        rec["action"] = "paused"
+        rec["note"] = f"paused: {why}; provider {run.spec.provider_key!r} has no write left at its pacing"
+    else:   # the paused size: no decision, so the state is the same carried out or not
+        state = run.decider.state.to_protocol()
+        run.intent = Intent(replicas, now, state, state, {k: rec[k] for k in _DECISION_FIELDS})
+        out.desired, out.current, out.carried = replicas, current, state
+    return out
 
 
 def act(out: Outcome, ctx: SyncContext, now: float) -> None:

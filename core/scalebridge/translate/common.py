@@ -2,6 +2,7 @@
 native documents, and reading numbers and durations the way provider APIs write them."""
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -28,10 +29,12 @@ class NativeError(ScalebridgeError):
 @dataclass
 class Losses:
     """The loss report: one line per feature the other side cannot express,
-    saying what was done instead; ``notes`` are lines that lose nothing
-    (a placeholder to fill in)."""
+    saying what was done instead; ``notes`` are lines that lose nothing. A
+    ``placeholder`` is a note too, and also listed in ``placeholders``: a field
+    written with a stand-in value, that ``render --strict`` refuses to leave."""
     lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    placeholders: list[str] = field(default_factory=list)
 
     def add(self, where: str, message: str) -> None:
         line = f"{where}: {message}"
@@ -40,6 +43,20 @@ class Losses:
 
     def note(self, where: str, message: str) -> None:
         self.notes.append(f"{where}: {message}")
+
+    def placeholder(self, where: str, how: str, value: str = PLACEHOLDER) -> str:
+        """``value`` (the marked placeholder), after a note naming the field ``where``
+        and ``how`` to fill it (``pass --target name (the workload's name)``)."""
+        line = f"{where}: placeholder {value!r}: {how}"
+        if line not in self.placeholders:
+            self.notes.append(line)
+            self.placeholders.append(line)
+        return value
+
+    @property
+    def incomplete(self) -> bool:
+        """Something is lost or left as a placeholder: what ``render --strict`` refuses."""
+        return bool(self.lines or self.placeholders)
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -206,9 +223,14 @@ class Reader:
         return v
 
     def unknown(self, obj: dict, known: set, *parts: object) -> None:
+        """A field ``known`` does not hold is an error naming it, with the known field it
+        is closest to (the same but for case, else one off by a letter or so)."""
         for k in obj:
             if k not in known:
-                raise NativeError(self.where(*parts, k), f"unknown field {k!r}; valid fields here: "
+                close = [f for f in known if isinstance(k, str) and f.lower() == k.lower()] or \
+                    difflib.get_close_matches(str(k), sorted(known), n=1, cutoff=0.8)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise NativeError(self.where(*parts, k), f"unknown field {k!r}{hint} valid fields here: "
                                                         f"{', '.join(sorted(known))}")
 
 

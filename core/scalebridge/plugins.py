@@ -204,17 +204,22 @@ def translator(name: str) -> Registered:
     """The translator registered as ``name`` (what ``render --to`` and ``import --from``
     select), with the plugin that registered it; an unknown name lists the registered
     ones, the closest first."""
-    import difflib
     reg = registry()
     entry = reg.translators.get(name)
     if entry is not None:
         return entry
-    close = difflib.get_close_matches(name, list(reg.translators), n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
     failed = f" (plugins that failed to load: {'; '.join(f'{k}: {v}' for k, v in reg.failures.items())})" \
         if reg.failures else ""
-    raise ScalebridgeError(f"unknown translator {name!r}{failed}; {hint}registered translators: "
-                           f"{', '.join(sorted(reg.translators)) or 'none'}")
+    raise ScalebridgeError(f"unknown translator {name!r}{failed}; {translator_choices(name)}")
+
+
+def translator_choices(name: str) -> str:
+    """``did you mean 'kubernetes'? registered translators: aws, …`` for an unknown ``name``."""
+    import difflib
+    names = list(registry().translators)
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"did you mean {close[0]!r}? " if close else "") + \
+        f"registered translators: {', '.join(sorted(names)) or 'none'}"
 
 
 def translator_for_provider(provider: str) -> Optional[Registered]:

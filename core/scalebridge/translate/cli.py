@@ -25,6 +25,15 @@ EXIT_BAD_INPUT = 2
 _FORMATS = f"{', '.join(PROVIDERS)}, or a plugin's (scalebridge plugins lists the translators)"
 
 
+def _format(name: str) -> str:
+    """``--to``/``--from``: a registered translator's name (the registry is read only
+    when the flag is given); any other is argparse's one-line refusal, exit 2."""
+    from .. import plugins
+    if name not in plugins.registry().translators:
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} ({plugins.translator_choices(name)})")
+    return name
+
+
 def add_translate_commands(sub: Any) -> None:
     """Register ``render``, ``import`` and ``apply`` on the main parser's subparsers."""
     r = sub.add_parser(
@@ -36,7 +45,7 @@ def add_translate_commands(sub: Any) -> None:
                     "per value left a placeholder (note: naming the --target key that fills it). "
                     "docs/translate.md")
     r.add_argument("policy", metavar="POLICY", help="a policy file (- for standard input)")
-    r.add_argument("--to", required=True, metavar="FORMAT", help=f"the translator: {_FORMATS}")
+    r.add_argument("--to", required=True, metavar="FORMAT", type=_format, help=f"the translator: {_FORMATS}")
     r.add_argument("--strict", action="store_true",
                    help="exit 1 when anything is lost or left a placeholder")
     r.add_argument("--target", metavar="REF", default=None,
@@ -54,7 +63,8 @@ def add_translate_commands(sub: Any) -> None:
                     "loses on stderr, naming the policy. Exit 2, writing nothing, when a policy would not be "
                     "valid (`scalebridge validate --semantics PROVIDER` accepts every policy an import writes).")
     i.add_argument("file", metavar="FILE", help="the native configuration (- for standard input)")
-    i.add_argument("--from", dest="from_", required=True, metavar="FORMAT", help=f"the translator: {_FORMATS}")
+    i.add_argument("--from", dest="from_", required=True, metavar="FORMAT", type=_format,
+                   help=f"the translator: {_FORMATS}")
     i.add_argument("--out", metavar="DIR", help="write each policy to DIR/NAME.yaml (one file per autoscaler; the "
                                                 "paths on stdout) instead of a YAML stream on stdout")
     i.set_defaults(func=cmd_import)

@@ -8,8 +8,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Union
 
-import yaml
-
 from ..errors import ScalebridgeError, json_path
 from ..policy import Policy
 
@@ -93,10 +91,13 @@ def json_document(text_or_obj: Any) -> Any:
         raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
 
 
-def yaml_document(text: str, where: str, what: str, load: Callable[[str], Any] = yaml.safe_load) -> Any:
-    """``text`` read by ``load``; not YAML: a :class:`NativeError` at ``where`` saying it is not ``what``."""
+def yaml_document(text: str, where: str, what: str, load: Optional[Callable[[str], Any]] = None) -> Any:
+    """``text`` read by ``load`` (``yaml.safe_load``); not YAML: a :class:`NativeError` at
+    ``where`` saying it is not ``what``. (yaml is imported here, not when the plugin
+    registry loads this module.)"""
+    import yaml
     try:
-        return load(text)
+        return (load or yaml.safe_load)(text)
     except yaml.YAMLError as e:
         raise NativeError(where, f"not {what}: {str(e).splitlines()[0]}") from None
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional, Union
 
-import yaml
-
 from ..hookspecs import hookimpl
 from ..policy import _QUANTITY_PATTERN, Policy
 from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
@@ -202,6 +200,7 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
 
 def dump(obj: Union[dict, list]) -> str:
     docs = obj if isinstance(obj, list) else [obj]
+    import yaml
     return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False)
 
 
@@ -211,6 +210,7 @@ def dump(obj: Union[dict, list]) -> str:
 def documents(text_or_obj: Any) -> list[tuple[str, dict]]:
     """The HPAs of a YAML stream (several documents, or a ``kind: List``), each with its JSON path root."""
     if isinstance(text_or_obj, str):
+        import yaml
         docs = yaml_document(text_or_obj, "$", "YAML", lambda text: list(yaml.safe_load_all(text)))
     else:
         docs = text_or_obj if isinstance(text_or_obj, list) else [text_or_obj]

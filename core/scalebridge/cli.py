@@ -322,7 +322,7 @@ def cmd_plugins(args) -> int:
     print("semantics:")
     for name, r in sorted(reg.semantics.items()):
         print(f"  {name:<14} from {r.plugin:<12} {getattr(r.obj, 'summary', '')}")
-    for kind in ("providers", "metric_sources", "forecasters"):
+    for kind in ("providers", "metric_sources", "forecasters", "translators"):
         table = getattr(reg, kind)
         if table:
             print(f"{kind.replace('_', ' ')}:")

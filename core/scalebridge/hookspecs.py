@@ -60,3 +60,30 @@ def scalebridge_register_metric_sources(register):
 def scalebridge_register_forecasters(register):
     """Register forecasting models: ``register(name, factory)`` where
     ``factory(**params)`` returns a :class:`scalebridge.forecasting.Forecaster`."""
+
+
+@hookspec
+def scalebridge_register_translators(register):
+    """Register native autoscaler formats: ``register(translator)`` once per
+    :class:`scalebridge.translate.Translator` instance (from
+    ``scalebridge.translate``; the built-in ``kubernetes``, ``gce``, ``azure`` and
+    ``aws`` translators are registered through this hook too).
+
+    Its ``name`` is what ``scalebridge render --to NAME`` and ``scalebridge import
+    --from NAME`` select; a name registered twice is an error naming both plugins. A
+    translator implements ``render(policy, target) -> (native, losses)`` — ``policy`` a
+    checked :class:`scalebridge.policy.Policy`, ``target`` the ``--target`` keys its
+    ``target_keys`` declare (checked before the call), ``losses`` a
+    :class:`scalebridge.translate.Losses`: ``losses.add(field, why)`` for each policy
+    feature the format cannot express, ``losses.placeholder(field, how)`` for a value
+    only ``--target`` can give (``render --strict`` fails while one is left) — and may
+    implement ``dump(native) -> str`` (JSON by default), ``import_all(text)`` (the
+    format read back as policies) and ``apply(name, target, policy, dry_run, say,
+    metrics)`` (``scalebridge apply --native``, for the targets of its ``provider``).
+
+    A provider plugin whose provider declares ``Capability.TRANSLATE`` registers a
+    translator whose ``provider`` is that provider's name and which implements
+    ``apply``. Raise ``scalebridge.translate.NativeError(field, why)`` for bad input
+    (one line, exit 2); any other exception is reported as the plugin's bug, naming
+    it and the method (exit 1). docs/plugins.md, "A translator", has a worked example.
+    """

@@ -67,7 +67,7 @@ class AwsProvider(Provider):
 
     name = "aws"
     semantics = "aws"
-    capabilities = frozenset({Capability.METRICS})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE})
     #: rates from EC2's documented request-token buckets (mutating actions refill
     #: 5 tokens a second from a bucket of 200; non-mutating ones 20 a second),
     #: https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html — the

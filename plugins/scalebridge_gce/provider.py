@@ -61,7 +61,7 @@ class GceProvider(Provider):
 
     name = "gce"
     semantics = "gce"
-    capabilities = frozenset({Capability.METRICS})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE})
     pacing = Pacing(writes_per_second=25.0, write_burst=100, reads_per_second=12.5, read_burst=750)
     ref_keys = frozenset({"instance_group_manager"})
     path_options = frozenset({"credentials"})

@@ -59,7 +59,7 @@ class KubernetesProvider(Provider):
 
     name: ClassVar[str] = "kubernetes"
     semantics: ClassVar[str] = "kubernetes"
-    capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS})
+    capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS, Capability.TRANSLATE})
     #: writes: client-go's DefaultQPS and DefaultBurst (k8s.io/client-go/rest/config.go), so that a
     #: write with no room is ``paced`` and coalesces with the next decision instead of queueing.
     #: Reads are paced by the client's own token bucket, per API call, blocking as client-go's

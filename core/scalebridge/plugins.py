@@ -191,3 +191,15 @@ def provider_factory(name: str):
     else:
         why = ""
     raise ScalebridgeError(f"unknown provider {name!r}{why}; installed providers are: {available}")
+
+
+def metric_source_factory(name: str):
+    """The factory registered for metric-source type ``name``; an unknown name
+    lists the installed ones."""
+    reg = registry()
+    entry = reg.metric_sources.get(name)
+    if entry is not None:
+        return entry.obj
+    why = f" (plugin {name!r} failed to load: {reg.failures[name]})" if name in reg.failures else ""
+    raise ScalebridgeError(f"unknown metric source type {name!r}{why}; installed metric sources are: "
+                           f"{', '.join(sorted(reg.metric_sources)) or 'none'}")

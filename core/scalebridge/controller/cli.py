@@ -98,6 +98,7 @@ def cmd_run(args) -> int:
 
 def _observe_one(spec, now: float) -> dict:
     from ..providers import ProviderError
+    from .sources import read_metrics
     out: dict[str, Any] = {"target": spec.name, "provider": spec.provider_key, "ref": spec.target.name,
                            "semantics": spec.semantics, "current_replicas": None, "status_replicas": None,
                            "in_flight": None, "managed_by": None, "members": None, "metrics": None,
@@ -108,7 +109,7 @@ def _observe_one(spec, now: float) -> dict:
         out.update(current_replicas=obs.current_replicas, status_replicas=obs.status_replicas,
                    in_flight=obs.in_flight, members=obs.members, details=obs.details or None)
         out["managed_by"] = t.managed_by()
-        out["metrics"] = t.read_metrics(now, obs, spec.queries) if spec.queries else {}
+        out["metrics"] = read_metrics(spec, now, obs) if spec.queries else {}
         if obs.forecast is not None:
             out["forecast"] = obs.forecast
     except ProviderError as e:

@@ -236,8 +236,9 @@ def _recorded(spec: "TargetSpec", route: Optional[tuple], start: float, end: flo
             sq = SourceQuery("size", instance.name, kube_query)
         try:
             got = instance.read_history(sq, start, end, tick)
-        except ProviderError as e:
-            raise HistoryError(f"the recorded size ({sq.query!r}): {e.message}") from None
+        except ProviderError as e:   # the demand is replayed all the same, with nothing to compare it to
+            notes.append(f"no recorded size: {sq.query!r}: {e.message}")
+            return None, None, None
         if not got:
             notes.append(f"no recorded size: {sq.metric_source}: {sq.query!r} has no samples in the period")
             return None, None, None
@@ -246,7 +247,8 @@ def _recorded(spec: "TargetSpec", route: Optional[tuple], start: float, end: flo
     try:
         got = spec.target.size_history(start, end, tick)
     except ProviderError as e:
-        raise HistoryError(f"the recorded size: {e.message}") from None
+        notes.append(f"no recorded size: {e.message}")
+        return None, None, None
     if not got or not got.get("desired"):
         return None, None, None
     resolution = float(got.get("resolution") or tick)

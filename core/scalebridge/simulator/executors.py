@@ -41,11 +41,12 @@ def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1
         try:
             futures = client.map(fn, list(args), pure=False)
             index = {f.key: i for i, f in enumerate(futures)}
-            for fut in as_completed(futures):
-                i = index[fut.key]
-                out[i] = fut.result()
-                if done is not None:
-                    done(i, out[i])
+            with client.as_current():
+                for fut in as_completed(futures):
+                    i = index[fut.key]
+                    out[i] = fut.result()
+                    if done is not None:
+                        done(i, out[i])
         finally:
             client.close()
         return out

@@ -56,10 +56,10 @@ def run(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def simulate(tmp_path: Path, policy: Path, hours: float = HOURS) -> tuple[dict, list[dict]]:
+def simulate(tmp_path: Path, policy: Path, hours: float = HOURS, trace: Path = TRACE) -> tuple[dict, list[dict]]:
     """``scalebridge simulate --trace`` on the same slice: its JSON and its timeline rows."""
     out, timeline = tmp_path / "simulate.json", tmp_path / "simulate.csv"
-    code, _ = run("simulate", str(policy), "--trace", str(TRACE), "--scale", "1/60", "--duration", f"{hours}h",
+    code, _ = run("simulate", str(policy), "--trace", str(trace), "--scale", "1/60", "--duration", f"{hours}h",
                   *FLEET, "--semantics", "all", "--output", str(out), "--timeline", str(timeline), "-q")
     assert code == 0
     return json.loads(out.read_text()), list(csv.DictReader(timeline.open()))

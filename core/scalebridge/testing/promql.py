@@ -64,11 +64,10 @@ class Store:
     series: list[Series] = field(default_factory=list)
 
     def select(self, matchers: Sequence[tuple[str, str, str]]) -> list[Series]:
-        out = []
-        for s in self.series:
-            if all(_matches(s.labels.get(name, ""), op, value) for name, op, value in matchers):
-                out.append(s)
-        return out
+        """The matching series, ordered by their label sets as the TSDB returns them."""
+        out = [s for s in self.series
+               if all(_matches(s.labels.get(name, ""), op, value) for name, op, value in matchers)]
+        return sorted(out, key=lambda s: sorted(s.labels.items()))
 
 
 def _matches(have: str, op: str, want: str) -> bool:
@@ -431,22 +430,23 @@ def _range_function(name: str, series: list[Series], times: np.ndarray, seconds:
         n = hi - lo
         vals = np.full(times.size, np.nan)
         has = n > 0
-        if name in ("sum_over_time", "avg_over_time", "count_over_time"):
-            csum = np.concatenate(([0.0], np.cumsum(s.values)))
-            total = csum[hi] - csum[lo]
-            if name == "sum_over_time":
-                vals[has] = total[has]
-            elif name == "count_over_time":
-                vals[has] = n[has]
-            else:
-                vals[has] = total[has] / n[has]
+        if name == "count_over_time":
+            vals[has] = n[has]
         elif name == "last_over_time":
             vals[has] = s.values[hi[has] - 1]
         else:
             for k in np.flatnonzero(has):
                 a, b = lo[k], hi[k]
                 tt, vv = s.times[a:b], s.values[a:b]
-                if name == "min_over_time":
+                if name == "sum_over_time":
+                    vals[k] = float(sum(vv.tolist()))
+                elif name == "avg_over_time":   # funcAvgOverTime: the incremental mean, in order
+                    mean, count = 0.0, 0.0
+                    for x in vv.tolist():
+                        count += 1
+                        mean += x / count - mean / count
+                    vals[k] = mean
+                elif name == "min_over_time":
                     vals[k] = vv.min()
                 elif name == "max_over_time":
                     vals[k] = vv.max()
@@ -536,10 +536,17 @@ def _eval(node: Node, store: Store, times: np.ndarray) -> Union[np.ndarray, Vect
             m = np.vstack(arrays)
             present = (~np.isnan(m)).sum(axis=0)
             with np.errstate(all="ignore"):
-                if op == "sum":
-                    vals = np.nansum(m, axis=0)
-                elif op == "avg":
-                    vals = np.nansum(m, axis=0) / present
+                if op == "sum":   # in order, as Go adds them (numpy's nansum sums pairwise)
+                    vals = np.zeros(times.size)
+                    for row in m:
+                        vals = vals + np.nan_to_num(row, nan=0.0)
+                elif op == "avg":   # aggregation(): the incremental mean over the series in order
+                    vals = np.zeros(times.size)
+                    count = np.zeros(times.size)
+                    for row in m:
+                        ok = ~np.isnan(row)
+                        count[ok] += 1
+                        vals[ok] += row[ok] / count[ok] - vals[ok] / count[ok]
                 elif op == "count":
                     vals = present.astype(float)
                 elif op == "min":

@@ -48,6 +48,14 @@ def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[st
             factory = plugins.metric_source_factory(type_name) if isinstance(type_name, str) else None
             if factory is None:
                 raise ScalebridgeError(f"expected a metric source type name, got {type_name!r}")
+            unknown = _unknown_options(factory, options)
+            if unknown:
+                import difflib
+                close = difflib.get_close_matches(unknown[0], unknown[1], n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(f"{loaded.where(*loc, unknown[0])}: not an option of the {type_name} metric source"
+                                f"{hint}; its options are: {', '.join(unknown[1])}")
+                continue
             instance = factory(**_resolve_paths(factory, options, loaded.path.parent))
         except RefError as e:
             problems.append(f"{loaded.where(*loc, *e.key.split('.'))}: {e.message}")
@@ -61,6 +69,20 @@ def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[st
         instance.name = key
         out[key] = instance
     return out
+
+
+def _unknown_options(factory: Any, options: dict) -> Optional[tuple[str, list[str]]]:
+    """The first option ``factory`` does not take and the ones it takes (None: all taken)."""
+    import inspect
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    extra = [k for k in options if k not in names]
+    return (extra[0], names) if extra else None
 
 
 def check_target_sources(loaded: "LoadedConfig", loc: tuple, sources: dict[str, Any],

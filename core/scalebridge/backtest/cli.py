@@ -154,7 +154,6 @@ def print_text(result, console: Any = None) -> None:
     """One row per target and semantics (the recorded size first, where there is
     one), then the fleet's totals per semantics."""
     from datetime import datetime, timezone
-    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -167,33 +166,29 @@ def print_text(result, console: Any = None) -> None:
         return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
     t = Table(title=f"Back-test {when(result.start)} → {when(result.end)} UTC, tick {result.tick_seconds:g} s "
-                    "(× oracle and × actual: instance-hours over the oracle's and over what happened)",
-              title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("target", "semantics", "inst-h", "× oracle", "× actual", "short min", "short %", "actions"):
+                    "(×oracle, ×actual: instance-hours over the oracle's, over what happened)",
+              title_justify="left", box=None, pad_edge=False)
+    for col in ("target", "semantics", "inst-h", "×oracle", "×actual", "short-min", "short-%", "actions"):
         t.add_column(col, justify="left" if col in ("target", "semantics") else "right", no_wrap=True)
     for name, r in result.targets.items():
         rec = r["recorded"]
-        first = True
         if rec is not None:
             t.add_row(name, "recorded", _fmt(rec["instance_hours"], 1), _fmt(rec["oracle_ratio"]), "1.00",
                       _fmt(rec["underprovisioned_seconds"] / 60, 1), _fmt(100 * rec["underprovisioned_fraction"]),
                       str(rec["scaling_actions"]), style="dim")
-            first = False
         for run in r["runs"]:
-            t.add_row(name if first else "", run["semantics"], _fmt(run["instance_hours"], 1),
+            t.add_row(name, run["semantics"], _fmt(run["instance_hours"], 1),
                       _fmt(run["oracle_ratio"]), _fmt(run["actual_ratio"]),
                       _fmt(run["underprovisioned_seconds"] / 60, 1), _fmt(100 * run["underprovisioned_fraction"]),
                       str(run["scaling_actions"]))
-            first = False
         for s in r["skipped"]:
-            t.add_row(name if first else "", s["semantics"], "skipped:", s["reason"], "", "", "", "")
-            first = False
+            t.add_row(name, s["semantics"], "skipped:", s["reason"], "", "", "", "")
     console.print(t)
     fleet = result.fleet
     if len(result.targets) > 1 and fleet:
-        f = Table(title=f"Fleet: {len(result.targets)} targets", title_justify="left", box=box.SIMPLE_HEAD,
+        f = Table(title=f"Fleet: {len(result.targets)} targets", title_justify="left", box=None,
                   pad_edge=False)
-        for col in ("semantics", "inst-h", "× oracle", "× actual", "short %", "actions"):
+        for col in ("semantics", "inst-h", "×oracle", "×actual", "short-%", "actions"):
             f.add_column(col, justify="left" if col == "semantics" else "right", no_wrap=True)
         for s in fleet.values():
             f.add_row(s["semantics"], _fmt(s["instance_hours"], 1), _fmt(s["oracle_ratio"]), _fmt(s["actual_ratio"]),

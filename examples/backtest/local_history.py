@@ -1,4 +1,4 @@
-"""Back-test examples/backtest/run.yaml without a cluster: a local Prometheus-API
+"""Back-test examples/run/backtest.yaml without a cluster: a local Prometheus-API
 server (scalebridge.testing.prometheus_server) holds six hours of a shared trace
 as the Deployment's request rate, and what kube-state-metrics recorded of its
 size (a fixed 8 replicas, then 12); the configuration is pointed at it, and
@@ -24,9 +24,9 @@ with PrometheusServer(retention="100y") as prom, tempfile.TemporaryDirectory() a
     prom.add_arrays({"__name__": "web_requests_per_second", "job": "web"}, times, rps)
     prom.add_arrays({"__name__": "kube_deployment_spec_replicas", "namespace": "shop", "deployment": "web"},
                     times, [8 if i < n // 2 else 12 for i in range(n)])
-    config = (HERE / "run.yaml").read_text().replace("http://prometheus:9090", prom.url).replace(
+    config = (HERE.parent / "run" / "backtest.yaml").read_text().replace("http://prometheus:9090", prom.url).replace(
         "sum(rate(http_requests_total{job=\"web\"}[1m]))", "sum(web_requests_per_second{job=\"web\"})").replace(
-        "~/.kube/config", str(Path(tmp) / "kubeconfig")).replace("policy.yaml", str(HERE / "policy.yaml"))
+        "{context: prod}", "{kubeconfig: " + str(Path(tmp) / "kubeconfig") + "}").replace("../backtest/policy.yaml", str(HERE / "policy.yaml"))
     (Path(tmp) / "kubeconfig").write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "
                                           "'http://127.0.0.1:9'}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: "
                                           "[{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n")

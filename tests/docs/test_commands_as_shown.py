@@ -141,7 +141,7 @@ SYNOPSIS = "a synopsis: its upper-case words and brackets are placeholders, not 
 EXCLUDED: dict[tuple[str, str], str] = {
     ("docs/backtest.md", "scalebridge backtest CONFIG [TARGET...] --start TIME --end TIME [--semantics LIST] "
                          "[--capacity N]"): SYNOPSIS,
-    ("docs/backtest.md", "scalebridge backtest examples/backtest/run.yaml --start -7d --end now --capacity 10 "
+    ("docs/backtest.md", "scalebridge backtest examples/run/backtest.yaml --start -7d --end now --capacity 10 "
                          "--startup 60"):
         "needs a Prometheus at prometheus:9090 and a kubeconfig; examples/backtest/local_history.py, shown below it, "
         "runs the same back-test on a local Prometheus-API server",

@@ -397,6 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
         add_simulate_commands(sub)
     from .controller.cli import add_controller_commands
     add_controller_commands(sub)
+    from .backtest.cli import add_backtest_command
+    add_backtest_command(sub)
     from .translate.cli import add_translate_commands
     add_translate_commands(sub)
     return p

@@ -51,9 +51,17 @@ def scalebridge_register_providers(register):
 
 @hookspec
 def scalebridge_register_metric_sources(register):
-    """Register metric sources: ``register(name, factory)``; a source reads
-    samples for ``observations.metrics`` outside the decision. **Reserved**, like
-    providers: nothing reads through metric sources yet."""
+    """Register metric sources: ``register(name, factory)`` where
+    ``factory(**options)`` returns a :class:`scalebridge.metric_sources.MetricSource`
+    (usually the class itself).
+
+    ``name`` is what a run configuration's ``metric_sources:`` entry selects with
+    ``type:``; the factory is called with that entry's other options. A target's
+    ``metrics.<name>.source: {metric_source: INSTANCE, query: …, member_label: …}``
+    then reads that metric from the instance instead of the provider's own
+    monitoring, in ``run`` and ``observe`` and for ``backtest``'s history. The
+    per-call contract (an instant and a range query; the value, per-member,
+    window and history reads built on them) is documented in ``docs/plugins.md``."""
 
 
 @hookspec

@@ -226,3 +226,15 @@ def translator_for_provider(provider: str) -> Optional[Registered]:
     """The translator whose ``provider`` is ``provider`` (``apply --native`` for its
     targets), or None."""
     return next((r for r in registry().translators.values() if getattr(r.obj, "provider", None) == provider), None)
+
+
+def metric_source_factory(name: str):
+    """The factory registered for metric-source type ``name``; an unknown name
+    lists the installed ones."""
+    reg = registry()
+    entry = reg.metric_sources.get(name)
+    if entry is not None:
+        return entry.obj
+    why = f" (plugin {name!r} failed to load: {reg.failures[name]})" if name in reg.failures else ""
+    raise ScalebridgeError(f"unknown metric source type {name!r}{why}; installed metric sources are: "
+                           f"{', '.join(sorted(reg.metric_sources)) or 'none'}")

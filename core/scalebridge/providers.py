@@ -127,6 +127,7 @@ class Capability(str, enum.Enum):
     TRANSLATE = "translate"              #: renders a policy as the cloud's native autoscaler
     DELETE_MEMBERS = "delete_members"    #: can remove chosen members on scale-in
     VIRTUAL_CLOCK = "virtual_clock"      #: runs on the controller's virtual clock (``--clock virtual``)
+    HISTORY = "history"                  #: read_history works: its monitoring keeps metric history (``backtest``)
 
 
 @dataclass(frozen=True)
@@ -250,6 +251,32 @@ class Target(ABC):
     def set_size(self, size: int) -> SizeChange:
         """Set the absolute desired size (idempotent: setting the current size again
         is harmless, and a retry after a timeout cannot double a change)."""
+
+    def read_history(self, query: MetricQuery, start: float, end: float, step: float) -> dict:
+        """Optional (:attr:`Capability.HISTORY`), for ``scalebridge backtest``: the
+        history of ``query``'s metric from the provider's own monitoring over
+        ``[start, end)``, at ``step`` seconds or the nearest resolution it keeps
+        (CloudWatch's 60 s, 5 min, 1 h by age). Returns ``{"series": [[t, v], …]}``
+        (the group's) or ``{"member_series": {member: [[t, v], …]}}`` (per member),
+        each point stamped at its period's *start* and holding until the next, and
+        ``"resolution"`` (seconds). Raises :class:`ProviderError`. The default keeps
+        no history."""
+        raise ProviderError(ErrorKind.INVALID, f"the provider's own monitoring keeps no history of {query.name!r}: "
+                            "read the metric from a metric source (metrics.NAME.source: {metric_source: …, query: …})")
+
+    def size_history(self, start: float, end: float, step: float) -> Optional[dict]:
+        """Optional, for ``scalebridge backtest``: the size the target had over
+        ``[start, end)`` where the provider records it — ``{"desired": [[t, n], …],
+        "serving": [[t, n], …] or None, "resolution": seconds, "source": "…"}``,
+        points stamped at their period's start — or None where it records none
+        (the default)."""
+        return None
+
+    def size_history_query(self) -> Optional[str]:
+        """Optional: a query a metric source answers with the size this target had
+        (kube-state-metrics' ``kube_deployment_spec_replicas{…}`` for a Deployment),
+        for a provider whose own API keeps no history of it. None by default."""
+        return None
 
     def managed_by(self) -> Optional[str]:
         """The name of another autoscaler managing this target, or None. The

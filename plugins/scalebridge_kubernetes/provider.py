@@ -195,6 +195,12 @@ class KubernetesTarget(Target):
         self._pods: list = []
         self._containers: dict[str, str] = {}   # resource -> container, for container_resource metrics
 
+    def size_history_query(self) -> Optional[str]:
+        """kube-state-metrics' replicas of this workload, for ``backtest`` (see
+        :func:`.metrics.replicas_query`)."""
+        from .metrics import replicas_query
+        return replicas_query(self.kind, self.namespace, self.workload)
+
     @property
     def client(self):
         return self.provider.client

@@ -120,6 +120,7 @@ def _run(args) -> int:
 
 def _observe_one(spec, now: float) -> dict:
     from ..providers import ProviderError
+    from .sources import read_metrics
     out: dict[str, Any] = {"target": spec.name, "provider": spec.provider_key, "ref": spec.target.name,
                            "semantics": spec.semantics, "current_replicas": None, "status_replicas": None,
                            "in_flight": None, "managed_by": None, "members": None, "metrics": None,
@@ -134,7 +135,7 @@ def _observe_one(spec, now: float) -> dict:
         if obs.paused and out["paused"] is None:
             out["paused"] = {"by": obs.paused, "replicas": obs.paused_replicas}
         out["managed_by"] = t.managed_by()
-        out["metrics"] = t.read_metrics(now, obs, spec.queries) if spec.queries else {}
+        out["metrics"] = read_metrics(spec, now, obs) if spec.queries else {}
         if obs.forecast is not None:
             out["forecast"] = obs.forecast
     except ProviderError as e:

@@ -73,6 +73,22 @@ class MetricSource(_Model):
     source: dict[str, Any] = Field(description="the provider's metric source (documented by each plugin)")
 
 
+def _startup(v: Any) -> Any:
+    from ..simulator.fleet import parse_startup
+    parse_startup(v)   # ValueError: its message says what is valid
+    return v
+
+
+class BacktestOptions(_Model):
+    """The fleet options ``scalebridge backtest`` replays this target with (``simulate``'s)."""
+    capacity: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
+        None, description="the load one member serves, in the demand's unit")
+    startup: Optional[Annotated[Union[str, float], AfterValidator(_startup)]] = Field(
+        None, description="request to ready: seconds, or uniform:LOW,HIGH or normal:MEAN,SD")
+    size_source: Optional[dict[str, Any]] = Field(
+        None, description="extension: where the size the target had is recorded, {metric_source, query}")
+
+
 class TargetConfig(_Model):
     name: str = Field(min_length=1, description="unique; the key of the target's persisted state")
     provider: str = Field(min_length=1, description="a key of `providers:`, or a registered provider name")
@@ -85,6 +101,7 @@ class TargetConfig(_Model):
     dry_run: Bool = Field(False, description="decide and report, never write this target")
     paused: Bool = Field(False, description="make no decision and no write for this target (its size is held); "
                                             "`scalebridge pause` does the same without editing the file")
+    backtest: Optional[BacktestOptions] = Field(None, description="the fleet options `backtest` replays with")
 
 
 class LeaderElection(_Model):
@@ -103,6 +120,8 @@ class RunConfig(_Model):
         None, description="the SQLite file, or {provider: NAME, ...} for a provider's own store")
     leader_election: Optional[LeaderElection] = None
     providers: dict[str, Optional[dict[str, Any]]] = Field(default_factory=dict)
+    metric_sources: dict[str, Optional[dict[str, Any]]] = Field(
+        default_factory=dict, description="named metric-source instances: {type: NAME, ...options}")
     policies: dict[str, Union[str, dict[str, Any]]] = Field(default_factory=dict)
     targets: list[TargetConfig] = Field(min_length=1)
     workers: Optional[Annotated[Int, Field(ge=1, le=256)]] = Field(
@@ -149,6 +168,10 @@ class TargetSpec:
     settings: Settings
     dry_run: bool
     queries: list[MetricQuery]
+    #: metric name → (its query, the metric-source instance) for the metrics read from
+    #: one (``controller.sources``); empty: every metric from the provider
+    metric_sources: dict = field(default_factory=dict)
+    backtest: Optional[BacktestOptions] = None
     paused: bool = False
 
 
@@ -161,8 +184,11 @@ class Runtime:
     sync_period_seconds: float
     state: Union[str, dict[str, Any], None]
     notes: list[str] = field(default_factory=list)
+    metric_sources: dict = field(default_factory=dict)
 
     def close(self) -> None:
+        from .sources import close_metric_sources
+        close_metric_sources(self.metric_sources)
         for spec in self.targets:
             try:
                 spec.target.close()
@@ -274,7 +300,8 @@ def _problems(err: ValidationError, file: str, pos: dict) -> list[str]:
 
 def _model_at(loc: tuple) -> type[BaseModel]:
     model: Any = RunConfig
-    fields = {"targets": TargetConfig, "leader_election": LeaderElection, "metrics": MetricSource}
+    fields = {"targets": TargetConfig, "leader_election": LeaderElection, "metrics": MetricSource,
+              "backtest": BacktestOptions}
     for part in loc:
         if isinstance(part, str) and part in fields:
             model = fields[part]
@@ -407,6 +434,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     at once (:class:`ConfigError`). Calls no cloud."""
     from ..engine import resolve_semantics
     from .queries import metric_names, queries_for
+    from .sources import build_metric_sources, check_target_sources
     cfg = loaded.config
     problems: list[str] = []
     providers: dict[str, Provider] = {}
@@ -447,6 +475,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
         if p is not None:
             providers[key] = p
 
+    instances = build_metric_sources(loaded, problems)
     policies: dict[str, Policy] = {}
     for key, body in cfg.policies.items():
         pol = _policy(loaded, body, ("policies", key), problems)
@@ -533,9 +562,12 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
                             f"{unknown[0]!r}; its metrics are: {', '.join(names) or 'none'}")
             continue
+        routes = check_target_sources(loaded, loc, sources, instances, problems)
         check = getattr(provider, "check_metric_source", None)
-        bad = False
+        bad = routes is None
         for name, source in sources.items():
+            if routes is None or name in routes:
+                continue
             try:
                 if check is not None:
                     check(name, source)
@@ -548,7 +580,8 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
         if bad:
             continue
         specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, policy_hash(policy, sem.name),
-                                sem.name, settings, bool(t.dry_run), queries, bool(t.paused)))
+                                sem.name, settings, bool(t.dry_run), queries, routes, t.backtest,
+                                bool(t.paused)))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \
             and cfg.leader_election.provider not in providers:
         problems.append(f"{loaded.where('leader_election', 'provider')}: no provider instance "
@@ -564,8 +597,10 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 p.close()
             except Exception:  # noqa: BLE001
                 pass
+        from .sources import close_metric_sources
+        close_metric_sources(instances)
         raise ConfigError(problems)
-    return Runtime(loaded, providers, specs, float(cfg.sync_period_seconds), cfg.state)
+    return Runtime(loaded, providers, specs, float(cfg.sync_period_seconds), cfg.state, metric_sources=instances)
 
 
 def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],

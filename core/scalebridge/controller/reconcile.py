@@ -37,6 +37,7 @@ from ..state import DecisionState, TimeLog
 from .backoff import Backoff
 from .config import TargetSpec
 from .pacing import ProviderPacing
+from .sources import read_metrics
 from .store import StateStore, StoredTarget
 
 __all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target",
@@ -352,7 +353,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             ctx.metrics.paused.labels(spec.name).set(1 if pause else 0)
         if pause is not None:
             return _paused(out, ctx, obs, pause, now)
-        metrics = target.read_metrics(now, obs, spec.queries) if spec.queries else {}
+        metrics = read_metrics(spec, now, obs) if spec.queries else {}
         observations = _observations(obs, metrics)
         ev = _events(decider.state)
         d = decider.step(now, current, observations)

@@ -14,7 +14,7 @@ from pydantic_core import from_json, to_json
 from typing import IO, Iterator, Optional
 
 from . import __version__
-from .cliargs import EXIT_BAD_INPUT, Parser
+from .cliargs import EXIT_BAD_INPUT, Parser, say
 from .engine import BUILTIN_SEMANTICS, decide, decide_all
 from .errors import PolicyError, RequestError, ScalebridgeError, SemanticsFailure
 from .protocol import MAX_DEPTH, check_json_value
@@ -405,6 +405,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    from .secrets import forget_all
+    forget_all()   # each command starts with no secret known (an embedding program calls main many times)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -413,7 +415,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return args.func(args)
     except ScalebridgeError as e:
-        print(f"scalebridge {args.command}: {e}", file=sys.stderr)
+        say(args.command, str(e))
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

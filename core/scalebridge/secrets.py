@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-__all__ = ["expand", "is_secret_key", "remember", "redact", "read_secret_file", "shown", "MASK",
+__all__ = ["expand", "is_secret_key", "remember", "forget_all", "redact", "read_secret_file", "shown", "MASK",
            "MAX_SECRET_FILE_BYTES"]
 
 MASK = "***"
@@ -31,8 +31,9 @@ MAX_SECRET_FILE_BYTES = 64 * 1024
 #: words in a key (or an environment variable's name) that make its value a secret
 SECRET_WORDS = ("secret", "password", "passwd", "token", "credential", "private_key", "api_key", "apikey",
                 "authorization", "auth_header")
-#: shorter than this, a value is not worth masking (and masking it would garble messages)
-_MIN_LEN = 4
+#: shorter than this, a value is not masked: masking a short word ("secret") would garble
+#: messages, and a credential that short is guessed, not leaked
+_MIN_LEN = 8
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
@@ -57,6 +58,14 @@ def remember(value: Any) -> None:
             return
         _secrets.add(value)
         _pattern = re.compile("|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True)))
+
+
+def forget_all() -> None:
+    """Forget every remembered secret (each ``scalebridge`` command starts afresh)."""
+    global _pattern
+    with _lock:
+        _secrets.clear()
+        _pattern = None
 
 
 def redact(text: str) -> str:

@@ -54,6 +54,7 @@ import urllib.parse
 import urllib.request
 from typing import Any, Mapping, Optional
 
+from scalebridge.secrets import remember, shown
 from scalebridge.metric_sources import MetricSource, RangeSeries, Sample, parse_prometheus_duration
 from scalebridge.providers import ErrorKind, ProviderError, RefError
 
@@ -88,11 +89,12 @@ class PrometheusSource(MetricSource):
                                   f"(got {url!r})")
         self.url = url.rstrip("/")
         if headers is not None and not isinstance(headers, Mapping):
-            raise RefError("headers", f"a mapping of header names to values, got {headers!r}")
+            raise RefError("headers", f"a mapping of header names to values, got {shown('headers', headers)}")
         self.headers = {}
         for k, v in (headers or {}).items():
             if not isinstance(k, str) or not isinstance(v, (str, int, float)) or isinstance(v, bool):
-                raise RefError(f"headers.{k}", f"a header value is a string, got {v!r}")
+                raise RefError(f"headers.{k}", f"a header value is a string, got {shown('headers', v)}")
+            remember(str(v))   # a header is where an API key or a token goes: never shown
             self.headers[k] = str(v)
         if bearer_token_file is not None:
             if not isinstance(bearer_token_file, str) or not os.path.isfile(bearer_token_file):
@@ -118,7 +120,9 @@ class PrometheusSource(MetricSource):
         if self.bearer_token_file is not None:
             try:
                 with open(self.bearer_token_file, encoding="utf-8") as f:
-                    headers["Authorization"] = f"Bearer {f.read().strip()}"
+                    token = f.read().strip()
+                    remember(token)
+                    headers["Authorization"] = f"Bearer {token}"
             except OSError as e:
                 raise ProviderError(ErrorKind.FORBIDDEN, f"{self.name}: cannot read bearer_token_file "
                                     f"{self.bearer_token_file}: {e.strerror or e}", operation=path) from None

@@ -25,6 +25,7 @@ from typing import IO, Iterable, Optional
 from pydantic_core import to_json
 
 from ..errors import ScalebridgeError
+from ..secrets import redact
 
 __all__ = ["AuditLog", "AuditError", "ACTIONS"]
 
@@ -54,6 +55,7 @@ class AuditLog:
         lines = "".join(to_json(r).decode() + "\n" for r in records)
         if not lines:
             return
+        lines = redact(lines)
         with self._lock:
             if self._broken:
                 raise AuditError(f"{self.where}: already failed")

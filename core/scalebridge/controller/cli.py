@@ -180,7 +180,8 @@ def cmd_observe(args) -> int:
             results.append(result)
         bad = any(r["error"] or r["managed_by"] for r in results)
         if args.output == "json":
-            sys.stdout.write(to_json(results, indent=2, fallback=str).decode() + "\n")
+            from ..secrets import redact
+            sys.stdout.write(redact(to_json(results, indent=2, fallback=str).decode()) + "\n")
         else:
             for r in results:
                 _print_observed(r)
@@ -210,10 +211,15 @@ def _pauses_of(runtime: Any, config: str) -> dict:
         store.close()
 
 
+def _out(text: str) -> None:
+    from ..secrets import redact
+    print(redact(text))
+
+
 def _print_observed(r: dict) -> None:
     head = f"{r['target']} ({r['provider']}: {r['ref']})"
     if r["error"]:
-        print(f"{head}: error: {r['error']}")
+        _out(f"{head}: error: {r['error']}")
         return
     members = r["members"] or []
     # an entry may stand for several identical members (the protocol's `count` extension)
@@ -231,7 +237,7 @@ def _print_observed(r: dict) -> None:
     if r.get("paused"):
         held = r["paused"].get("replicas")
         line += f", PAUSED by {r['paused']['by']}" + (f" at {held} replicas" if held is not None else "")
-    print(line)
+    _out(line)
     for name, obs in (r["metrics"] or {}).items():
         parts = []
         if obs.get("members") is not None:
@@ -244,7 +250,7 @@ def _print_observed(r: dict) -> None:
         for k in ("series", "member_series"):
             if obs.get(k) is not None:
                 parts.append(f"{k} of {len(obs[k])}")
-        print(f"  {name}: {', '.join(parts) or 'no samples'}")
+        _out(f"  {name}: {', '.join(parts) or 'no samples'}")
 
 
 # ----------------------------------------------------------------------------- state
@@ -433,8 +439,9 @@ def _validate_with_run_configs(original):
             try:
                 runtime = build(load_config(path))
             except ScalebridgeError as e:
+                from ..secrets import redact
                 for line in getattr(e, "problems", None) or [str(e)]:
-                    print(line, file=sys.stderr)
+                    print(redact(line), file=sys.stderr)
                 code = EXIT_BAD_INPUT
                 continue
             n = len(runtime.targets)

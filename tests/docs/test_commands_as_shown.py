@@ -163,8 +163,10 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("docs/run.md", "scalebridge run CONFIG [--once] [--dry-run] [--state PATH] [--audit FILE|-]"): SYNOPSIS,
     ("docs/run.md", "scalebridge observe CONFIG [TARGET...] [--output json]"): SYNOPSIS,
     ("docs/run.md", "scalebridge validate CONFIG..."): SYNOPSIS,
-    ("docs/run.md", "scalebridge state show [TARGET] --state PATH"): SYNOPSIS,
-    ("docs/run.md", "scalebridge state reset TARGET --state PATH"): SYNOPSIS,
+    ("docs/run.md", "scalebridge state show [TARGET] [--state PATH | --config CONFIG]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge state reset TARGET [--state PATH | --config CONFIG]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge pause CONFIG TARGET... [--replicas N]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge resume CONFIG TARGET..."): SYNOPSIS,
     ("docs/protocol.md", "scalebridge decide [FILE|-]"): SYNOPSIS,
     ("docs/protocol.md", "scalebridge decide --semantics all"):
         f"{SYNOPSIS} (the request comes on standard input)",
@@ -434,7 +436,7 @@ def test_the_extraction_reads_the_documents_as_written() -> None:
     assert "scalebridge schema > policy.schema.json" in readme
     run_md = [c.command for c in SHOWN["docs/run.md"]]
     assert not any(c.startswith("scalebridge run: ") for c in run_md)                # messages, not commands
-    assert "scalebridge state reset TARGET --state PATH" in run_md                    # indented code
+    assert "scalebridge state reset TARGET [--state PATH | --config CONFIG]" in run_md                    # indented code
     bench = next(c for c in SHOWN["docs/providers/kubernetes.md"] if "benchmarks/kubernetes.py" in c.command)
     assert bench.output[0].split()[:2] == ["sync", "seconds"] and len(bench.output) == 4
     assert split_comment("a '#b' # c") == ("a '#b'", "c")

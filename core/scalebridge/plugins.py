@@ -147,6 +147,21 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
 _REGISTRY: Optional[Registry] = None
 
 
+_HOOKS = {"semantics": "scalebridge_register_semantics", "providers": "scalebridge_register_providers",
+          "metric_sources": "scalebridge_register_metric_sources", "forecasters": "scalebridge_register_forecasters",
+          "translators": "scalebridge_register_translators"}
+
+
+def provided_by(kind: str, name: str) -> str:
+    """`` (plugin 'scalebridge_x', hook scalebridge_register_providers)`` for what
+    ``kind`` (``semantics``, ``providers``…) registered as ``name``, or ``""``: how
+    a plugin's bug names whose it is."""
+    entry = getattr(registry(), kind, {}).get(name)
+    if entry is None:
+        return ""
+    return f" (plugin {entry.plugin!r}, hook {_HOOKS.get(kind, kind)})"
+
+
 def registry() -> Registry:
     """The process-wide registry, built on first use."""
     global _REGISTRY

@@ -100,6 +100,9 @@ def _run(args) -> int:
                 _say("run", f"--metrics-port {args.metrics_port} on {address}: {e.strerror or e}")
                 return EXIT_BAD_INPUT
             log(20, "serving metrics", address=address, port=port, path="/metrics")
+        from .config import ignored_parts
+        for line in ignored_parts(controller.runtime):
+            log(30, "the semantics ignores part of the policy", warning=line)
         shards = controller._shards
         log(20, "running", targets=len(controller.runs) + sum(len(s.names) for s in shards),
             processes=len(shards) + 1 if shards else None, period=controller.period, clock=args.clock,
@@ -120,6 +123,7 @@ def _run(args) -> int:
 
 def _observe_one(spec, now: float) -> dict:
     from ..providers import ProviderError
+    from .reconcile import plugin_failed
     from .sources import read_metrics
     out: dict[str, Any] = {"target": spec.name, "provider": spec.provider_key, "ref": spec.target.name,
                            "semantics": spec.semantics, "current_replicas": None, "status_replicas": None,
@@ -142,7 +146,7 @@ def _observe_one(spec, now: float) -> dict:
         out["error"] = str(e)
         out["error_kind"] = e.kind.value
     except Exception as e:  # noqa: BLE001 — one target's bug never hides the others
-        out["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        out["error"] = plugin_failed(spec, e)
     return out
 
 
@@ -444,9 +448,15 @@ def _validate_with_run_configs(original):
                     print(redact(line), file=sys.stderr)
                 code = EXIT_BAD_INPUT
                 continue
+            from .config import ignored_parts
+            lines = ignored_parts(runtime)
+            for line in lines:
+                print(line, file=sys.stderr)
             n = len(runtime.targets)
             runtime.close()
             print(f"{path}: ok (run configuration: {n} target{'s' if n != 1 else ''})")
+            if lines and getattr(args, "strict", False) and code == 0:
+                code = 1
         return code
     return cmd
 

@@ -603,6 +603,20 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     return Runtime(loaded, providers, specs, float(cfg.sync_period_seconds), cfg.state, metric_sources=instances)
 
 
+def ignored_parts(runtime: Runtime) -> list[str]:
+    """``file:line:column: targets[i]: warning: …`` for each part of a target's policy
+    its semantics does not read (:meth:`~scalebridge.semantics.Semantics.ignored_parts`),
+    for ``validate`` and the start of ``run``."""
+    from ..engine import resolve_semantics
+    by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
+    out = []
+    for spec in runtime.targets:
+        where = runtime.loaded.where("targets", by_name[spec.name], "policy")
+        for line in resolve_semantics(spec.semantics).ignored_parts(spec.policy):
+            out.append(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}")
+    return out
+
+
 def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
             named: Optional[set] = None) -> Optional[Policy]:
     """A policy given as a path (relative to the configuration file) or inline."""

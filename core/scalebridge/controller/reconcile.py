@@ -41,7 +41,7 @@ from .sources import read_metrics
 from .store import StateStore, StoredTarget
 
 __all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target",
-           "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "not_carried", "recovered_record", "row_problem"]
+           "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "not_carried", "recovered_record", "row_problem", "plugin_failed"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
@@ -219,6 +219,16 @@ def _pre(carried: dict, ev: "_Events", now: float) -> dict:
         out["last_scale"] = dict(ev.last_scale)
     out.update(from_json(to_json(ev.extra)) if ev.extra else {})
     return out
+
+
+def plugin_failed(spec: TargetSpec, e: BaseException) -> str:
+    """What an exception a provider raised (not a :class:`ProviderError`: a bug in
+    it) says in the audit: the provider, the plugin and hook that registered it, the
+    exception — never blamed on the target or its policy."""
+    from .. import plugins
+    name = getattr(spec.provider, "name", spec.provider_key)
+    return (f"provider {name!r}{plugins.provided_by('providers', name)} failed, a bug to report to its "
+            f"plugin: {type(e).__name__}: {e}")
 
 
 def row_problem(row: StoredTarget) -> Optional[str]:
@@ -405,14 +415,14 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         _fail(run, ctx, rec, e, now)
         out.failed = True
         return out
-    except (RequestError, ScalebridgeError, ArithmeticError) as e:
+    except (RequestError, ScalebridgeError, OverflowError) as e:
         rec["action"] = "failed"
         rec["error"] = f"cannot decide: {e}"
         out.failed = True
         return out
     except Exception as e:  # noqa: BLE001 — a provider's or a semantics' bug must not stop the others
         rec["action"] = "failed"
-        rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
         return out
     finally:
@@ -488,7 +498,7 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         return
     except Exception as e:  # noqa: BLE001
         rec["action"] = "failed"
-        rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
         return
     _carried(run.decider.state, out.carried)

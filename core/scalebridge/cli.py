@@ -14,7 +14,7 @@ from pydantic_core import from_json, to_json
 from typing import IO, Iterator, Optional
 
 from . import __version__
-from .cliargs import EXIT_BAD_INPUT, Parser
+from .cliargs import EXIT_BAD_INPUT, Parser, say
 from .engine import BUILTIN_SEMANTICS, decide, decide_all
 from .errors import PolicyError, RequestError, ScalebridgeError, SemanticsFailure
 from .protocol import MAX_DEPTH, check_json_value
@@ -179,8 +179,8 @@ def _each_request(stream: IO[str], file: str, command: str, handle) -> int:
             except SemanticsFailure as e:   # a plugin's (or a built-in's) bug, named
                 internal = True
                 report(where, str(e))
-            except (OverflowError, ZeroDivisionError) as e:
-                # numbers a request holds that no arithmetic survives (1e308 members' worth)
+            except OverflowError as e:
+                # numbers a request holds that no float survives (1e308 members' worth)
                 failed = True
                 report(where, f"a number in the request is out of range ({e})")
             except Exception as e:   # a bug: one line, not a traceback, and the next request runs
@@ -270,7 +270,7 @@ def cmd_validate(args) -> int:
         return EXIT_BAD_INPUT
     from .engine import resolve_semantics
     from .policyfile import load_policy_file
-    failed = False
+    failed = warned = False
     for path in args.files:
         try:
             policy = load_policy_file(path)
@@ -296,9 +296,17 @@ def cmd_validate(args) -> int:
                     print(f"{path}: {n}: {e}" if len(names) > 1 else f"{path}: {e}", file=sys.stderr)
         if refused:
             failed = True
-        else:
-            print(f"{path}: ok")
-    return EXIT_BAD_INPUT if failed else 0
+            continue
+        names = (BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)) if args.semantics else \
+            ((policy.semantics,) if policy.semantics else ())
+        lines = [f"{path}: warning: {n}: {line}" for n in names for line in resolve_semantics(n).ignored_parts(policy)]
+        for line in lines:
+            print(line, file=sys.stderr)
+        warned = warned or bool(lines)
+        print(f"{path}: ok")
+    if failed:
+        return EXIT_BAD_INPUT
+    return 1 if warned and getattr(args, "strict", False) else 0
 
 
 def cmd_schema(args) -> int:
@@ -322,7 +330,7 @@ def cmd_plugins(args) -> int:
     print("semantics:")
     for name, r in sorted(reg.semantics.items()):
         print(f"  {name:<14} from {r.plugin:<12} {getattr(r.obj, 'summary', '')}")
-    for kind in ("providers", "metric_sources", "forecasters"):
+    for kind in ("providers", "metric_sources", "forecasters", "translators"):
         table = getattr(reg, kind)
         if table:
             print(f"{kind.replace('_', ' ')}:")
@@ -374,7 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check policy files; every problem with file:line:column, field and what would be valid")
     v.add_argument("files", nargs="+", metavar="FILE")
-    v.add_argument("--semantics", "-s", default=None, help="also check that this semantics (or 'all') can run each policy")
+    v.add_argument("--semantics", "-s", default=None,
+                   help="also check that this semantics (or 'all') can run each policy, and warn about the parts of "
+                        "it that semantics does not read (default: the policy's own `semantics`)")
+    v.add_argument("--strict", action="store_true", help="exit 1 when there are warnings")
     v.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("schema", help="print the JSON Schema of policy files (for editor completion)")
@@ -397,12 +408,16 @@ def build_parser() -> argparse.ArgumentParser:
         add_simulate_commands(sub)
     from .controller.cli import add_controller_commands
     add_controller_commands(sub)
+    from .backtest.cli import add_backtest_command
+    add_backtest_command(sub)
     from .translate.cli import add_translate_commands
     add_translate_commands(sub)
     return p
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    from .secrets import forget_all
+    forget_all()   # each command starts with no secret known (an embedding program calls main many times)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -411,7 +426,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return args.func(args)
     except ScalebridgeError as e:
-        print(f"scalebridge {args.command}: {e}", file=sys.stderr)
+        say(args.command, str(e))
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

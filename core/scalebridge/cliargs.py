@@ -24,9 +24,20 @@ EXIT_BAD_INPUT = 2
 
 
 def say(command: str, text: str) -> None:
-    """One line on stderr, ``scalebridge COMMAND: text``, after what stdout holds so far."""
+    """One line on stderr, ``scalebridge COMMAND: text``, after what stdout holds so
+    far; a secret in it is masked (:func:`scalebridge.secrets.redact`). Under
+    ``run --log-format json`` the line is a JSON log record instead (:data:`SAY_HOOK`)."""
+    from .secrets import redact
+    text = redact(text)
+    if SAY_HOOK is not None:
+        SAY_HOOK(command, text)
+        return
     sys.stdout.flush()
     print(f"scalebridge {command}: {text}", file=sys.stderr)
+
+
+#: where :func:`say` sends its lines instead of stderr (set by ``run --log-format json``)
+SAY_HOOK: Optional[Callable[[str, str], None]] = None
 
 
 def _bad_value(e: argparse.ArgumentError) -> bool:

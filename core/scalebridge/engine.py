@@ -53,8 +53,7 @@ def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple
 
 
 def _provided_by(name: str) -> str:
-    entry = plugins.registry().semantics.get(name)
-    return f" (from plugin {entry.plugin!r})" if entry is not None else ""
+    return plugins.provided_by("semantics", name)
 
 
 def _shown(x: Any, limit: int = 60) -> str:
@@ -220,9 +219,9 @@ def run(semantics: Semantics, ctx: Context) -> Decision:
             d = semantics.decide(ctx)
         else:
             d = apply_controls(semantics, ctx, align_metrics)
-    except (ScalebridgeError, ArithmeticError):
-        raise   # bad input, or numbers no arithmetic survives (the caller's to report)
-    except Exception as e:   # a bug in the semantics: say whose
+    except (ScalebridgeError, OverflowError):
+        raise   # bad input, or numbers no float survives (the caller's to report)
+    except Exception as e:   # a bug in the semantics (a ZeroDivisionError too): say whose, never the request
         raise SemanticsFailure(f"semantics {semantics.name!r}{_provided_by(semantics.name)} failed: "
                                f"{type(e).__name__}: {e}") from e
     mode = ctx.policy.mode

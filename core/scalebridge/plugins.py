@@ -29,6 +29,7 @@ class Registry:
     providers: dict[str, Registered] = field(default_factory=dict)
     metric_sources: dict[str, Registered] = field(default_factory=dict)
     forecasters: dict[str, Registered] = field(default_factory=dict)
+    translators: dict[str, Registered] = field(default_factory=dict)
     plugins: list[tuple[str, str]] = field(default_factory=list)   # (name, where from)
     failures: dict[str, str] = field(default_factory=dict)         # entry point → why it failed to load
 
@@ -38,7 +39,8 @@ def _plugin_name(pm: pluggy.PluginManager, plugin: object) -> str:
 
 
 _HOOK_TABLES = ("scalebridge_register_semantics", "semantics"), ("scalebridge_register_providers", "providers"), \
-    ("scalebridge_register_metric_sources", "metric_sources"), ("scalebridge_register_forecasters", "forecasters")
+    ("scalebridge_register_metric_sources", "metric_sources"), ("scalebridge_register_forecasters", "forecasters"), \
+    ("scalebridge_register_translators", "translators")
 
 
 def _check_registered(table: str, name: object, obj: object, plugin_name: str) -> None:
@@ -48,6 +50,11 @@ def _check_registered(table: str, name: object, obj: object, plugin_name: str) -
         if not isinstance(obj, Semantics):
             raise ScalebridgeError(f"plugin {plugin_name!r} registered {name!r} as {obj!r}, not an instance of "
                                    "scalebridge.semantics.base.Semantics")
+    elif table == "translators":
+        # the contract is scalebridge.translate.Translator, a layer above this one: checked by what it does
+        if not callable(getattr(obj, "render", None)) or isinstance(obj, type):
+            raise ScalebridgeError(f"plugin {plugin_name!r} registered {name!r} as {obj!r}, not a translator "
+                                   "(an instance of scalebridge.translate.Translator)")
     elif not callable(obj):
         raise ScalebridgeError(f"plugin {plugin_name!r} registered {name!r} with a factory that is not callable")
 
@@ -140,6 +147,21 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
 _REGISTRY: Optional[Registry] = None
 
 
+_HOOKS = {"semantics": "scalebridge_register_semantics", "providers": "scalebridge_register_providers",
+          "metric_sources": "scalebridge_register_metric_sources", "forecasters": "scalebridge_register_forecasters",
+          "translators": "scalebridge_register_translators"}
+
+
+def provided_by(kind: str, name: str) -> str:
+    """`` (plugin 'scalebridge_x', hook scalebridge_register_providers)`` for what
+    ``kind`` (``semantics``, ``providers``…) registered as ``name``, or ``""``: how
+    a plugin's bug names whose it is."""
+    entry = getattr(registry(), kind, {}).get(name)
+    if entry is None:
+        return ""
+    return f" (plugin {entry.plugin!r}, hook {_HOOKS.get(kind, kind)})"
+
+
 def registry() -> Registry:
     """The process-wide registry, built on first use."""
     global _REGISTRY
@@ -191,3 +213,43 @@ def provider_factory(name: str):
     else:
         why = ""
     raise ScalebridgeError(f"unknown provider {name!r}{why}; installed providers are: {available}")
+
+
+def translator(name: str) -> Registered:
+    """The translator registered as ``name`` (what ``render --to`` and ``import --from``
+    select), with the plugin that registered it; an unknown name lists the registered
+    ones, the closest first."""
+    reg = registry()
+    entry = reg.translators.get(name)
+    if entry is not None:
+        return entry
+    failed = f" (plugins that failed to load: {'; '.join(f'{k}: {v}' for k, v in reg.failures.items())})" \
+        if reg.failures else ""
+    raise ScalebridgeError(f"unknown translator {name!r}{failed}; {translator_choices(name)}")
+
+
+def translator_choices(name: str) -> str:
+    """``did you mean 'kubernetes'? registered translators: aws, …`` for an unknown ``name``."""
+    import difflib
+    names = list(registry().translators)
+    close = difflib.get_close_matches(name, names, n=1)
+    return (f"did you mean {close[0]!r}? " if close else "") + \
+        f"registered translators: {', '.join(sorted(names)) or 'none'}"
+
+
+def translator_for_provider(provider: str) -> Optional[Registered]:
+    """The translator whose ``provider`` is ``provider`` (``apply --native`` for its
+    targets), or None."""
+    return next((r for r in registry().translators.values() if getattr(r.obj, "provider", None) == provider), None)
+
+
+def metric_source_factory(name: str):
+    """The factory registered for metric-source type ``name``; an unknown name
+    lists the installed ones."""
+    reg = registry()
+    entry = reg.metric_sources.get(name)
+    if entry is not None:
+        return entry.obj
+    why = f" (plugin {name!r} failed to load: {reg.failures[name]})" if name in reg.failures else ""
+    raise ScalebridgeError(f"unknown metric source type {name!r}{why}; installed metric sources are: "
+                           f"{', '.join(sorted(reg.metric_sources)) or 'none'}")

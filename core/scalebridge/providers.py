@@ -52,7 +52,7 @@ if TYPE_CHECKING:   # annotations only: the contract imports no model at run tim
 
 __all__ = [
     "Capability", "Elector", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
-    "RefError", "SizeChange", "Target", "TargetRefused",
+    "RefError", "SizeChange", "Target", "TargetEnded", "TargetRefused",
 ]
 
 
@@ -99,6 +99,16 @@ class TargetRefused(ProviderError):
         super().__init__(ErrorKind.REFUSED, message or f"already managed by {manager}")
 
 
+class TargetEnded(ProviderError):
+    """The target's world has ended (a simulated load past its last tick): the
+    controller stops syncing it with one line, and it holds its size. ``ended`` says
+    when and why."""
+
+    def __init__(self, ended: str):
+        self.ended = ended
+        super().__init__(ErrorKind.NOT_FOUND, ended)
+
+
 class RefError(ScalebridgeError):
     """A target's ``ref`` (or a provider's options) is not what the provider needs.
     ``key`` names the offending key (``ref.zone``); the message says what would be
@@ -117,6 +127,7 @@ class Capability(str, enum.Enum):
     TRANSLATE = "translate"              #: renders a policy as the cloud's native autoscaler
     DELETE_MEMBERS = "delete_members"    #: can remove chosen members on scale-in
     VIRTUAL_CLOCK = "virtual_clock"      #: runs on the controller's virtual clock (``--clock virtual``)
+    HISTORY = "history"                  #: read_history works: its monitoring keeps metric history (``backtest``)
 
 
 @dataclass(frozen=True)
@@ -147,7 +158,8 @@ class Observation:
     the controller never stacks a write on it. ``min_size``/``max_size`` are the
     provider's own bounds where it has them (ASG MinSize/MaxSize). ``forecast`` is a
     protocol ``CapacityForecast`` dict a provider may supply (the ``sim`` provider's
-    planner). ``details`` is free-form, for ``scalebridge observe``."""
+    planner). ``details`` is free-form, for ``scalebridge observe``. ``paused`` and
+    ``paused_replicas``: a pause the provider found on the target (below)."""
 
     current_replicas: int
     status_replicas: Optional[float] = None
@@ -157,6 +169,12 @@ class Observation:
     max_size: Optional[int] = None
     forecast: Optional[dict] = None
     details: dict[str, Any] = field(default_factory=dict)
+    #: the target is paused where it lives (a Kubernetes workload's
+    #: ``autoscaling.keda.sh/paused`` or ``scalebridge.io/paused`` annotation): who
+    #: paused it. The controller then decides nothing and writes nothing but
+    #: ``paused_replicas``, when given, once the size differs
+    paused: Optional[str] = None
+    paused_replicas: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +252,32 @@ class Target(ABC):
         """Set the absolute desired size (idempotent: setting the current size again
         is harmless, and a retry after a timeout cannot double a change)."""
 
+    def read_history(self, query: MetricQuery, start: float, end: float, step: float) -> dict:
+        """Optional (:attr:`Capability.HISTORY`), for ``scalebridge backtest``: the
+        history of ``query``'s metric from the provider's own monitoring over
+        ``[start, end)``, at ``step`` seconds or the nearest resolution it keeps
+        (CloudWatch's 60 s, 5 min, 1 h by age). Returns ``{"series": [[t, v], …]}``
+        (the group's) or ``{"member_series": {member: [[t, v], …]}}`` (per member),
+        each point stamped at its period's *start* and holding until the next, and
+        ``"resolution"`` (seconds). Raises :class:`ProviderError`. The default keeps
+        no history."""
+        raise ProviderError(ErrorKind.INVALID, f"the provider's own monitoring keeps no history of {query.name!r}: "
+                            "read the metric from a metric source (metrics.NAME.source: {metric_source: …, query: …})")
+
+    def size_history(self, start: float, end: float, step: float) -> Optional[dict]:
+        """Optional, for ``scalebridge backtest``: the size the target had over
+        ``[start, end)`` where the provider records it — ``{"desired": [[t, n], …],
+        "serving": [[t, n], …] or None, "resolution": seconds, "source": "…"}``,
+        points stamped at their period's start — or None where it records none
+        (the default)."""
+        return None
+
+    def size_history_query(self) -> Optional[str]:
+        """Optional: a query a metric source answers with the size this target had
+        (kube-state-metrics' ``kube_deployment_spec_replicas{…}`` for a Deployment),
+        for a provider whose own API keeps no history of it. None by default."""
+        return None
+
     def managed_by(self) -> Optional[str]:
         """The name of another autoscaler managing this target, or None. The
         controller asks on the first sync and every few minutes after."""
@@ -247,6 +291,23 @@ class Target(ABC):
         depend on the policy. A simulated target (``sim``) builds its world from
         them, as ``scalebridge simulate`` does: the size the policy holds for the
         first load, the metrics the policy names, its predictive planner."""
+
+    def use_clock(self, virtual: bool) -> None:
+        """The kind of clock the controller runs on, once before the first
+        :meth:`observe`. A target with a :attr:`start_time` of its own (a simulated
+        load) plays from there on the virtual clock, and from its first observe on
+        the real one. Default: nothing."""
+
+    def snapshot(self) -> Optional[dict]:
+        """What this target keeps in the controller's process and must survive a
+        restart, as a JSON object (the ``sim`` provider's fleet and load position),
+        persisted with the target's decision state after every sync; None (the
+        default) for a target whose world is the cloud's."""
+        return None
+
+    def restore(self, snapshot: dict) -> None:
+        """The :meth:`snapshot` a previous controller persisted, given back once at
+        start, before the first :meth:`observe` (default: nothing)."""
 
     def close(self) -> None:
         """Release what this target holds (default: nothing)."""
@@ -272,6 +333,11 @@ class Provider(ABC):
     path_options: ClassVar[frozenset[str]] = frozenset()
     #: ``ref`` keys that are file paths (the ``sim`` provider's ``trace``), read the same way
     ref_path_keys: ClassVar[frozenset[str]] = frozenset()
+    #: options that hold secrets, as dotted paths (``credential.client_secret``): each also
+    #: takes ``<option>_file`` (the file's content, a Kubernetes Secret mounted as a file),
+    #: must be a string, and is never shown in a message, log or audit record
+    #: (:mod:`scalebridge.secrets`)
+    secret_options: ClassVar[frozenset[str]] = frozenset()
     #: whether its calls wait on something outside the process (a cloud API): the
     #: controller syncs such a provider's targets on its worker pool (``workers``), so
     #: that one slow call does not hold the others up. An in-process provider (the

@@ -35,7 +35,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from scalebridge.providers import ErrorKind, MetricQuery, ProviderError
 
-__all__ = ["Source", "DEFAULT_CPU", "parse_source", "plan", "read_metrics", "MAX_QUERIES", "MAX_DATAPOINTS"]
+__all__ = ["Source", "DEFAULT_CPU", "parse_source", "plan", "read_metrics", "MAX_QUERIES", "MAX_DATAPOINTS",
+           "read_history", "size_history", "history_period", "RETENTION"]
 
 MAX_QUERIES = 500          #: MetricDataQueries per GetMetricData call
 MAX_DATAPOINTS = 100_800   #: datapoints per GetMetricData call
@@ -319,3 +320,87 @@ def _group_shapes(got: tuple, shapes: set) -> dict:
         obs["timestamp"] = t
         obs["window"] = period
     return obs
+
+
+# ----------------------------------------------------------------------------- history (``scalebridge backtest``)
+
+#: what CloudWatch keeps, by age: "Data points with a period of 60 seconds (1 minute) are available for
+#: 15 days; ... 300 seconds (5 minutes) ... for 63 days; ... 3600 seconds (1 hour) ... for 455 days
+#: (15 months)" (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch_concepts.html,
+#: "Metrics retention")
+RETENTION = ((15 * 86400.0, 60), (63 * 86400.0, 300), (455 * 86400.0, 3600))
+#: the group metrics Auto Scaling publishes once EnableMetricsCollection is on (1-minute granularity),
+#: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-metrics.html
+GROUP_DESIRED, GROUP_IN_SERVICE = "GroupDesiredCapacity", "GroupInServiceInstances"
+
+
+def history_period(start: float, now: float) -> int:
+    """The finest period CloudWatch still keeps for datapoints as old as ``start``."""
+    age = now - start
+    for keep, period in RETENTION:
+        if age <= keep:
+            return period
+    raise ProviderError(ErrorKind.INVALID, f"the period starts {age / 86400:.0f} days ago, past CloudWatch's "
+                        "retention of 455 days (15 months)", operation="GetMetricData")
+
+
+def _history_series(clients, metric: dict, stat: str, period: int, start: float, end: float,
+                    region: Optional[str], unit: Optional[str] = None) -> list:
+    """One MetricStat's datapoints over ``[start, end)``, stamped at their period's start."""
+    first = math.floor(start / period) * period
+    body: dict = {"Id": "h0", "MetricStat": {"Metric": metric, "Period": period, "Stat": stat}, "ReturnData": True}
+    if unit:
+        body["MetricStat"]["Unit"] = unit
+    pts: list = []
+    token = None
+    while True:
+        params: dict = {"MetricDataQueries": [body], "StartTime": datetime.fromtimestamp(first, timezone.utc),
+                        "EndTime": datetime.fromtimestamp(end, timezone.utc), "ScanBy": "TimestampAscending"}
+        if token:
+            params["NextToken"] = token
+        resp = clients.call("cloudwatch", "get_metric_data", region=region, **params)
+        for r in resp.get("MetricDataResults", ()):
+            pts.extend(zip(r.get("Timestamps", ()), r.get("Values", ())))
+        token = resp.get("NextToken")
+        if not token:
+            break
+    return sorted([_epoch(t), _num(v)] for t, v in pts
+                  if v is not None and not (isinstance(v, float) and math.isnan(v)) and _epoch(t) < end)
+
+
+def read_history(clients, group: str, query: MetricQuery, start: float, end: float, now: float,
+                 region: Optional[str] = None) -> dict:
+    """``query``'s history for a back-test: its source's statistic at the finest
+    period CloudWatch keeps for that age (:func:`history_period`). A per-instance
+    source (the default ``cpu``) is read as the group's aggregate — the same metric
+    with the ``AutoScalingGroupName`` dimension, which EC2 publishes for the
+    instances of a group — since the instances of a past period are gone."""
+    src = parse_source(query.name, query.source)
+    period = max(src.period or 60, history_period(start, now))
+    dims = src.dims(group)
+    if src.per_member:
+        dims = [d for d in dims if d["Name"] != "InstanceId"] + [{"Name": "AutoScalingGroupName", "Value": group}]
+    metric = {"Namespace": src.namespace, "MetricName": src.metric_name, "Dimensions": dims}
+    pts = _history_series(clients, metric, src.stat, period, start, end, region, src.unit)
+    where = ", ".join(f"{d['Name']}={d['Value']}" for d in dims)
+    return {"series": pts, "resolution": float(period),
+            "source": f"CloudWatch {src.namespace} {src.metric_name} {src.stat} ({where}), {period} s"}
+
+
+def size_history(clients, group: str, start: float, end: float, now: float,
+                 region: Optional[str] = None) -> dict:
+    """The group's ``GroupDesiredCapacity`` and ``GroupInServiceInstances`` over the
+    period (``AWS/AutoScaling``, ``Average``); not found when CloudWatch has none
+    (group metrics collection was off)."""
+    period = history_period(start, now)
+    dims = [{"Name": "AutoScalingGroupName", "Value": group}]
+    got = {name: _history_series(clients, {"Namespace": "AWS/AutoScaling", "MetricName": name, "Dimensions": dims},
+                                 "Average", period, start, end, region)
+           for name in (GROUP_DESIRED, GROUP_IN_SERVICE)}
+    if not got[GROUP_DESIRED]:
+        raise ProviderError(ErrorKind.NOT_FOUND, f"CloudWatch has no {GROUP_DESIRED} of {group} in the period: "
+                            "turn on the group's metrics collection (EnableMetricsCollection) to record it",
+                            operation="GetMetricData")
+    return {"desired": got[GROUP_DESIRED], "serving": got[GROUP_IN_SERVICE] or None, "resolution": float(period),
+            "source": f"CloudWatch AWS/AutoScaling {GROUP_DESIRED}/{GROUP_IN_SERVICE}, {period} s"}
+

@@ -67,7 +67,7 @@ class AwsProvider(Provider):
 
     name = "aws"
     semantics = "aws"
-    capabilities = frozenset({Capability.METRICS})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY})
     #: rates from EC2's documented request-token buckets (mutating actions refill
     #: 5 tokens a second from a bucket of 200; non-mutating ones 20 a second),
     #: https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html — the
@@ -260,6 +260,16 @@ class AutoScalingGroupTarget(Target):
     def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
         return _read_metrics(self.clients, self.group, now, self.metric_delay_seconds, observation, queries,
                              region=self.region)
+
+    def read_history(self, query: MetricQuery, start: float, end: float, step: float) -> dict:
+        import time
+        from .metrics import read_history
+        return read_history(self.clients, self.group, query, start, end, time.time(), region=self.region)
+
+    def size_history(self, start: float, end: float, step: float) -> Optional[dict]:
+        import time
+        from .metrics import size_history
+        return size_history(self.clients, self.group, start, end, time.time(), region=self.region)
 
     # ------------------------------------------------------------------------- writes
     def set_size(self, size: int) -> SizeChange:

@@ -25,6 +25,7 @@ import threading
 from typing import Any, Callable, Mapping, Optional, TypeVar
 
 from scalebridge.providers import ErrorKind, ProviderError, RefError, require
+from scalebridge.secrets import shown
 
 PUBLIC_ARM_ENDPOINT = "https://management.azure.com"
 #: a read or connect failure is retried once by the SDK; statuses never are (the controller backs off)
@@ -93,13 +94,19 @@ class ArmSession:
         self._compute: dict[str, Any] = {}
         self._monitor: dict[str, Any] = {}
         if not (credential in (None, "default") or isinstance(credential, Mapping)):
+            # never the value: a client secret put here by mistake must not be echoed
+            got = shown("credential", credential)
             raise RefError("credential", "is `default` (DefaultAzureCredential) or a mapping {tenant_id, "
-                                         f"client_id, client_secret, authority}}, got {credential!r}")
+                                         f"client_id, client_secret, authority}}, got {got}")
         if isinstance(credential, Mapping):
             missing = [k for k in ("tenant_id", "client_id", "client_secret") if not credential.get(k)]
             if missing:
                 raise RefError(f"credential.{missing[0]}", "is required for a service principal "
                                                            "(tenant_id, client_id, client_secret)")
+            for key in ("tenant_id", "client_id", "client_secret", "authority"):
+                value = credential.get(key)
+                if value is not None and not isinstance(value, str):
+                    raise RefError(f"credential.{key}", f"expected a string, got {shown(key, value)}")
             unknown = sorted(set(credential) - {"tenant_id", "client_id", "client_secret", "authority"})
             if unknown:
                 raise RefError(f"credential.{unknown[0]}", "unknown key; a service principal takes tenant_id, "

@@ -62,10 +62,11 @@ class AzureProvider(Provider):
 
     name = "azure"
     semantics = "azure"
-    capabilities = frozenset({Capability.METRICS})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE})
     pacing = Pacing(writes_per_second=10.0, write_burst=200, reads_per_second=25.0, read_burst=250)
     ref_keys = frozenset({"resource_group", "scale_set"})
     path_options = frozenset({"ca_bundle"})
+    secret_options = frozenset({"credential.client_secret"})
 
     OPTIONS = frozenset({"subscription_id", "arm_endpoint", "ca_bundle", "credential"})
 

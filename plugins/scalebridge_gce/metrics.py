@@ -52,7 +52,8 @@ from scalebridge.providers import ErrorKind, MetricQuery, Observation, ProviderE
 if TYPE_CHECKING:
     from .provider import GceTarget
 
-__all__ = ["CPU_UTILIZATION", "Source", "read_metrics", "source_for"]
+__all__ = ["CPU_UTILIZATION", "Source", "read_metrics", "source_for", "read_history", "size_history",
+           "INSTANCE_GROUP_SIZE", "RETENTION_SECONDS"]
 
 CPU_UTILIZATION = "compute.googleapis.com/instance/cpu/utilization"
 LB_REQUEST_COUNT = "loadbalancing.googleapis.com/https/backend_request_count"
@@ -283,3 +284,59 @@ def _group(q: MetricQuery, src: Source, found, observation: Observation) -> Opti
                 by_t[t] = by_t.get(t, 0.0) + v
         obs["series"] = [[t, _scaled(v, src)] for t, v in sorted(by_t.items())]
     return obs
+
+
+# ----------------------------------------------------------------------------- history (``scalebridge backtest``)
+
+#: "Data retention ... metric data: 24 weeks" for Google Cloud metrics
+#: (https://cloud.google.com/monitoring/quotas#data_retention_policy)
+RETENTION_SECONDS = 24 * 7 * 86400.0
+#: "The number of VMs in the instance group", sampled every 60 s (metrics_gcp_c, compute)
+INSTANCE_GROUP_SIZE = "compute.googleapis.com/instance_group/size"
+
+
+def _history(target: "GceTarget", src: Source, start: float, end: float, step: float, now: float) -> tuple[list, int]:
+    """A group-level source's points over ``[start, end)`` at an alignment period of
+    ``max(60, step)``: each aligned point summarizes ``(t − period, t]``, so it is
+    stamped at ``t − period`` (the start of the span it holds for); several series
+    are summed."""
+    if now - start > RETENTION_SECONDS:
+        raise ProviderError(ErrorKind.INVALID, f"the period starts {(now - start) / 86400:.0f} days ago, past Cloud "
+                            "Monitoring's retention of 24 weeks", operation="monitoring.ListTimeSeries")
+    period = max(60, int(step))
+    first = (start // period) * period
+    found = _list(target, src, end + period, first, period, None)
+    acc: dict[float, float] = {}
+    for _, pts in found:
+        for t, v in pts:
+            if start - period <= t - period < end:
+                acc[t - period] = acc.get(t - period, 0.0) + v
+    return [[t, _scaled(v, src)] for t, v in sorted(acc.items())], period
+
+
+def read_history(target: "GceTarget", q: MetricQuery, start: float, end: float, step: float, now: float) -> dict:
+    """``q``'s history from Cloud Monitoring ``ListTimeSeries`` for a back-test. A
+    per-instance source (the default ``cpu``) has no history of the instances that
+    came and went: it is refused, naming a group-level source or a metric source."""
+    src = source_for(q, target.igm_name)
+    if src.per_member or src.max_rate_per_instance is not None:
+        raise _bad(q.name, "per_member", "a per-instance source keeps no history of the instances that came and "
+                                         "went: for a back-test give a group-level source (per_member: false, "
+                                         "such as the load balancer's request count) or read it from a metric "
+                                         "source")
+    pts, period = _history(target, src, start, end, step, now)
+    return {"series": pts, "resolution": float(period),
+            "source": f"Cloud Monitoring {src.metric_type} {src.aligner}, {period} s"}
+
+
+def size_history(target: "GceTarget", start: float, end: float, step: float, now: float) -> Optional[dict]:
+    """``instance_group/size`` of the group (resource ``instance_group``, by its name)."""
+    src = Source(INSTANCE_GROUP_SIZE, per_member=False, aligner="ALIGN_MEAN", resource_type="instance_group",
+                 filter=f'resource.labels.instance_group_name = "{target.igm_name}"')
+    pts, period = _history(target, src, start, end, step, now)
+    if not pts:
+        raise ProviderError(ErrorKind.NOT_FOUND, f"Cloud Monitoring has no {INSTANCE_GROUP_SIZE} of "
+                            f"{target.igm_name} in the period", operation="monitoring.ListTimeSeries")
+    return {"desired": pts, "serving": None, "resolution": float(period),
+            "source": f"Cloud Monitoring {INSTANCE_GROUP_SIZE}, {period} s"}
+

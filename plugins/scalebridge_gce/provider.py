@@ -61,7 +61,7 @@ class GceProvider(Provider):
 
     name = "gce"
     semantics = "gce"
-    capabilities = frozenset({Capability.METRICS})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY})
     pacing = Pacing(writes_per_second=25.0, write_burst=100, reads_per_second=12.5, read_burst=750)
     ref_keys = frozenset({"instance_group_manager"})
     path_options = frozenset({"credentials"})
@@ -286,6 +286,16 @@ class GceTarget(Target):
     def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
         from .metrics import read_metrics
         return read_metrics(self, now, observation, queries)
+
+    def read_history(self, query: MetricQuery, start: float, end: float, step: float) -> dict:
+        import time
+        from .metrics import read_history
+        return read_history(self, query, start, end, step, time.time())
+
+    def size_history(self, start: float, end: float, step: float) -> Optional[dict]:
+        import time
+        from .metrics import size_history
+        return size_history(self, start, end, step, time.time())
 
     # -- act -----------------------------------------------------------------------------
     def set_size(self, size: int) -> SizeChange:

@@ -254,3 +254,23 @@ class MetricsReader:
         items = data["items"]
         return {"values": [quantity_of_milli(milli_value(it["value"])) for it in items],
                 "timestamp": rfc3339(items[0].get("timestamp"))}
+
+
+#: kube-state-metrics' gauge of each kind's desired replicas (``spec.replicas``), and the label
+#: naming the object (https://github.com/kubernetes/kube-state-metrics/tree/main/docs/metrics/workload)
+KUBE_STATE_REPLICAS = {"Deployment": ("kube_deployment_spec_replicas", "deployment"),
+                       "StatefulSet": ("kube_statefulset_replicas", "statefulset"),
+                       "ReplicaSet": ("kube_replicaset_spec_replicas", "replicaset")}
+
+
+def replicas_query(kind: str, namespace: str, name: str) -> Optional[str]:
+    """The PromQL of the size a workload had, as kube-state-metrics exports it (the
+    Kubernetes API keeps no history of ``spec.replicas``; ``scalebridge backtest``
+    reads it through the target's Prometheus metric source); None for a kind it
+    does not export."""
+    if kind not in KUBE_STATE_REPLICAS:
+        return None
+    metric, label = KUBE_STATE_REPLICAS[kind]
+    esc = lambda v: v.replace("\\", "\\\\").replace('"', '\\"')  # noqa: E731
+    return f'max({metric}{{namespace="{esc(namespace)}",{label}="{esc(name)}"}})'
+

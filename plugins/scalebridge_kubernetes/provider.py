@@ -59,7 +59,7 @@ class KubernetesProvider(Provider):
 
     name: ClassVar[str] = "kubernetes"
     semantics: ClassVar[str] = "kubernetes"
-    capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS})
+    capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS, Capability.TRANSLATE})
     #: writes: client-go's DefaultQPS and DefaultBurst (k8s.io/client-go/rest/config.go), so that a
     #: write with no room is ``paced`` and coalesces with the next decision instead of queueing.
     #: Reads are paced by the client's own token bucket, per API call, blocking as client-go's
@@ -195,6 +195,12 @@ class KubernetesTarget(Target):
         self._pods: list = []
         self._containers: dict[str, str] = {}   # resource -> container, for container_resource metrics
 
+    def size_history_query(self) -> Optional[str]:
+        """kube-state-metrics' replicas of this workload, for ``backtest`` (see
+        :func:`.metrics.replicas_query`)."""
+        from .metrics import replicas_query
+        return replicas_query(self.kind, self.namespace, self.workload)
+
     @property
     def client(self):
         return self.provider.client
@@ -240,12 +246,14 @@ class KubernetesTarget(Target):
                 "selector": status.get("selector") or "", "status_replicas": int(status.get("replicas") or 0)}
 
     def _rollout(self) -> Optional[str]:
-        """A rollout in progress, described, or None when settled."""
+        """A rollout in progress, described, or None when settled (the workload's
+        annotations are kept for :func:`pause_of`)."""
         c = self.client
         op = f"get {self.resource}"
         if self.kind in BUILTIN_KINDS:
             fn = getattr(c.apps, f"read_{BUILTIN_KINDS[self.kind][2]}")
             w = c.call(op, fn, self.workload, self.namespace)
+            self._annotations = dict(w.metadata.annotations or {})
             generation = w.metadata.generation
             observed = w.status.observed_generation if w.status else None
             spec_replicas = w.spec.replicas if w.spec.replicas is not None else 1
@@ -254,6 +262,7 @@ class KubernetesTarget(Target):
             w = c.call(op, c.custom.get_namespaced_custom_object, self.group, self.version, self.namespace,
                        self.resource, self.workload)
             generation = (w.get("metadata") or {}).get("generation")
+            self._annotations = dict((w.get("metadata") or {}).get("annotations") or {})
             status = w.get("status") or {}
             observed = status.get("observedGeneration")
             spec_replicas = self._scale["replicas"] if self._scale else None
@@ -282,8 +291,9 @@ class KubernetesTarget(Target):
         pods = c.call("list pods", c.core.list_namespaced_pod, self.namespace, label_selector=scale["selector"])
         self._pods = list(pods.items or [])
         members = [self._member(p) for p in self._pods]
+        paused, paused_replicas = pause_of(getattr(self, "_annotations", {}))
         return Observation(current_replicas=int(scale["replicas"]), status_replicas=scale["status_replicas"],
-                           members=members, in_flight=in_flight,
+                           members=members, in_flight=in_flight, paused=paused, paused_replicas=paused_replicas,
                            details={"selector": scale["selector"], "resource_version": scale["resource_version"],
                                     "pods": len(members)})
 
@@ -344,3 +354,28 @@ class KubernetesTarget(Target):
             if ref.kind == self.kind and ref.name == self.workload and (not ref.api_version or group == self.group):
                 return f"HorizontalPodAutoscaler {self.namespace}/{h.metadata.name}"
         return None
+
+
+#: the pause annotations honoured on a workload: KEDA's (on a ScaledObject there,
+#: https://keda.sh/docs/latest/concepts/scaling-deployments/#pause-autoscaling) and
+#: scalebridge's own, each pair (paused, paused-replicas)
+PAUSE_ANNOTATIONS = (("autoscaling.keda.sh/paused", "autoscaling.keda.sh/paused-replicas"),
+                     ("scalebridge.io/paused", "scalebridge.io/paused-replicas"))
+
+
+def pause_of(annotations: Mapping[str, Any]) -> tuple[Optional[str], Optional[int]]:
+    """Who paused the workload, and the replicas to hold, from its annotations, as
+    KEDA reads them: ``paused: "true"`` holds the current size;
+    ``paused-replicas: "N"`` scales to N and holds it, and wins when both are set.
+    A ``paused-replicas`` that is not a count is a pause all the same (at the
+    current size), so that a typo never resumes scaling."""
+    for paused_key, replicas_key in PAUSE_ANNOTATIONS:
+        replicas = annotations.get(replicas_key)
+        if replicas is not None:
+            text = str(replicas).strip()
+            if text.isdigit():
+                return f"annotation {replicas_key}={text}", int(text)
+            return f"annotation {replicas_key}={text!r} (not a count: held at the current size)", None
+        if str(annotations.get(paused_key, "")).strip().lower() == "true":
+            return f"annotation {paused_key}=true", None
+    return None, None

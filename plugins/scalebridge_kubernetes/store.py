@@ -21,7 +21,7 @@ import json
 import time
 from typing import Any, Callable, Iterable, Optional
 
-from scalebridge.controller.store import StateStore, StoredTarget, StoreError
+from scalebridge.controller.store import StateStore, StoredTarget, StoreError, checked_row
 from scalebridge.providers import ErrorKind, ProviderError
 
 #: attempts of one write (conflicts re-read; transient failures pause 10 ms, 20 ms, 40 ms …)
@@ -34,6 +34,7 @@ class ConfigMapStore(StateStore):
 
     def __init__(self, client: Any, namespace: str, name: str, *, may_write: Optional[Callable[[], bool]] = None):
         self.client, self.namespace, self.name = client, namespace, name
+        self.where = f"ConfigMap {namespace}/{name}"
         self.may_write = may_write
         self._rv: Optional[str] = None
         self._targets: dict[str, dict] = {}
@@ -109,9 +110,7 @@ class ConfigMapStore(StateStore):
     # -- StateStore --------------------------------------------------------------------
     def load_all(self) -> dict[str, StoredTarget]:
         self._get()
-        return {name: StoredTarget(name, row["policy_hash"], row["state"], row.get("intent_size"),
-                                   row.get("intent_state"), row.get("updated_at", 0.0), row.get("intent_meta"))
-                for name, row in sorted(self._targets.items())}
+        return {name: checked_row(name, row) for name, row in sorted(self._targets.items())}
 
     def save(self, rows: Iterable[StoredTarget], meta: Optional[dict[str, Any]] = None) -> None:
         rows = list(rows)
@@ -124,7 +123,8 @@ class ConfigMapStore(StateStore):
             for r in rows:
                 self._targets[r.name] = {"policy_hash": r.policy_hash, "state": r.state,
                                          "intent_size": r.intent_size, "intent_state": r.intent_state,
-                                         "intent_meta": r.intent_meta, "updated_at": r.updated_at or now}
+                                         "intent_meta": r.intent_meta, "applied": r.applied,
+                                         "provider_state": r.provider_state, "updated_at": r.updated_at or now}
             self._meta.update(meta or {})
         self._modify(change)
 

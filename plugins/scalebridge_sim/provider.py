@@ -27,6 +27,17 @@ On the controller's clock the world does exactly what it does in a replay:
 
 So a ``sim`` target under ``scalebridge run --clock virtual`` decides, sync for
 sync, what ``scalebridge simulate`` decides on the same policy, load and fleet.
+
+On the real clock (``scalebridge run sim.yaml``, ``--once``) the load plays from
+the target's first sync: its first tick is that sync's time, persisted with the
+target's state, so a restart continues the same load. When the load ends, the
+target says so once and holds its size (:class:`~scalebridge.providers.TargetEnded`).
+
+The world survives a restart: :meth:`SimTarget.snapshot` is the ticks it was
+observed at and the sizes set at each (a replay is deterministic, so replaying
+them rebuilds the same fleet, metrics and planner exactly), persisted with the
+target's decision state after every sync; :meth:`SimTarget.restore` replays them
+before the next observe.
 """
 from __future__ import annotations
 
@@ -36,7 +47,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
-                                   ProviderError, RefError, SizeChange, Target)
+                                   ProviderError, RefError, SizeChange, Target, TargetEnded)
 
 __all__ = ["REF_KEYS", "SimProvider", "SimTarget"]
 
@@ -170,6 +181,11 @@ class SimTarget(Target):
         self._world: Any = None
         self._members: Optional[list[dict]] = None   # the members of the tick observed last, as dicts
         self._faults: dict[str, ProviderError] = {}
+        self._virtual = True                  # until the controller says otherwise (use_clock)
+        self._origin: Optional[float] = None  # on the real clock: the time the load's first tick played
+        self._observed: list[int] = []        # every tick observed, in order (the snapshot's)
+        self._resizes: dict[int, int] = {}    # tick -> the size set at it
+        self._restoring: Optional[dict] = None
 
     # -- the world --------------------------------------------------------------------------------
     def use_policy(self, policy: Any, settings: Any) -> None:
@@ -177,22 +193,43 @@ class SimTarget(Target):
         replaying keeps the one it started with (it cannot publish its past again)."""
         self._policy, self._settings = policy, settings
 
+    def use_clock(self, virtual: bool) -> None:
+        self._virtual = virtual
+
     @property
     def world(self) -> Any:
         """The :class:`~scalebridge.simulator.world.World` (built on first use, from
-        the policy given to :meth:`use_policy`, else a policy with no metrics)."""
+        the policy given to :meth:`use_policy`, else a policy with no metrics; a
+        restored snapshot replayed into it)."""
         if self._world is None:
             from scalebridge.policy import Policy
             from scalebridge.protocol import Settings
             from scalebridge.simulator.world import World
             policy = self._policy if self._policy is not None else Policy()
+            start = self.start_time if self._virtual or self._origin is None else self._origin
             self._world = World(policy, self.workload.load, self.model,
                                 settings=self._settings if self._settings is not None else Settings(),
-                                start_time=self.start_time)
+                                start_time=start)
+            if self._restoring is not None:
+                self._replay(self._restoring)
         return self._world
+
+    def _replay(self, snapshot: dict) -> None:
+        world = self._world
+        self._restoring = None
+        resizes = {int(k): int(v) for k, v in snapshot.get("resizes", [])}
+        for k in _ticks(snapshot.get("observed", [])):
+            world.observe(k)
+            self._observed.append(k)
+            if k in resizes:
+                world.resize(resizes[k])
+                self._resizes[k] = resizes[k]
+        self._members = None
 
     def _at(self, now: float) -> Any:
         """The world advanced to the tick ``now`` falls in."""
+        if not self._virtual and self._origin is None and self._world is None:
+            self._origin = float(now)   # on the real clock the load plays from the first sync
         world = self.world
         tick = world.tick_seconds
         k = math.floor((now - world.start_time) / tick + 1e-9)
@@ -201,17 +238,35 @@ class SimTarget(Target):
                                                      f"after t={now:g}", operation="observe")
         if k >= world.ticks:
             end = world.start_time + world.ticks * tick
-            raise ProviderError(ErrorKind.NOT_FOUND,
-                                f"the simulated load ends at t={end:g} ({world.ticks} ticks of {tick:g} s from "
-                                f"t={world.start_time:g}); t={now:g} is past it: run --until "
-                                f"{world.ticks * tick:g}s at most", operation="observe")
+            if self._virtual:
+                raise TargetEnded(f"the simulated load ended at t={end:g} ({world.ticks} ticks of {tick:g} s from "
+                                  f"t={world.start_time:g}); the target holds its size")
+            raise TargetEnded(f"the simulated load ended {world.ticks * tick:g} s after the target's first sync "
+                              f"(at {_stamp(end)}); the target holds its size")
         if k < world.tick:
             raise ProviderError(ErrorKind.INVALID, f"the simulated world is at t={world.time_of(world.tick):g}; "
                                                    f"it cannot go back to t={now:g}", operation="observe")
         if k > world.tick:
             world.observe(k)
+            self._observed.append(k)
             self._members = None
         return world
+
+    # -- surviving a restart ----------------------------------------------------------------------
+    def snapshot(self) -> Optional[dict]:
+        if self._restoring is not None:   # restored, not observed since
+            return self._restoring
+        if not self._observed:
+            return None
+        return {"v": 1, "origin": self._origin, "observed": _runs(self._observed),
+                "resizes": sorted([k, v] for k, v in self._resizes.items())}
+
+    def restore(self, snapshot: dict) -> None:
+        if not isinstance(snapshot, dict) or snapshot.get("v") != 1:
+            return   # not a snapshot of this version: the world starts afresh
+        self._origin = snapshot.get("origin") if isinstance(snapshot.get("origin"), (int, float)) else None
+        self._world, self._observed, self._resizes = None, [], {}
+        self._restoring = snapshot
 
     def _fault(self, call: str) -> None:
         fault = self._faults.pop(call, None)
@@ -258,7 +313,38 @@ class SimTarget(Target):
         if world.tick < 0:   # resized before anything observed it: at the start
             self._at(world.start_time)
         world.resize(size)
+        self._resizes[world.tick] = size
         return SizeChange(size=size, in_flight=False)
+
+
+def _runs(ticks: list[int]) -> list[list[int]]:
+    """Ticks as runs ``[first, step, count]`` (a controller's syncs are evenly spaced)."""
+    out: list[list[int]] = []
+    for k in ticks:
+        if out:
+            first, step, count = out[-1]
+            last = first + step * (count - 1)
+            if count == 1 and k > first:
+                out[-1] = [first, k - first, 2]
+                continue
+            if k - last == step:
+                out[-1][2] += 1
+                continue
+        out.append([k, 0, 1])
+    return out
+
+
+def _ticks(runs: Any) -> list[int]:
+    out: list[int] = []
+    for run in runs:
+        first, step, count = (int(x) for x in run)
+        out.extend(first + step * i for i in range(count))
+    return out
+
+
+def _stamp(t: float) -> str:
+    import time
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def _forecast_dict(forecast: Any) -> dict:

@@ -298,3 +298,41 @@ def test_schema_accepts_predictive_enabled(policy_schema):
         "mode: ForecastAndScale", "mode: Enabled")
     parse_policy_text(text)
     assert _schema_errors(policy_schema, _policy_data(text)) == []
+
+
+# -- what the chosen semantics does not read ------------------------------------------
+
+
+def test_validate_warns_about_what_the_semantics_ignores(tmp_path, capsys):
+    """The issue: a policy with only `metrics` under `azure` (which reads rules) passed
+    validate and run; only simulate warned. One policy, every cloud: say it."""
+    from scalebridge.cli import main
+    policy = tmp_path / "p.yaml"
+    policy.write_text("min_replicas: 1\nmax_replicas: 5\nmetrics: [{type: resource, name: cpu, "
+                      "target: {type: Utilization, average_utilization: 60}}]\n"
+                      "rules: [{metric: cpu, operator: GreaterThan, threshold: 70, statistic: Average, "
+                      "time_grain_seconds: 60, time_window_seconds: 300, time_aggregation: Average, "
+                      "action: {direction: Increase, type: ChangeCount, value: 1, cooldown_seconds: 300}}]\n")
+    assert main(["validate", str(policy), "--semantics", "kubernetes"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: kubernetes: rules: the kubernetes semantics does not read it (an HPA has no threshold rules)" in err
+    assert main(["validate", str(policy), "--semantics", "kubernetes", "--strict"]) == 1
+    capsys.readouterr()
+    metrics_only = tmp_path / "m.yaml"
+    metrics_only.write_text("semantics: azure\nmin_replicas: 1\nmax_replicas: 5\nmetrics: [{type: resource, name: cpu, "
+                            "target: {type: Utilization, average_utilization: 60}}]\n")
+    assert main(["validate", str(metrics_only)]) == 0
+    err = capsys.readouterr().err
+    assert "azure: metrics:" in err and "it will never scale" in err
+    run = tmp_path / "run.yaml"
+    run.write_text(f"providers: {{fake: {{type: 'scalebridge.testing.fake:FakeProvider'}}}}\n"
+                   f"targets:\n- {{name: web, provider: fake, policy: {metrics_only}, ref: {{name: web}}}}\n")
+    assert main(["validate", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert f"{run}:3:" in err and "target 'web' under azure" in err and "never scale" in err
+    assert main(["validate", str(run), "--strict"]) == 1
+    capsys.readouterr()
+    assert main(["run", str(run), "--once", "--state", str(tmp_path / "s.db")]) == 0
+    assert "target 'web' under azure" in capsys.readouterr().err, "run says it once at start"
+    # a policy every part of which its semantics reads: no warning
+    assert main(["validate", str(policy), "--semantics", "scalebridge", "--strict"]) == 0

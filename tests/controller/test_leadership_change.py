@@ -5,7 +5,8 @@ controller to a new process that reads the HPA status the old one wrote; here th
 state store plays that part).
 
 Two controllers share one state file and one fake world on disk; an elector the test
-flips stands for the Lease.
+flips stands for the Lease. The second runs with ``--leader-elect``: the state file is
+claimed by the first, so it stands by until the first is gone.
 """
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def test_a_new_leader_keeps_the_old_leaders_cooldown(tmp_path):
     state = str(tmp_path / "state.db")
     a_flag, b_flag = Flag(True), Flag(False)
     a = build_controller(str(config), clock="real", state=state, elector=a_flag)
-    b = build_controller(str(config), clock="real", state=state, elector=b_flag)
+    b = build_controller(str(config), clock="real", state=state, elector=b_flag, leader_elect=True)
     try:
         t = DEFAULT_START
         first = a.sync(t).records[0]
@@ -61,8 +62,10 @@ def test_a_new_leader_keeps_the_old_leaders_cooldown(tmp_path):
         assert standby["action"] == "standby"
         held = a.sync(t + 2 * PERIOD).records[0]
         assert held["reason"] == "CooldownActive"
-        # the leader dies; the standby takes the Lease 5 minutes into the 10-minute cooldown
+        # the leader dies (its claim of the state file goes with it); the standby takes the
+        # Lease 5 minutes into the 10-minute cooldown
         a_flag.leader, b_flag.leader = False, True
+        a.close()
         took_over = b.sync(t + 300).records[0]
         assert took_over["reason"] == "CooldownActive" and took_over["action"] == "unchanged", took_over
         after = b.sync(t + 600).records[0]             # the cooldown has run: the rule acts again
@@ -76,6 +79,7 @@ def test_a_failing_state_store_stops_the_write_not_the_controller(tmp_path):
     """No write is made without its intent persisted; the controller keeps running and
     saves the targets' state with the next sync that can."""
     from scalebridge.controller.clock import VirtualClock
+    from scalebridge.controller.loop import BACKOFF_CAP_PERIODS
     from scalebridge.controller.store import StoreError
 
     config = tmp_path / "run.yaml"
@@ -103,6 +107,7 @@ def test_a_failing_state_store_stops_the_write_not_the_controller(tmp_path):
         assert fake.writes("web") == 0                  # the intent could not be persisted: no write
         assert c.run() == 0                             # the loop survives a failing store
         broken[0] = False
+        c.clock.advance(BACKOFF_CAP_PERIODS * PERIOD)   # past the target's backoff from the store's failures
         assert c.run(once=True) == 0
         assert fake.writes("web") == 1
         assert real.load_all()["web"].state             # and the state reached the store

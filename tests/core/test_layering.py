@@ -22,15 +22,17 @@ PLUGINS = ROOT / "plugins"
 # bottom up: each entry names the top-level modules and packages of ``scalebridge``
 # that form one layer (``__init__`` is the package itself, ``import scalebridge``)
 LAYERS: list[tuple[str, frozenset[str]]] = [
-    ("foundation", frozenset({"units", "errors", "constants", "cron", "timezones", "hookspecs", "cliargs", "cel"})),
+    ("foundation", frozenset({"units", "errors", "constants", "cron", "timezones", "hookspecs", "cliargs",
+                                         "secrets", "cel"})),
     ("model", frozenset({"policy", "policyfile", "protocol", "state", "decision"})),
     ("stages", frozenset({"stages"})),
     ("semantics", frozenset({"semantics"})),
-    ("engine", frozenset({"engine", "controls", "plugins", "providers", "__init__"})),
+    ("engine", frozenset({"engine", "controls", "plugins", "providers", "metric_sources", "__init__"})),
     ("forecasting", frozenset({"forecasting", "risk"})),
     ("predictive", frozenset({"predictive"})),
     ("simulator", frozenset({"simulator"})),
     ("controller", frozenset({"controller"})),
+    ("backtest", frozenset({"backtest"})),
     ("translate", frozenset({"translate"})),
     ("testing", frozenset({"testing"})),
     ("cli", frozenset({"cli", "demo", "explain"})),

@@ -266,6 +266,59 @@ def test_a_crashing_plugin_semantics_is_named_in_the_cli_error(use_registry, cap
     assert "please report it" not in err and "Traceback" not in err
 
 
+class Dividing(Semantics):
+    """A semantics whose bug is arithmetic."""
+    name = "dividing"
+
+    def decide(self, ctx: Context) -> Decision:
+        return Decision(ctx.current // 0, ctx.current, "DesiredWithinRange", [])
+
+
+def test_a_plugins_zero_division_is_its_bug_not_the_requests(use_registry, capsys, tmp_path):
+    """The issue: it printed `line 1: a number in the request is out of range (division by
+    zero)`, exit 2, blaming the request and naming no plugin."""
+    use_registry(_module("sbtest_dividing", scalebridge_register_semantics=lambda register: register(Dividing())))
+    f = tmp_path / "req.json"
+    f.write_text(json.dumps(_request(4)))
+    rc, _, err = _run_cli(capsys, "decide", "-s", "dividing", str(f))
+    assert rc == 1 and len(err.strip().splitlines()) == 1
+    assert "'dividing'" in err and "sbtest_dividing" in err and "scalebridge_register_semantics" in err
+    assert "ZeroDivisionError" in err and "out of range" not in err and "request" not in err.split("failed")[1]
+
+
+def test_a_providers_bug_is_named_in_the_audit(write_config_text, tmp_path, capsys):
+    """A provider raising something other than a ProviderError fails its target with a
+    line naming the provider, its plugin and hook, and the exception."""
+    from scalebridge.cli import main
+    path = tmp_path / "run.yaml"
+    path.write_text(write_config_text)
+    rc = main(["run", str(path), "--once", "--state", str(tmp_path / "s.db"), "--audit", "-"])
+    out, err = capsys.readouterr()
+    rec = json.loads(out.splitlines()[0])
+    assert rc == 1 and rec["action"] == "failed"
+    assert "provider 'buggy'" in rec["error"] and "ZeroDivisionError" in rec["error"]
+    assert "sbtest_buggy" in rec["error"] and "scalebridge_register_providers" in rec["error"]
+    assert "cannot decide" not in rec["error"]
+
+
+@pytest.fixture
+def write_config_text(use_registry):
+    from scalebridge.hookspecs import hookimpl as impl
+    from scalebridge.testing.fake import FakeProvider
+
+    class Buggy(FakeProvider):
+        name = "buggy"
+
+        def target(self, ref):
+            t = super().target(ref)
+            t.observe = lambda now: 1 // 0
+            return t
+
+    use_registry(_module("sbtest_buggy", scalebridge_register_providers=lambda register: register("buggy", Buggy)))
+    return ("providers: {buggy: {}}\npolicies: {p: {min_replicas: 1, max_replicas: 3}}\n"
+            "targets: [{name: web, provider: buggy, policy: p, ref: {name: web}}]\n")
+
+
 def test_check_semantics_names_the_request_when_the_semantics_raises(use_registry):
     use_registry(_module("sbtest_crash", scalebridge_register_semantics=lambda register: register(Crashing())))
     with pytest.raises(AssertionError, match=r"crashing: current \d+"):

@@ -139,6 +139,12 @@ ALL = [c for doc in DOCS for c in SHOWN[doc]]
 
 SYNOPSIS = "a synopsis: its upper-case words and brackets are placeholders, not a command to run"
 EXCLUDED: dict[tuple[str, str], str] = {
+    ("docs/backtest.md", "scalebridge backtest CONFIG [TARGET...] --start TIME --end TIME [--semantics LIST] "
+                         "[--capacity N]"): SYNOPSIS,
+    ("docs/backtest.md", "scalebridge backtest examples/run/backtest.yaml --start -7d --end now --capacity 10 "
+                         "--startup 60"):
+        "needs a Prometheus at prometheus:9090 and a kubeconfig; examples/backtest/local_history.py, shown below it, "
+        "runs the same back-test on a local Prometheus-API server",
     ("README.md", "make demo"): "bootstraps .venv with pip (network, a new venv); `scalebridge demo`, "
                                 "which it runs, is run from docs/simulation.md",
     ("README.md", "make test"): "the whole test suite, of which this test is a part",
@@ -157,8 +163,10 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("docs/run.md", "scalebridge run CONFIG [--once] [--dry-run] [--state PATH] [--audit FILE|-]"): SYNOPSIS,
     ("docs/run.md", "scalebridge observe CONFIG [TARGET...] [--output json]"): SYNOPSIS,
     ("docs/run.md", "scalebridge validate CONFIG..."): SYNOPSIS,
-    ("docs/run.md", "scalebridge state show [TARGET] --state PATH"): SYNOPSIS,
-    ("docs/run.md", "scalebridge state reset TARGET --state PATH"): SYNOPSIS,
+    ("docs/run.md", "scalebridge state show [TARGET] [--state PATH | --config CONFIG]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge state reset TARGET [--state PATH | --config CONFIG]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge pause CONFIG TARGET... [--replicas N]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge resume CONFIG TARGET..."): SYNOPSIS,
     ("docs/protocol.md", "scalebridge decide [FILE|-]"): SYNOPSIS,
     ("docs/protocol.md", "scalebridge decide --semantics all"):
         f"{SYNOPSIS} (the request comes on standard input)",
@@ -428,7 +436,7 @@ def test_the_extraction_reads_the_documents_as_written() -> None:
     assert "scalebridge schema > policy.schema.json" in readme
     run_md = [c.command for c in SHOWN["docs/run.md"]]
     assert not any(c.startswith("scalebridge run: ") for c in run_md)                # messages, not commands
-    assert "scalebridge state reset TARGET --state PATH" in run_md                    # indented code
+    assert "scalebridge state reset TARGET [--state PATH | --config CONFIG]" in run_md                    # indented code
     bench = next(c for c in SHOWN["docs/providers/kubernetes.md"] if "benchmarks/kubernetes.py" in c.command)
     assert bench.output[0].split()[:2] == ["sync", "seconds"] and len(bench.output) == 4
     assert split_comment("a '#b' # c") == ("a '#b'", "c")

@@ -4,14 +4,20 @@ report, or — for the files SOURCES.md marks malformed — one clear message na
 field. Unresolved template expressions are reported by path."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from scalebridge.engine import load_policy
 from scalebridge.translate import NativeError, import_all
 
-CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "native"
+# beside the checkout (../shared), else where the shared data lives on this machine (a worktree's
+# checkout is one level deeper), or where SCALEBRIDGE_NATIVE_CORPUS says
+_PLACES = [os.environ.get("SCALEBRIDGE_NATIVE_CORPUS"), Path(__file__).resolve().parents[3] / "shared" / "data" / "native",
+           "/work/shared/data/native"]
+CORPUS = next((Path(p) for p in _PLACES if p and Path(p).is_dir()), Path(_PLACES[1]))
 FILES = sorted(p for p in CORPUS.glob("*/*") if p.suffix in (".json", ".yaml", ".yml")) if CORPUS.is_dir() else []
 
 # SOURCES.md: "MALFORMED: apiVersion autoscaling/v2 but uses v2beta1 field targetAverageUtilization";
@@ -131,3 +137,30 @@ def test_a_high_resolution_customized_metric_period_is_reported():
     assert losses.lines == ["$.Resources.FasterScalingPolicy.Properties.TargetTrackingConfiguration."
                             "CustomizedMetricSpecification.Period: a 10-second (high-resolution) metric period; the "
                             "policy reads the metric as its source reports it; dropped"]
+
+
+# ARM templates whose default profile's capacity is all parameters: no bounds are known, which the azure
+# semantics requires, so `import` refuses them (exit 2, nothing written) rather than write a policy
+# `validate` refuses
+UNBOUNDED = {"azure/azure-quickstart-templates__lansa-vmss-windows-autoscale-sql-database.json",
+             "azure/azure-quickstart-templates__monitor-autoscale-webappserviceplan-simplemetricbased.json"}
+
+
+@pytest.mark.parametrize("path", FILES, ids=_key)
+def test_every_import_that_exits_0_validates_policy_by_policy(path, tmp_path, capsys):
+    """Must show: `import --out` writes one file per autoscaler of the file, and `validate --semantics
+    PROVIDER` accepts each; a file it cannot import so exits 2 and writes nothing."""
+    from scalebridge.cli import main
+    provider = path.parent.name
+    out_dir = tmp_path / "policies"
+    code = main(["import", str(path), "--from", provider, "--out", str(out_dir)])
+    out, err = capsys.readouterr()
+    if _key(path) in MALFORMED or _key(path) in UNBOUNDED:
+        assert (code, out) == (2, "") and not out_dir.exists()
+        return
+    assert code == 0, err
+    written = out.splitlines()
+    assert len(written) == len(import_all(path.read_text(encoding="utf-8"), provider))
+    for policy_file in written:
+        assert main(["validate", "--semantics", provider, policy_file]) == 0, capsys.readouterr().err
+        assert yaml.safe_load(Path(policy_file).read_text())["semantics"] == provider

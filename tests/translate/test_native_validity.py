@@ -2,7 +2,11 @@
 against the Kubernetes schemas (kubernetes-validate), GCE autoscalers parse as
 ``compute_v1.Autoscaler`` with no unknown field, Azure settings deserialize into
 azure-mgmt-monitor's ``AutoscaleSettingResource`` and pass its validation, AWS requests
-pass botocore's parameter validation for their operation (no network)."""
+pass botocore's parameter validation for their operation (no network). With a complete
+``--target`` (each cloud's ``COMPLETE``: the ref, what else the configuration needs, and
+the metric sources of the policy's own metrics) no placeholder is left — but an AWS
+alarm's policy ARN, whose id AWS makes when it creates the policy — and every rule's
+metric is the provider's own."""
 from __future__ import annotations
 
 import json
@@ -11,6 +15,35 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from scalebridge.translate import render
+
+#: a subscription ID is a GUID (--target refuses anything else)
+SUBSCRIPTION = "6f0a3c3e-1c2b-4c8e-9d1f-2a3b4c5d6e7f"
+# what a native configuration needs that a policy does not hold, for each cloud
+COMPLETE = {
+    "kubernetes": {"kind": "Deployment", "namespace": "shop", "name": "web",
+                   "metrics": {"rps": {"source": {"described_object": {"api_version": "networking.k8s.io/v1",
+                                                                       "kind": "Ingress", "name": "main"}}}}},
+    "gce": {"project": "shop-prod", "zone": "europe-west1-b", "instance_group_manager": "web",
+            "metrics": {"conn": {"source": {"metric_type": "custom.googleapis.com/conn"}},
+                        "queue": {"source": {"metric_type": "pubsub.googleapis.com/subscription/num_undelivered_messages",
+                                             "filter": 'resource.labels.subscription_id = "jobs"'}}}},
+    "azure": {"subscription_id": SUBSCRIPTION, "resource_group": "shop", "scale_set": "web", "location": "westeurope"},
+    "aws": {"auto_scaling_group": "web", "region": "eu-west-1", "account": "123456789012",
+            "metrics": {"conn": {"source": {"namespace": "Shop", "metric_name": "Connections",
+                                            "dimensions": {"AutoScalingGroupName": "{auto_scaling_group}"}}},
+                        "queue": {"source": {"namespace": "AWS/SQS", "metric_name": "ApproximateNumberOfMessagesVisible",
+                                             "dimensions": {"QueueName": "jobs"}}},
+                        "rps": {"source": {"namespace": "Shop", "metric_name": "RequestsPerSecond"}}}},
+}
+
+
+def _complete(provider: str, policy: dict):
+    """``render`` with ``COMPLETE``: no placeholder left (an AWS alarm's policy id aside)."""
+    native, losses = render(policy, provider, COMPLETE[provider])
+    left = [n for n in losses.placeholders if not (provider == "aws" and "'PLACEHOLDER-policy-id'" in n)]
+    assert left == []
+    return native
+
 
 VALID = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -79,7 +112,7 @@ def policies(draw):
 @given(policies())
 def test_every_rendered_hpa_validates_against_the_kubernetes_schema(policy):
     import kubernetes_validate
-    hpa, _ = render(policy, "kubernetes", {"kind": "Deployment", "namespace": "shop", "name": "web"})
+    hpa = _complete("kubernetes", policy)
     kubernetes_validate.validate(hpa, "1.37.0", strict=True)
 
 
@@ -92,7 +125,7 @@ def compute_v1():
 @VALID
 @given(policy=policies())
 def test_every_rendered_gce_autoscaler_parses_as_compute_v1_autoscaler(compute_v1, policy):
-    native, _ = render(policy, "gce", {"project": "p", "zone": "europe-west1-b", "instance_group_manager": "web"})
+    native = _complete("gce", policy)
     parsed = compute_v1.Autoscaler.from_json(json.dumps(native), ignore_unknown_fields=False)
     back = json.loads(compute_v1.Autoscaler.to_json(parsed))
     assert back["autoscalingPolicy"]["maxNumReplicas"] == policy["max_replicas"]
@@ -102,7 +135,9 @@ def test_every_rendered_gce_autoscaler_parses_as_compute_v1_autoscaler(compute_v
 @given(policies())
 def test_every_rendered_azure_setting_deserializes_and_validates(policy):
     from azure.mgmt.monitor.models import AutoscaleSettingResource
-    native, _ = render(policy, "azure", {"subscription_id": "s", "resource_group": "shop", "scale_set": "web"})
+    native = _complete("azure", policy)
+    for prof in native["properties"]["profiles"]:     # every rule on a scale set metric (cpu: Percentage CPU)
+        assert {r["metricTrigger"]["metricName"] for r in prof["rules"]} <= {"Percentage CPU"}
     obj = AutoscaleSettingResource.deserialize(native)
     assert _azure_violations(obj) == []
     again = obj.serialize()
@@ -153,7 +188,10 @@ def aws_models():
 @given(policy=policies())
 def test_every_rendered_aws_request_passes_botocore_validation(aws_models, policy):
     from botocore.validate import ParamValidator
-    native, _ = render(policy, "aws", {"auto_scaling_group": "web"})
+    native = _complete("aws", policy)
+    for alarm in native["PutMetricAlarm"]:            # every alarm on an AWS metric of the group (cpu: CPUUtilization)
+        assert (alarm["Namespace"], alarm["MetricName"], alarm["Dimensions"]) == \
+            ("AWS/EC2", "CPUUtilization", [{"Name": "AutoScalingGroupName", "Value": "web"}])
     for op, bodies in native.items():
         model = aws_models["cloudwatch" if op == "PutMetricAlarm" else "autoscaling"].operation_model(op)
         for body in bodies:

@@ -53,9 +53,9 @@ def test_strict_exits_1_when_something_is_lost(tmp_path, capsys):
     f = tmp_path / "web.yaml"
     f.write_text(POLICY)
     code, out, err = _run(capsys, "render", str(f), "--to", "gce", "--strict", "--target",
-                          '{"project": "p", "zone": "europe-west1-b", "instance_group_manager": "web"}')
+                          '{"project": "shop-prod", "zone": "europe-west1-b", "instance_group_manager": "web"}')
     assert code == 1
-    assert json.loads(out)["target"].endswith("/projects/p/zones/europe-west1-b/instanceGroupManagers/web")
+    assert json.loads(out)["target"].endswith("/projects/shop-prod/zones/europe-west1-b/instanceGroupManagers/web")
     assert err.splitlines() == ["scalebridge render: lost: behavior.scale_up.policies[0]: GCE has no scale-up "
                                 "rate limit; dropped"]
     code, _, _ = _run(capsys, "render", str(f), "--to", "gce")

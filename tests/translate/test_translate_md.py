@@ -1,5 +1,5 @@
 """docs/translate.md's worked example is what ``render`` writes: each of the four
-configurations and its loss lines, as the page shows them."""
+configurations and its note and loss lines, as the page shows them."""
 from __future__ import annotations
 
 import json
@@ -30,4 +30,5 @@ def test_the_worked_example_is_what_render_writes(provider):
         assert yaml.safe_load(shown) == yaml.safe_load(text)
     else:
         assert json.loads(shown) == json.loads(text)
-    assert lost == [f"scalebridge render: lost: {line}" for line in losses.lines]
+    assert lost == [f"scalebridge render: note: {line}" for line in losses.notes] + \
+        [f"scalebridge render: lost: {line}" for line in losses.lines]

@@ -33,16 +33,26 @@ def _problems(command: str, e: ScalebridgeError) -> int:
 
 
 def cmd_run(args) -> int:
-    from .config import ConfigError
-    from .logs import configure, log
-    from .loop import build_controller
+    from .logs import configure, unconfigure
     if args.until is not None and args.clock != "virtual":
         _say("run", "--until needs --clock virtual (real time runs until SIGTERM or SIGINT)")
         return EXIT_BAD_INPUT
     if args.clock == "virtual" and args.until is None and not args.once:
-        _say("run", "--clock virtual needs --until DURATION (how much simulated time to run: 6h, 2d)")
+        _say("run", "--clock virtual needs --until DURATION (the position in simulated time to run to, from the "
+                    "start of the load: 6h, 2d)")
         return EXIT_BAD_INPUT
     configure(args.log_format)
+    try:
+        return _run(args)
+    finally:
+        unconfigure()
+
+
+def _run(args) -> int:
+    from .config import ConfigError
+    from .logs import log
+    from .loop import build_controller
+    from .store import StoreClaimed, StoreError
     metrics = None
     if args.metrics_port is not None:
         from .metrics import Metrics
@@ -54,6 +64,13 @@ def cmd_run(args) -> int:
                                       processes=args.processes)
     except ConfigError as e:
         return _problems("run", e)
+    except StoreClaimed as e:
+        _say("run", f"{e}; stop it first, run this one with --leader-elect to stand by until it stops, or give "
+                    "this one its own --state")
+        return 1
+    except StoreError as e:
+        _say("run", f"the state store failed: {e}")
+        return 1
     except ScalebridgeError as e:
         return _problems("run", e)
     except OSError as e:
@@ -65,25 +82,33 @@ def cmd_run(args) -> int:
         log(20, "stopping", signal=signal.Signals(signum).name)
         controller.request_stop()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    def reload(signum, frame) -> None:
+        log(20, "reloading the configuration at the next sync", signal="SIGHUP")
+        controller.request_reload()
+
+    for sig, handler in ((signal.SIGTERM, stop), (signal.SIGINT, stop), (signal.SIGHUP, reload)):
         try:
-            previous[sig] = signal.signal(sig, stop)
-        except ValueError:   # not the main thread (an embedding program)
+            previous[sig] = signal.signal(sig, handler)
+        except (ValueError, AttributeError):   # not the main thread (an embedding program); no SIGHUP
             pass
     try:
         if metrics is not None:
+            address = args.metrics_address or controller.runtime.loaded.config.metrics_address
             try:
-                port = metrics.serve(args.metrics_port)
+                port = metrics.serve(args.metrics_port, address)
             except OSError as e:
-                _say("run", f"--metrics-port {args.metrics_port}: {e.strerror or e}")
+                _say("run", f"--metrics-port {args.metrics_port} on {address}: {e.strerror or e}")
                 return EXIT_BAD_INPUT
-            log(20, "serving metrics", port=port, path="/metrics")
+            log(20, "serving metrics", address=address, port=port, path="/metrics")
+        from .config import ignored_parts
+        for line in ignored_parts(controller.runtime):
+            log(30, "the semantics ignores part of the policy", warning=line)
         shards = controller._shards
         log(20, "running", targets=len(controller.runs) + sum(len(s.names) for s in shards),
             processes=len(shards) + 1 if shards else None, period=controller.period, clock=args.clock,
             dry_run=args.dry_run or None)
         code = controller.run(once=args.once)
-        if args.once:
+        if args.once and controller.last_report is not None:
             for name, why in controller.last_report.failed:
                 _say("run", f"target {name!r} failed: {why}")
         return code
@@ -98,24 +123,30 @@ def cmd_run(args) -> int:
 
 def _observe_one(spec, now: float) -> dict:
     from ..providers import ProviderError
+    from .reconcile import plugin_failed
+    from .sources import read_metrics
     out: dict[str, Any] = {"target": spec.name, "provider": spec.provider_key, "ref": spec.target.name,
                            "semantics": spec.semantics, "current_replicas": None, "status_replicas": None,
                            "in_flight": None, "managed_by": None, "members": None, "metrics": None,
-                           "details": None, "error": None}
+                           "details": None, "error": None, "paused": None}
     t = spec.target
+    if spec.paused:
+        out["paused"] = {"by": "paused: true in the configuration", "replicas": None}
     try:
         obs = t.observe(now)
         out.update(current_replicas=obs.current_replicas, status_replicas=obs.status_replicas,
                    in_flight=obs.in_flight, members=obs.members, details=obs.details or None)
+        if obs.paused and out["paused"] is None:
+            out["paused"] = {"by": obs.paused, "replicas": obs.paused_replicas}
         out["managed_by"] = t.managed_by()
-        out["metrics"] = t.read_metrics(now, obs, spec.queries) if spec.queries else {}
+        out["metrics"] = read_metrics(spec, now, obs) if spec.queries else {}
         if obs.forecast is not None:
             out["forecast"] = obs.forecast
     except ProviderError as e:
         out["error"] = str(e)
         out["error_kind"] = e.kind.value
     except Exception as e:  # noqa: BLE001 — one target's bug never hides the others
-        out["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        out["error"] = plugin_failed(spec, e)
     return out
 
 
@@ -139,16 +170,22 @@ def cmd_observe(args) -> int:
                 return EXIT_BAD_INPUT
             specs = [s for s in specs if s.name in set(args.targets)]
         now = time.time()
+        pauses = _pauses_of(runtime, args.config)
         results = []
         for spec in specs:
             d = Decider(spec.policy, spec.semantics, spec.settings)
             spec.target.use_policy(d.policy, d.settings)
             now_t = spec.target.start_time if spec.target.start_time is not None and \
                 getattr(spec.provider, "name", "") == "sim" else now
-            results.append(_observe_one(spec, now_t))
+            result = _observe_one(spec, now_t)
+            p = pauses.get(spec.name)
+            if p is not None:
+                result["paused"] = {"by": "scalebridge pause", "since": p.since, "replicas": p.replicas}
+            results.append(result)
         bad = any(r["error"] or r["managed_by"] for r in results)
         if args.output == "json":
-            sys.stdout.write(to_json(results, indent=2, fallback=str).decode() + "\n")
+            from ..secrets import redact
+            sys.stdout.write(redact(to_json(results, indent=2, fallback=str).decode()) + "\n")
         else:
             for r in results:
                 _print_observed(r)
@@ -157,10 +194,36 @@ def cmd_observe(args) -> int:
         runtime.close()
 
 
+def _pauses_of(runtime: Any, config: str) -> dict:
+    """The pauses recorded in the configuration's state file, read-only (observe
+    never creates or changes a state file)."""
+    from .store import SQLiteStore, StoreError, state_path
+    if isinstance(runtime.state, dict):
+        return {}
+    path = state_path(runtime.state, runtime.loaded.path.parent)
+    if not path.is_file():
+        return {}
+    try:
+        store = SQLiteStore(path, readonly=True)
+    except StoreError:
+        return {}
+    try:
+        return store.pauses()
+    except StoreError:
+        return {}
+    finally:
+        store.close()
+
+
+def _out(text: str) -> None:
+    from ..secrets import redact
+    print(redact(text))
+
+
 def _print_observed(r: dict) -> None:
     head = f"{r['target']} ({r['provider']}: {r['ref']})"
     if r["error"]:
-        print(f"{head}: error: {r['error']}")
+        _out(f"{head}: error: {r['error']}")
         return
     members = r["members"] or []
     # an entry may stand for several identical members (the protocol's `count` extension)
@@ -175,7 +238,10 @@ def _print_observed(r: dict) -> None:
         line += f", in flight: {r['in_flight']}"
     if r["managed_by"]:
         line += f", REFUSED: already managed by {r['managed_by']}"
-    print(line)
+    if r.get("paused"):
+        held = r["paused"].get("replicas")
+        line += f", PAUSED by {r['paused']['by']}" + (f" at {held} replicas" if held is not None else "")
+    _out(line)
     for name, obs in (r["metrics"] or {}).items():
         parts = []
         if obs.get("members") is not None:
@@ -188,48 +254,167 @@ def _print_observed(r: dict) -> None:
         for k in ("series", "member_series"):
             if obs.get(k) is not None:
                 parts.append(f"{k} of {len(obs[k])}")
-        print(f"  {name}: {', '.join(parts) or 'no samples'}")
+        _out(f"  {name}: {', '.join(parts) or 'no samples'}")
 
 
 # ----------------------------------------------------------------------------- state
 
 
+def _state_file(args, command: str) -> Path:
+    """The state file a command reads: ``--state PATH``, else the ``state:`` of
+    ``--config CONFIG``, else the embedded default."""
+    from .store import state_path
+    if getattr(args, "state", None):
+        return Path(args.state)
+    config = getattr(args, "config", None)
+    if config:
+        from .config import load_config
+        loaded = load_config(config)
+        state = loaded.config.state
+        if isinstance(state, dict):
+            from .store import StoreError
+            raise StoreError(f"{config}: its state is kept by provider {state.get('provider')!r}, not in a file; "
+                             f"`scalebridge {command}` reads SQLite state files")
+        return state_path(state, loaded.path.parent)
+    return state_path(None)
+
+
 def cmd_state(args) -> int:
-    from .config import DEFAULT_STATE_PATH
     from .store import SQLiteStore, StoreError
-    path = args.state or DEFAULT_STATE_PATH
+    command = f"state {args.state_command}"
     try:
+        path = _state_file(args, command)
         store = SQLiteStore(path, readonly=True) if args.state_command == "show" else None
         if store is None:
-            if not Path(path).is_file():
+            if not path.is_file():
                 raise StoreError(f"{path}: no such state file")
             store = SQLiteStore(path)
     except StoreError as e:
-        _say(f"state {args.state_command}", str(e))
+        _say(command, str(e))
         return EXIT_BAD_INPUT
+    except ScalebridgeError as e:
+        return _problems(command, e)
     try:
         if args.state_command == "show":
-            rows = store.load_all()
-            if args.target is not None and args.target not in rows:
-                _say("state show", f"{path}: no state for target {args.target!r}; targets with state: "
-                                   f"{', '.join(rows) or 'none'}")
-                return EXIT_BAD_INPUT
-            out = {}
-            for name, r in rows.items():
-                if args.target is not None and name != args.target:
-                    continue
-                out[name] = {"policy_hash": r.policy_hash, "updated_at": r.updated_at, "state": r.state,
-                             "pending_write": None if r.intent_size is None else
-                             {"size": r.intent_size, "decided_at": (r.intent_meta or {}).get("time"),
-                                                "state": r.intent_state}}
-            print(json.dumps(out[args.target] if args.target is not None else out, indent=2))
-            return 0
-        if not store.delete(args.target):
-            _say("state reset", f"{path}: no state for target {args.target!r}; targets with state: "
-                                f"{', '.join(store.names()) or 'none'}")
-            return EXIT_BAD_INPUT
-        print(f"{args.target}: state forgotten; its next sync starts from empty state")
+            return _show(store, path, args.target)
+        return _reset(store, path, args.target)
+    except StoreError as e:
+        _say(command, str(e))
+        return 1
+    finally:
+        store.close()
+
+
+def _show(store, path: Path, target) -> int:
+    from .reconcile import row_problem
+    rows = store.load_all()
+    pauses = store.pauses()
+    if target is not None and target not in rows and target not in pauses:
+        _say("state show", f"{path}: no state for target {target!r}; targets with state: {', '.join(rows) or 'none'}")
+        return EXIT_BAD_INPUT
+    out = {}
+    for name in sorted(set(rows) | set(pauses)):
+        if target is not None and name != target:
+            continue
+        r = rows.get(name)
+        entry: dict[str, Any] = {}
+        problem = row_problem(r) if r is not None else None
+        if r is not None and r.problem is not None:
+            entry["problem"] = r.problem
+        elif r is not None:
+            entry = {"policy_hash": r.policy_hash, "updated_at": r.updated_at, "state": r.state,
+                     "pending_write": None if r.intent_size is None else
+                     {"size": r.intent_size, "decided_at": (r.intent_meta or {}).get("time"),
+                      "state": r.intent_state}}
+            if r.applied is not None:
+                entry["last_applied"] = r.applied
+            if problem is not None:
+                entry["problem"] = problem
+        if name in pauses:
+            p = pauses[name]
+            entry["paused"] = {"since": p.since, "replicas": p.replicas}
+        out[name] = entry
+    holder = store.holder()
+    if holder is not None:
+        print(f"scalebridge state show: {path} is held by a running controller ({holder.describe()})",
+              file=sys.stderr)
+    print(json.dumps(out[target] if target is not None else out, indent=2))
+    return 0
+
+
+def _reset(store, path: Path, target: str) -> int:
+    """Forget one target's state: at once when no controller holds the file (holding
+    its claim meanwhile, so that none starts halfway), else by the holder at its
+    next sync — a controller keeps its targets' state in memory and would write it
+    back."""
+    from .store import Holder
+    holder = store.claim(Holder.this_process())
+    if holder is not None:
+        store.request_reset(target)
+        print(f"{target}: reset requested; the controller holding {path} ({holder.describe()}) forgets its state "
+              "at its next sync")
         return 0
+    if not store.delete(target):
+        _say("state reset", f"{path}: no state for target {target!r}; targets with state: "
+                            f"{', '.join(store.names()) or 'none'}")
+        return EXIT_BAD_INPUT
+    print(f"{target}: state forgotten; its next sync starts from empty state")
+    return 0
+
+
+# ----------------------------------------------------------------------------- pause / resume
+
+
+_replicas = number(int, lambda v: 0 <= v <= 2**31 - 1, "a count of replicas (0 or more)")
+
+
+def cmd_pause(args) -> int:
+    """``scalebridge pause|resume CONFIG TARGET…``: recorded in the state store, which
+    a running controller reads every sync (it need not be told otherwise); without
+    a controller running, the next one honours it."""
+    import time
+    from .config import load_config
+    from .store import SQLiteStore, StoreError
+    command = args.command
+    try:
+        loaded = load_config(args.config)
+        path = _state_file(args, command)
+    except ScalebridgeError as e:
+        return _problems(command, e)
+    configured = {t.name: t for t in loaded.config.targets}
+    unknown = [n for n in args.targets if n not in configured]
+    if unknown:
+        import difflib
+        close = difflib.get_close_matches(unknown[0], list(configured), n=1)
+        _say(command, f"no target {unknown[0]!r} in {args.config}" + (f"; did you mean {close[0]!r}?" if close else "")
+             + f" its targets are: {', '.join(configured)}")
+        return EXIT_BAD_INPUT
+    try:
+        store = SQLiteStore(path)
+    except StoreError as e:
+        _say(command, str(e))
+        return 1
+    try:
+        holder = store.holder()
+        when = "at its next sync" if holder is not None else "when it next runs"
+        for name in args.targets:
+            if command == "pause":
+                store.set_pause(name, args.replicas, time.time())
+                size = f" at {args.replicas} replicas" if args.replicas is not None else " at its current size"
+                print(f"{name}: paused{size}; the controller on {path} holds it {when}")
+            else:
+                if configured[name].paused:
+                    _say(command, f"{name} is paused in {args.config} (paused: true): remove that, then reload the "
+                                  "controller (SIGHUP)")
+                    continue
+                if store.clear_pause(name):
+                    print(f"{name}: resumed; the controller on {path} decides it again {when}")
+                else:
+                    print(f"{name}: was not paused")
+        return 0
+    except StoreError as e:
+        _say(command, str(e))
+        return 1
     finally:
         store.close()
 
@@ -258,13 +443,20 @@ def _validate_with_run_configs(original):
             try:
                 runtime = build(load_config(path))
             except ScalebridgeError as e:
+                from ..secrets import redact
                 for line in getattr(e, "problems", None) or [str(e)]:
-                    print(line, file=sys.stderr)
+                    print(redact(line), file=sys.stderr)
                 code = EXIT_BAD_INPUT
                 continue
+            from .config import ignored_parts
+            lines = ignored_parts(runtime)
+            for line in lines:
+                print(line, file=sys.stderr)
             n = len(runtime.targets)
             runtime.close()
             print(f"{path}: ok (run configuration: {n} target{'s' if n != 1 else ''})")
+            if lines and getattr(args, "strict", False) and code == 0:
+                code = 1
         return code
     return cmd
 
@@ -291,7 +483,11 @@ def add_controller_commands(sub: Any) -> None:
                        description="Every sync period, observe each target of the run configuration through its "
                                    "provider, decide with its policy and semantics, set its size, persist its "
                                    "state. Exit 0 when stopped (SIGTERM, SIGINT); with --once 0 when every target "
-                                   "synced, 1 when any failed; 2 for a bad configuration. Reference: docs/run.md")
+                                   "synced, 1 when any failed; 1 when the state file is held by another "
+                                   "controller or the state store or audit log fails; 2 for a bad "
+                                   "configuration. SIGHUP reloads the configuration at the next sync (one that "
+                                   "does not validate is refused and the running one kept). "
+                                   "Reference: docs/run.md")
     r.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
     r.add_argument("--once", action="store_true", help="one sync of every target, then exit")
     r.add_argument("--dry-run", action="store_true", help="decide and report, never write a target")
@@ -299,12 +495,16 @@ def add_controller_commands(sub: Any) -> None:
                                                    "`state:`, else scalebridge-state.db)")
     r.add_argument("--audit", metavar="FILE|-", help="append one JSON object per decision to FILE (- : stdout)")
     r.add_argument("--metrics-port", type=_port, metavar="N", help="serve Prometheus metrics on /metrics")
+    r.add_argument("--metrics-address", metavar="ADDR", default=None,
+                   help="the address /metrics listens on (default: the configuration's metrics_address:, else "
+                        "0.0.0.0, every interface; 127.0.0.1 keeps it on the host)")
     r.add_argument("--leader-elect", action="store_true", help="only the holder of the lease writes targets")
     r.add_argument("--log-format", choices=("text", "json"), default="text", help="log lines on stderr")
     r.add_argument("--clock", choices=("real", "virtual"), default="real",
                    help="virtual: simulated time, no sleeping (sim targets only); needs --until")
     r.add_argument("--until", type=DURATION_MORE_THAN_ZERO, metavar="DURATION",
-                   help="with --clock virtual: how much simulated time to run (6h, 2d)")
+                   help="with --clock virtual: the position in simulated time to run to, from the start of the "
+                        "load (6h, 2d); a run resumed from its --state goes on from where it stopped to there")
     r.add_argument("--seed", type=int, default=None, help="seed of the backoff jitter (reproducible runs)")
     r.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help="targets synced at once (default 5, the HPA controller's concurrent syncs)")
@@ -321,16 +521,46 @@ def add_controller_commands(sub: Any) -> None:
     o.add_argument("--output", choices=("text", "json"), default="text")
     o.set_defaults(func=cmd_observe)
 
-    s = sub.add_parser("state", help="the persisted decision state: show, reset")
+    s = sub.add_parser("state", help="the persisted decision state: show, reset",
+                       description="The decision state `scalebridge run` persists (SQLite): each target's "
+                                   "windows, rate periods, cooldowns and any write whose outcome is pending. "
+                                   "Reference: docs/run.md (State).")
     ss = s.add_subparsers(dest="state_command", metavar="show|reset", required=True)
-    show = ss.add_parser("show", help="the persisted state as JSON")
-    show.add_argument("target", nargs="?", metavar="TARGET")
-    show.add_argument("--state", metavar="PATH", help="the state file (default: scalebridge-state.db)")
+    state_help = "the state file (default: the --config's `state:`, else scalebridge-state.db)"
+    config_help = "the run configuration whose `state:` names the file"
+    show = ss.add_parser("show", help="the persisted state as JSON",
+                         description="Print the persisted state as JSON: every target's, or one's. Read-only: it "
+                                     "never creates or changes the file, and never waits for a running "
+                                     "controller (whose host and pid it names on stderr).")
+    show.add_argument("target", nargs="?", metavar="TARGET", help="one target (default: all)")
+    show.add_argument("--state", metavar="PATH", help=state_help)
+    show.add_argument("--config", metavar="CONFIG", help=config_help)
     show.set_defaults(func=cmd_state)
-    reset = ss.add_parser("reset", help="forget one target's history")
+    reset = ss.add_parser("reset", help="forget one target's history",
+                          description="Forget one target's decision history: its next sync starts from empty "
+                                      "state, as a changed policy does. With a controller running on the file, "
+                                      "the reset is recorded and that controller carries it out at its next "
+                                      "sync (it keeps the state in memory and would write it back otherwise).")
     reset.add_argument("target", metavar="TARGET")
-    reset.add_argument("--state", metavar="PATH", help="the state file (default: scalebridge-state.db)")
+    reset.add_argument("--state", metavar="PATH", help=state_help)
+    reset.add_argument("--config", metavar="CONFIG", help=config_help)
     reset.set_defaults(func=cmd_state)
+
+    for name, what in (("pause", "pause"), ("resume", "resume")):
+        desc = ("Pause targets without editing the configuration: the controller makes no decision and no write "
+                "for them (audit action `paused`); with --replicas it sets that size once and holds it. Recorded "
+                "in the state store; a running controller honours it at its next sync. `scalebridge resume` "
+                "lifts it.") if name == "pause" else \
+            "Lift a pause of `scalebridge pause`: the controller decides the targets again at its next sync."
+        c = sub.add_parser(name, help=f"{what} targets (recorded in the state store; honoured at the next sync)",
+                           description=desc + " Reference: docs/run.md (Pausing a target).")
+        c.add_argument("config", metavar="CONFIG", help="the run configuration (its `state:` names the store)")
+        c.add_argument("targets", nargs="+", metavar="TARGET")
+        c.add_argument("--state", metavar="PATH", help="the state file (default: the configuration's `state:`)")
+        if name == "pause":
+            c.add_argument("--replicas", type=_replicas, metavar="N", default=None,
+                           help="set this size once, then hold it (KEDA's paused-replicas)")
+        c.set_defaults(func=cmd_pause, command=name)
 
     choices = getattr(sub, "choices", {})
     v = choices.get("validate")

@@ -27,7 +27,8 @@ from ..protocol import Settings
 from ..providers import Capability, MetricQuery, MissingExtra, Provider, RefError, Target, provider_semantics
 
 __all__ = ["ConfigError", "RunConfig", "LoadedConfig", "TargetSpec", "Runtime", "load_config", "build",
-           "DEFAULT_SYNC_PERIOD_SECONDS", "DEFAULT_STATE_PATH", "DEFAULT_WORKERS", "is_run_config"]
+           "DEFAULT_SYNC_PERIOD_SECONDS", "DEFAULT_STATE_PATH", "DEFAULT_WORKERS", "DEFAULT_METRICS_ADDRESS",
+           "is_run_config"]
 
 #: the HPA's default ``--horizontal-pod-autoscaler-sync-period`` (15 s),
 #: https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/
@@ -37,6 +38,8 @@ DEFAULT_SYNC_PERIOD_SECONDS = 15.0
 DEFAULT_WORKERS = 5
 #: the embedded default state file, in the working directory
 DEFAULT_STATE_PATH = "scalebridge-state.db"
+#: where ``/metrics`` listens: every interface, as an exporter does in a pod
+DEFAULT_METRICS_ADDRESS = "0.0.0.0"
 
 
 class ConfigError(ScalebridgeError):
@@ -47,9 +50,17 @@ class ConfigError(ScalebridgeError):
         super().__init__("\n".join(problems))
 
 
-def _positive(v: float) -> float:
-    if not v > 0:
-        raise ValueError("must be more than 0 seconds")
+#: the bounds of ``sync_period_seconds``: a second (the HPA's own sync period is a
+#: flag of whole seconds and more) to a day (a controller that syncs less often than
+#: that acts on nothing any provider's windows still hold)
+MIN_SYNC_PERIOD_SECONDS = 1.0
+MAX_SYNC_PERIOD_SECONDS = 86400.0
+
+
+def _sync_period(v: float) -> float:
+    if not MIN_SYNC_PERIOD_SECONDS <= v <= MAX_SYNC_PERIOD_SECONDS:
+        raise ValueError(f"must be from {MIN_SYNC_PERIOD_SECONDS:g} s to {MAX_SYNC_PERIOD_SECONDS:g} s (a day), "
+                         f"got {v:g}")
     return v
 
 
@@ -62,6 +73,22 @@ class MetricSource(_Model):
     source: dict[str, Any] = Field(description="the provider's metric source (documented by each plugin)")
 
 
+def _startup(v: Any) -> Any:
+    from ..simulator.fleet import parse_startup
+    parse_startup(v)   # ValueError: its message says what is valid
+    return v
+
+
+class BacktestOptions(_Model):
+    """The fleet options ``scalebridge backtest`` replays this target with (``simulate``'s)."""
+    capacity: Optional[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
+        None, description="the load one member serves, in the demand's unit")
+    startup: Optional[Annotated[Union[str, float], AfterValidator(_startup)]] = Field(
+        None, description="request to ready: seconds, or uniform:LOW,HIGH or normal:MEAN,SD")
+    size_source: Optional[dict[str, Any]] = Field(
+        None, description="extension: where the size the target had is recorded, {metric_source, query}")
+
+
 class TargetConfig(_Model):
     name: str = Field(min_length=1, description="unique; the key of the target's persisted state")
     provider: str = Field(min_length=1, description="a key of `providers:`, or a registered provider name")
@@ -72,6 +99,9 @@ class TargetConfig(_Model):
                                              description="per policy metric name: its `source`")
     settings: Optional[dict[str, Any]] = Field(None, description="extension: the decision protocol's `settings`")
     dry_run: Bool = Field(False, description="decide and report, never write this target")
+    paused: Bool = Field(False, description="make no decision and no write for this target (its size is held); "
+                                            "`scalebridge pause` does the same without editing the file")
+    backtest: Optional[BacktestOptions] = Field(None, description="the fleet options `backtest` replays with")
 
 
 class LeaderElection(_Model):
@@ -85,17 +115,22 @@ class LeaderElection(_Model):
 
 class RunConfig(_Model):
     """The whole run configuration (keys fixed by the run-config contract)."""
-    sync_period_seconds: Annotated[Duration, AfterValidator(_positive)] = DEFAULT_SYNC_PERIOD_SECONDS
+    sync_period_seconds: Annotated[Duration, AfterValidator(_sync_period)] = DEFAULT_SYNC_PERIOD_SECONDS
     state: Union[str, dict[str, Any], None] = Field(
         None, description="the SQLite file, or {provider: NAME, ...} for a provider's own store")
     leader_election: Optional[LeaderElection] = None
     providers: dict[str, Optional[dict[str, Any]]] = Field(default_factory=dict)
+    metric_sources: dict[str, Optional[dict[str, Any]]] = Field(
+        default_factory=dict, description="named metric-source instances: {type: NAME, ...options}")
     policies: dict[str, Union[str, dict[str, Any]]] = Field(default_factory=dict)
     targets: list[TargetConfig] = Field(min_length=1)
     workers: Optional[Annotated[Int, Field(ge=1, le=256)]] = Field(
         None, description="extension: targets synced at once (default 5, the HPA controller's)")
     processes: Optional[Annotated[Int, Field(ge=1, le=64)]] = Field(
         None, description="extension: processes the in-process targets (sim) are synced in (default 1)")
+    metrics_address: str = Field(DEFAULT_METRICS_ADDRESS, min_length=1,
+                                 description="the address /metrics listens on with --metrics-port (default 0.0.0.0, "
+                                             "every interface, as an exporter in a pod); --metrics-address overrides")
 
 
 @dataclass
@@ -133,6 +168,11 @@ class TargetSpec:
     settings: Settings
     dry_run: bool
     queries: list[MetricQuery]
+    #: metric name → (its query, the metric-source instance) for the metrics read from
+    #: one (``controller.sources``); empty: every metric from the provider
+    metric_sources: dict = field(default_factory=dict)
+    backtest: Optional[BacktestOptions] = None
+    paused: bool = False
 
 
 @dataclass
@@ -144,8 +184,11 @@ class Runtime:
     sync_period_seconds: float
     state: Union[str, dict[str, Any], None]
     notes: list[str] = field(default_factory=list)
+    metric_sources: dict = field(default_factory=dict)
 
     def close(self) -> None:
+        from .sources import close_metric_sources
+        close_metric_sources(self.metric_sources)
         for spec in self.targets:
             try:
                 spec.target.close()
@@ -203,11 +246,19 @@ def _load_yaml_fast(text: str, file: str) -> tuple[Any, dict]:
 
 
 def load_config(path: str | Path) -> LoadedConfig:
-    """The run configuration at ``path``, validated (raises :class:`ConfigError`)."""
+    """The run configuration at ``path``, with ``${NAME}`` expanded from the
+    environment (:func:`scalebridge.secrets.expand`), validated (raises
+    :class:`ConfigError`)."""
+    from ..secrets import expand
     data, pos = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1:1: a run configuration is a mapping (sync_period_seconds, providers, "
                            "policies, targets), not a list or a value"])
+    unset: list[tuple] = []
+    data = expand(data, lambda loc, message: unset.append((loc, message)))
+    if unset:
+        loaded = LoadedConfig(Path(path), RunConfig.model_construct(), pos)
+        raise ConfigError([f"{loaded.where(*loc)}: {message}" for loc, message in unset])
     try:
         config = RunConfig.model_validate(data)
     except ValidationError as e:
@@ -229,7 +280,10 @@ def _problems(err: ValidationError, file: str, pos: dict) -> list[str]:
             msg = "required key is missing"
             p = None
         else:
-            if "got " not in msg and not isinstance(inp, (dict, list)):
+            from ..secrets import is_secret_key, redact, shown
+            if any(is_secret_key(part) for part in loc if isinstance(part, str)):
+                msg = redact(msg) + (f" (got {shown('secret', inp)})" if "got " not in msg else "")
+            elif "got " not in msg and not isinstance(inp, (dict, list)):
                 msg += f" (got {inp!r})"
             p = None
         if p is None:
@@ -246,7 +300,8 @@ def _problems(err: ValidationError, file: str, pos: dict) -> list[str]:
 
 def _model_at(loc: tuple) -> type[BaseModel]:
     model: Any = RunConfig
-    fields = {"targets": TargetConfig, "leader_election": LeaderElection, "metrics": MetricSource}
+    fields = {"targets": TargetConfig, "leader_election": LeaderElection, "metrics": MetricSource,
+              "backtest": BacktestOptions}
     for part in loc:
         if isinstance(part, str) and part in fields:
             model = fields[part]
@@ -292,6 +347,60 @@ def _resolve_paths(factory: Any, options: dict, base: Path) -> dict:
     return out
 
 
+def _secret_options(factory: Any, options: dict, loc: tuple, loaded: "LoadedConfig",
+                    problems: list[str]) -> Optional[dict]:
+    """The options with each secret option the provider declares
+    (``Provider.secret_options``: ``credential.client_secret``) given as
+    ``<option>_file`` read from that file (relative to the configuration file), and
+    each checked to be a string — never shown (None: problems were reported)."""
+    from ..secrets import read_secret_file, remember, shown
+    out = dict(options)
+    ok = True
+    for dotted in sorted(getattr(factory, "secret_options", ()) or ()):
+        *parents, key = dotted.split(".")
+        holder: Any = out
+        for part in parents:
+            child = holder.get(part) if isinstance(holder, dict) else None
+            if not isinstance(child, dict):
+                holder = None
+                break
+            child = dict(child)
+            holder[part] = child
+            holder = child
+        if holder is None:
+            continue
+        where = loaded.where(*loc, *parents, key)
+        file_key = f"{key}_file"
+        if file_key in holder:
+            path = holder.pop(file_key)
+            if key in holder:
+                problems.append(f"{loaded.where(*loc, *parents, file_key)}: give {key} or {file_key}, not both")
+                ok = False
+                continue
+            if not isinstance(path, str) or not path:
+                problems.append(f"{loaded.where(*loc, *parents, file_key)}: expected a file path, got {shown(key, path)}")
+                ok = False
+                continue
+            file = Path(os.path.expanduser(path))
+            if not file.is_absolute():
+                file = loaded.path.parent / file
+            try:
+                holder[key] = read_secret_file(file)
+            except ValueError as e:
+                problems.append(f"{loaded.where(*loc, *parents, file_key)}: {e}")
+                ok = False
+                continue
+        if key in holder:
+            value = holder[key]
+            if not isinstance(value, str) or not value:
+                problems.append(f"{where}: expected a string (or {file_key}: a file holding it), got "
+                                f"{shown(key, value)}")
+                ok = False
+            else:
+                remember(value)
+    return out if ok else None
+
+
 def _resolve_ref_paths(provider: Any, ref: Any, base: Path) -> Any:
     """A target's ``ref`` with the keys its provider declares as file paths
     (``Provider.ref_path_keys``: the ``sim`` provider's ``trace``) read from the
@@ -325,6 +434,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     at once (:class:`ConfigError`). Calls no cloud."""
     from ..engine import resolve_semantics
     from .queries import metric_names, queries_for
+    from .sources import build_metric_sources, check_target_sources
     cfg = loaded.config
     problems: list[str] = []
     providers: dict[str, Provider] = {}
@@ -346,6 +456,9 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             return None
         try:
             factory = _factory(type_name)
+            options = _secret_options(factory, options, loc, loaded, problems)
+            if options is None:
+                return None
             return factory(**_resolve_paths(factory, options, loaded.path.parent))
         except MissingExtra as e:
             problems.append(f"{loaded.where(*loc)}: {e}")
@@ -362,6 +475,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
         if p is not None:
             providers[key] = p
 
+    instances = build_metric_sources(loaded, problems)
     policies: dict[str, Policy] = {}
     for key, body in cfg.policies.items():
         pol = _policy(loaded, body, ("policies", key), problems)
@@ -448,9 +562,12 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
                             f"{unknown[0]!r}; its metrics are: {', '.join(names) or 'none'}")
             continue
+        routes = check_target_sources(loaded, loc, sources, instances, problems)
         check = getattr(provider, "check_metric_source", None)
-        bad = False
+        bad = routes is None
         for name, source in sources.items():
+            if routes is None or name in routes:
+                continue
             try:
                 if check is not None:
                     check(name, source)
@@ -463,7 +580,8 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
         if bad:
             continue
         specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, policy_hash(policy, sem.name),
-                                sem.name, settings, bool(t.dry_run), queries))
+                                sem.name, settings, bool(t.dry_run), queries, routes, t.backtest,
+                                bool(t.paused)))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \
             and cfg.leader_election.provider not in providers:
         problems.append(f"{loaded.where('leader_election', 'provider')}: no provider instance "
@@ -479,8 +597,24 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 p.close()
             except Exception:  # noqa: BLE001
                 pass
+        from .sources import close_metric_sources
+        close_metric_sources(instances)
         raise ConfigError(problems)
-    return Runtime(loaded, providers, specs, float(cfg.sync_period_seconds), cfg.state)
+    return Runtime(loaded, providers, specs, float(cfg.sync_period_seconds), cfg.state, metric_sources=instances)
+
+
+def ignored_parts(runtime: Runtime) -> list[str]:
+    """``file:line:column: targets[i]: warning: …`` for each part of a target's policy
+    its semantics does not read (:meth:`~scalebridge.semantics.Semantics.ignored_parts`),
+    for ``validate`` and the start of ``run``."""
+    from ..engine import resolve_semantics
+    by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
+    out = []
+    for spec in runtime.targets:
+        where = runtime.loaded.where("targets", by_name[spec.name], "policy")
+        for line in resolve_semantics(spec.semantics).ignored_parts(spec.policy):
+            out.append(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}")
+    return out
 
 
 def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],

@@ -34,22 +34,29 @@ from typing import Any, Callable, Optional, Union
 
 from pydantic import ValidationError
 
+from ..cliargs import say
 from ..engine import Decider
+from ..errors import ScalebridgeError
 from ..providers import Elector, RefError
-from .audit import AuditLog
+from .audit import AuditError, AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
 from .config import DEFAULT_WORKERS, ConfigError, Runtime, build, load_config
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
-from .reconcile import Outcome, SyncContext, TargetRun, act, decide_target
+from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, act, decide_target,
+                        recovered_record)
 from .shards import Shard, ShardError, count_records, start_shards
-from .store import StateStore, StoreError, open_store
+from .store import Holder, StateStore, StoreClaimed, StoreError, open_store
 
-__all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "ShardError"]
+__all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "AUDITED_META", "ShardError",
+           "StoreClaimed", "AuditError"]
 
 VIRTUAL_CLOCK_META = "virtual_clock"
+#: the time of the last sync whose audit records were written: a write carried out
+#: after it (persisted with its record) is audited as recovered at the next start
+AUDITED_META = "audited_through"
 #: the error of a decision whose write a stop (SIGTERM, SIGINT) left undone
 STOPPED = "stopped before the write (resolved by observing the target on the next start)"
 #: how long a stop waits for target syncs (writes) already running
@@ -113,9 +120,15 @@ class Controller:
     def __init__(self, runtime: Runtime, store: StateStore, *, clock: Optional[Clock] = None,
                  dry_run: bool = False, audit: Optional[AuditLog] = None, metrics: Any = None,
                  elector: Optional[Elector] = None, workers: Optional[int] = None, seed: Optional[int] = None,
-                 until: Optional[float] = None, processes: Optional[int] = None):
+                 until: Optional[float] = None, processes: Optional[int] = None, claimed: bool = True):
         self.runtime = runtime
         self.store = store
+        #: whether this controller holds the store's claim (the one writer of its state);
+        #: a standby (``--leader-elect``) tries again every sync
+        self.claimed = claimed
+        #: audit records of writes a controller that died carried out, written at the next sync
+        self.recovered: list[dict] = []
+        self.last_report: Optional[SyncReport] = None
         self.clock = clock or RealClock()
         self.audit = audit
         self.metrics = metrics
@@ -123,21 +136,22 @@ class Controller:
         self.period = runtime.sync_period_seconds
         self.stop_event = threading.Event()
         self.until = until
+        self._seed, self._workers = seed, workers
         self.start_time: Optional[float] = None
         now = self.clock.now()
         pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
                   for key, p in runtime.providers.items()}
         self.ctx = SyncContext(pacing, Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=seed),
-                               store, self.elector, dry_run=dry_run, metrics=metrics)
+                               store, _Writer(self), dry_run=dry_run, metrics=metrics)
         self.runs: list[TargetRun] = []
         for spec in runtime.targets:
-            decider = Decider(spec.policy, spec.semantics, spec.settings)
-            spec.target.use_policy(decider.policy, decider.settings)
-            self.runs.append(TargetRun(spec, decider))
-        self._load()
+            self.runs.append(_new_run(spec, self.clock.virtual))
+        self._load(recover=claimed)
         self._was_leader = True   # the state was just loaded
         self.syncs = 0
         self._closed = False
+        self._reload_requested = False
+        self._retired: list[Runtime] = []   # configurations reloaded away: their providers closed at the end
         self._pool: Optional[_Pool] = None
         # the pool is for providers whose calls wait on a cloud (Provider.blocking); an
         # in-process provider's targets are synced on this thread
@@ -150,32 +164,90 @@ class Controller:
 
     # ------------------------------------------------------------------ state
 
-    def _load(self) -> None:
+    def _load(self, *, recover: bool = False) -> None:
+        """Every configured target's row (rows of targets no longer configured are
+        left alone); ``recover``: the writes carried out after the last audited sync
+        are audited at the next sync (``recovered: true``)."""
         rows = self.store.load_all()
+        audited = self.store.get_meta(AUDITED_META) if recover else None
+        audited = float(audited) if isinstance(audited, (int, float)) else -math.inf
         for run in self.runs:
             row = rows.get(run.spec.name)
             if row is None:
                 continue
-            if row.policy_hash != run.spec.policy_hash:
+            applied = row.applied if row.problem is None else None
+            if recover and isinstance(applied, dict) and isinstance(applied.get("time"), (int, float)) \
+                    and applied["time"] > audited and isinstance(applied.get("record"), dict):
+                self.recovered.append(recovered_record(run.spec, float(applied["time"]), applied["record"]))
+            if row.problem is None and row.policy_hash != run.spec.policy_hash:
                 log(logging.INFO, "policy changed: starting from empty state", target=run.spec.name)
                 run.dirty = True
                 continue
-            try:
-                run.load(row)
-            except ValidationError as e:
-                log(logging.WARNING, "persisted state unreadable: starting from empty state", target=run.spec.name,
-                    error=str(e).splitlines()[0])
-                run.intent = None
-                run.dirty = True
+            run.load(row)
+            if run.problem is not None:
+                log(logging.ERROR, "persisted state unreadable: the target fails until it is reset",
+                    target=run.spec.name, error=run.problem)
 
     def persist(self, meta: Optional[dict] = None) -> int:
-        dirty = [run for run in self.runs if run.dirty]
+        """Save every changed target's row (and ``meta``) in one transaction; raises
+        :class:`StoreError` — the rows stay changed and are tried again next sync."""
+        dirty = [run for run in self.runs if run.dirty and run.problem is None]
         rows = [run.row() for run in dirty]
         if rows or meta:
             self.store.save(rows, meta)
         for run in dirty:   # clean only once saved: a failed save is tried again next sync
             run.dirty = False
         return len(rows)
+
+    def _store_failed(self, operation: str, e: StoreError) -> None:
+        log(logging.ERROR, f"the state store failed: {operation}", error=str(e))
+        if self.metrics is not None:
+            self.metrics.store_errors.labels(operation).inc()
+
+    def _requests(self) -> dict[int, list[str]]:
+        """``scalebridge state reset`` run against this controller's store: carried
+        out here, at the sync boundary, by the one writer of the state (a shard's
+        targets by the shard: the resets for each shard, by its index)."""
+        try:
+            names = self.store.take_resets()
+        except StoreError as e:
+            self._store_failed("read the requests", e)
+            return {}
+        forward: dict[int, list[str]] = {}
+        if not names:
+            return forward
+        sharded = {name: i for i, shard in enumerate(self._shards) for name in shard.names}
+        for name in names:
+            if name in sharded:
+                forward.setdefault(sharded[name], []).append(name)
+            elif not self.reset(name):
+                try:
+                    self.store.delete(name)   # a target no longer configured
+                except StoreError as e:
+                    self._store_failed("forget a target's state", e)
+        return forward
+
+    def reset(self, name: str) -> bool:
+        """Forget one of this process's targets' history; False when it has none such."""
+        for run in self.runs:
+            if run.spec.name == name:
+                run.reset()
+                log(logging.INFO, "state reset: the target starts from empty state", target=name)
+                return True
+        return False
+
+    def _try_claim(self) -> None:
+        """A standby for the store's claim takes it once the holder is gone (the OS
+        released its lock), and continues the holder's state."""
+        try:
+            holder = self.store.claim(Holder.this_process())
+        except StoreError as e:
+            self._store_failed("claim the state", e)
+            return
+        if holder is None:
+            log(logging.INFO, "claimed the state store: this controller writes it now", store=self.store.where)
+            self.claimed = True
+            self._load(recover=True)
 
     # ------------------------------------------------------------------ syncing
 
@@ -246,21 +318,33 @@ class Controller:
 
     def _sync(self, now: Optional[float]) -> SyncReport:
         now = self.clock.now() if now is None else now
-        if not self._shards:
-            return self._sync_own(now)
         t0 = time.perf_counter()
-        leader = self.elector.is_leader()
-        for shard in self._shards:
-            shard.send_sync(now, leader)
-        report = self._sync_own(now, leader)
-        for shard in self._shards:
-            records, failed, skipped = shard.receive()
-            if self.audit is not None:
-                self.audit.write(records)
-            count_records(self.metrics, records)
-            report.records.extend(records)
-            report.failed.extend(failed)
-            report.skipped.extend(skipped)
+        if not self.claimed:
+            self._try_claim()
+        resets = self._requests() if self.claimed else {}
+        if not self._shards:
+            report = self._sync_own(now)
+        else:
+            leader = self.elector.is_leader() and self.claimed
+            for i, shard in enumerate(self._shards):
+                shard.send_sync(now, leader, self.claimed, resets.get(i, []))
+            report = self._sync_own(now, leader)
+            for shard in self._shards:
+                records, failed, skipped = shard.receive()
+                count_records(self.metrics, records)
+                report.records.extend(records)
+                report.failed.extend(failed)
+                report.skipped.extend(skipped)
+        # the audit after the rows are persisted (its records can say a persist failed);
+        # a write carried out and persisted but not yet audited when the process dies is
+        # audited at the next start, from its row (AUDITED_META)
+        if self.audit is not None:
+            self.audit.write(report.records)
+        if self.claimed and any(r["action"] == "applied" for r in report.records):
+            try:
+                self.store.save([], {AUDITED_META: now})
+            except StoreError as e:
+                self._store_failed("record the audited sync", e)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -268,17 +352,23 @@ class Controller:
         """One sync of this process's targets (all of them, unless shards hold some)."""
         t0 = time.perf_counter()
         report = SyncReport(now)
-        due = [r for r in self.runs if r.retry_at <= now]
-        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now)
+        try:
+            ctx_pauses = self.store.pauses()
+        except StoreError as e:   # keep the pauses read last: a pause is never lifted by a failing read
+            self._store_failed("read the pauses", e)
+            ctx_pauses = self.ctx.pauses
+        self.ctx.pauses = ctx_pauses
+        due = [r for r in self.runs if r.retry_at <= now and r.ended is None]
+        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now and r.ended is None)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
         if leader is None:
-            leader = self.elector.is_leader()
+            leader = self.elector.is_leader() and self.claimed
         if leader and not self._was_leader:
             # a standby that becomes the leader continues the previous leader's windows,
             # rate periods and cooldowns from the shared store, not its own decisions
             log(logging.INFO, "became the leader: reloading the decision state")
-            self._load()
+            self._load(recover=True)
         self._was_leader = leader
         if self.metrics is not None:
             self.metrics.leader.set(1 if leader else 0)
@@ -286,25 +376,40 @@ class Controller:
         outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped)
         writes = [o for o in outcomes if o.desired is not None]
         if writes:
-            self.store.save([o.run.row() for o in writes])   # the intents, before any write
-            if not self.stop_event.is_set():
+            try:
+                self.store.save([o.run.row() for o in writes])   # the intents, before any write
+            except StoreError as e:   # no write without its intent persisted: none this sync
+                self._store_failed("persist the intents", e)
+                for o in writes:
+                    self._not_written(o, e, now)
+                writes = []
+            if writes and not self.stop_event.is_set():
                 self._map(lambda o: act(o, ctx, now), writes, skipped)
         report.skipped.extend(_run_of(x).spec.name for x in skipped)
-        records = []
+        records = self.recovered
+        self.recovered = []
         for o in outcomes:
             rec = o.record
             if rec["action"] is None:   # a write a stop left undone: its intent is resolved on the next start
                 rec["action"], rec["error"] = "failed", STOPPED
+            if o.recovered is not None:
+                records.append(o.recovered)
             records.append(rec)
-            if o.failed:
-                report.failed.append((rec["target"], rec["error"] or rec["action"]))
-        report.records = records
         meta = None
         if self.clock.virtual and self.start_time is not None:
             meta = {VIRTUAL_CLOCK_META: {"start": self.start_time, "next": now + self.period}}
-        self.persist(meta)
-        if self.audit is not None:
-            self.audit.write(records)
+        if self.claimed:
+            try:
+                self.persist(meta)
+            except StoreError as e:   # the rows stay changed in memory: the next sync saves them
+                self._store_failed("persist the state", e)
+                for o in outcomes:
+                    if o.run.dirty and not o.failed:
+                        self._not_persisted(o, e, now)
+        for o in outcomes:
+            if o.failed:
+                report.failed.append((o.record["target"], o.record["error"] or o.record["action"]))
+        report.records = records
         self.syncs += 1
         report.seconds = time.perf_counter() - t0
         for name, why in report.failed:
@@ -313,7 +418,121 @@ class Controller:
             if rec["action"] == "applied":
                 log(logging.INFO, "scaled", target=rec["target"], current=rec["current_replicas"],
                     desired=rec["desired_replicas"], reason=rec["reason"])
+        for o in outcomes:
+            if o.run.ended is not None and o.record["action"] == "paused":
+                log(logging.INFO, "target ended: it is synced no more", target=o.run.spec.name, why=o.run.ended)
         return report
+
+    def _backoff(self, run: TargetRun, now: float) -> None:
+        run.failures += 1
+        run.retry_at = now + self.ctx.backoff.delay(run.failures, None)
+
+    def _not_written(self, o: Outcome, e: StoreError, now: float) -> None:
+        """A write whose intent could not be persisted: not made; the decision stays
+        one not carried out (recommendations and sizes only)."""
+        o.run.intent = None
+        o.desired = None
+        rec = o.record
+        rec["action"] = "failed"
+        rec["error"] = f"the state store failed, so the size was not set: {e}"
+        rec["error_kind"] = STORE_ERROR_KIND
+        o.failed = True
+        self._backoff(o.run, now)
+
+    def _not_persisted(self, o: Outcome, e: StoreError, now: float) -> None:
+        """A sync whose row could not be persisted: what was done stands (an applied
+        write was made, its intent persisted before it), the record says the state
+        was not saved, and the target fails."""
+        rec = o.record
+        if rec["action"] not in ("applied",):
+            rec["action"] = "failed"
+        rec["error"] = f"the state store failed, so this sync's state is not persisted (tried again next sync): {e}"
+        rec["error_kind"] = STORE_ERROR_KIND
+        o.failed = True
+        self._backoff(o.run, now)
+
+    def request_reload(self) -> None:
+        """Reload the configuration at the next sync boundary (SIGHUP)."""
+        self._reload_requested = True
+
+    def reload(self) -> bool:
+        """The configuration file read and built again, as Prometheus reloads on
+        SIGHUP: added targets start (from their persisted state, if any), removed
+        ones stop, a target whose policy (or semantics) changed starts from empty
+        state as the protocol says, every other one keeps its state — its windows,
+        intent, backoff and, for a target living in this process, its world
+        (:meth:`~scalebridge.providers.Target.snapshot`). A configuration that does
+        not validate is refused, its problems logged, and the running one kept.
+        False when refused."""
+        path = self.runtime.loaded.path
+        if self._shards:
+            log(logging.ERROR, "reload refused: a configuration with processes > 1 is reloaded by a restart",
+                config=str(path))
+            return False
+        try:
+            loaded = load_config(path)
+            runtime = build(loaded, clock="virtual" if self.clock.virtual else "real")
+        except ScalebridgeError as e:
+            for line in getattr(e, "problems", None) or [str(e)]:
+                log(logging.ERROR, "reload refused: the configuration does not validate; the running one is kept",
+                    problem=line)
+            return False
+        except OSError as e:
+            log(logging.ERROR, "reload refused: the configuration cannot be read; the running one is kept",
+                error=f"{path}: {e.strerror or e}")
+            return False
+        if runtime.state != self.runtime.state:
+            runtime.close()
+            log(logging.ERROR, "reload refused: `state:` cannot change while running (restart the controller to "
+                               "move the state); the running configuration is kept", config=str(path))
+            return False
+        old = {run.spec.name: run for run in self.runs}
+        rows: Optional[dict] = None
+        runs: list[TargetRun] = []
+        for spec in runtime.targets:
+            run = _new_run(spec, self.clock.virtual)
+            prev = old.pop(spec.name, None)
+            if prev is not None and prev.spec.policy_hash == spec.policy_hash:
+                _carry(prev, run)
+            elif prev is not None:
+                log(logging.INFO, "policy changed: starting from empty state", target=spec.name)
+                run.dirty = True
+            else:
+                if rows is None:
+                    rows = self.store.load_all()
+                row = rows.get(spec.name)
+                if row is not None and row.problem is None and row.policy_hash == spec.policy_hash:
+                    run.load(row)
+                log(logging.INFO, "target added", target=spec.name)
+            runs.append(run)
+        for name, run in old.items():
+            log(logging.INFO, "target removed: it is synced no more", target=name)
+            if self.metrics is not None:
+                for gauge in (self.metrics.current, self.metrics.desired):
+                    try:
+                        gauge.remove(name)
+                    except KeyError:
+                        pass
+        for run in self.runs:   # the handles reloaded away (the providers may still serve the election)
+            try:
+                run.spec.target.close()
+            except Exception:  # noqa: BLE001 — closing never fails a run
+                pass
+        self._retired.append(self.runtime)
+        now = self.clock.now()
+        self.runtime = runtime
+        self.runs = runs
+        self.period = runtime.sync_period_seconds
+        self.ctx.pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
+                           for key, p in runtime.providers.items()}
+        self.ctx.backoff = Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=self._seed)
+        self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
+        pooled = sum(1 for run in runs if run.spec.provider_key in self._blocking)
+        if self._pool is None and pooled > 1:
+            n = self._workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, pooled)
+            self._pool = _Pool(n) if n > 1 else None
+        log(logging.INFO, "reloaded the configuration", config=str(path), targets=len(runs), period=self.period)
+        return True
 
     def request_stop(self) -> None:
         """Start no new target sync; the loop persists and returns."""
@@ -330,15 +549,26 @@ class Controller:
                 report = self.sync()
             except StoreError as e:
                 log(logging.ERROR, "the state store failed: nothing was written", error=str(e))
-                print(f"scalebridge run: the state store failed: {e}", file=sys.stderr)
+                say("run", f"the state store failed: {e}")
                 return 1
             except ShardError as e:
                 return _shard_failed(e)
+            except AuditError as e:
+                return _audit_failed(e)
             self.last_report = report
             return 1 if report.failed else 0
         clock = self.clock
         end = self.start_time + self.until if self.until is not None and self.start_time is not None else None
+        if end is not None and clock.virtual and clock.now() >= end - 1e-9:
+            at = clock.now() - self.start_time
+            say("run", f"the state in {self.store.where} is already at {_duration(at)} of simulated time, at or "
+                       f"past --until {_duration(self.until)} (a position from the start of the load, not a "
+                       "duration): give a later --until to go on, or another --state to start over")
+            return 0
         while not self.stop_event.is_set():
+            if self._reload_requested:   # SIGHUP: at the sync boundary
+                self._reload_requested = False
+                self.reload()
             now = clock.now()
             if end is not None and now >= end - 1e-9:
                 break
@@ -350,6 +580,8 @@ class Controller:
                 log(logging.ERROR, "the state store failed: no write this sync", error=str(e))
             except ShardError as e:
                 return _shard_failed(e)
+            except AuditError as e:
+                return _audit_failed(e)
             if self.stop_event.is_set():
                 break
             next_t = now + self.period
@@ -376,12 +608,63 @@ class Controller:
             if thing is not None:
                 thing.close()
         self.runtime.close()
+        for runtime in self._retired:
+            for p in runtime.providers.values():
+                try:
+                    p.close()
+                except Exception:  # noqa: BLE001
+                    pass
         self.store.close()
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and abs(seconds / size - round(seconds / size)) < 1e-9:
+            return f"{round(seconds / size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def _carry(prev: TargetRun, run: TargetRun) -> None:
+    """What a reloaded target keeps from its run before: its decision state, pending
+    intent, backoff, and its in-process world."""
+    run.decider.state = prev.decider.state
+    for name in ("intent", "applied", "problem", "failures", "retry_at", "last_synced", "dirty", "writes", "ended"):
+        setattr(run, name, getattr(prev, name))
+    snapshot = prev.spec.target.snapshot()
+    if snapshot is not None:
+        run.spec.target.restore(snapshot)
+
+
+def _new_run(spec: Any, virtual: bool) -> TargetRun:
+    """A target's run as the controller starts it: its decider, and the target told
+    the policy and the clock."""
+    decider = Decider(spec.policy, spec.semantics, spec.settings)
+    spec.target.use_policy(decider.policy, decider.settings)
+    spec.target.use_clock(virtual)
+    return TargetRun(spec, decider)
+
+
+class _Writer(Elector):
+    """Whether this controller may write targets now: it holds the store's claim and
+    the leader election."""
+
+    def __init__(self, controller: "Controller"):
+        self.controller = controller
+
+    def is_leader(self) -> bool:
+        c = self.controller
+        return c.claimed and c.elector.is_leader()
+
+
+def _audit_failed(e: AuditError) -> int:
+    log(logging.ERROR, "the audit log failed: stopping (the state is persisted)", error=str(e))
+    say("run", f"the audit log failed, so the controller stops (the state is persisted): {e}")
+    return 1
 
 
 def _shard_failed(e: ShardError) -> int:
     log(logging.ERROR, "a shard process failed: stopping", error=str(e))
-    print(f"scalebridge run: {e}", file=sys.stderr)
+    say("run", str(e))
     return 1
 
 
@@ -433,6 +716,19 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
     except BaseException:
         runtime.close()
         raise
+    claimed = True
+    try:
+        holder = store.claim(Holder.this_process())
+        if holder is not None:
+            if not leader_elect:
+                raise StoreClaimed(store.where, holder)
+            claimed = False
+            log(logging.INFO, "the state store is held by another controller: standing by until it is released",
+                store=store.where, holder=holder.describe())
+    except BaseException:
+        store.close()
+        runtime.close()
+        raise
     try:
         start_time = None
         if virtual:
@@ -450,7 +746,7 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
             elector.start()
         log_ = AuditLog(audit) if isinstance(audit, str) else audit
         c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
-                       workers=workers, seed=seed, until=until, processes=processes)
+                       workers=workers, seed=seed, until=until, processes=processes, claimed=claimed)
         c.start_time = start_time
         return c
     except BaseException:

@@ -7,6 +7,8 @@
 - ``scalebridge_provider_errors_total{provider,kind}``
 - ``scalebridge_sync_duration_seconds`` (histogram, one observation per target sync)
 - ``scalebridge_leader`` (1 when this replica may write)
+- ``scalebridge_paused{target}``, ``scalebridge_fallback_active{target}`` (0/1)
+- extension: ``scalebridge_store_errors_total{operation}`` (failures of the state store)
 
 Each controller has its own registry, so several in one process (tests) do not
 share counters.
@@ -37,18 +39,26 @@ class Metrics:
         self.sync_duration = Histogram("scalebridge_sync_duration_seconds", "Seconds one sync of one target took",
                                        registry=r, buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
                                                             5, 10, 30))
+        self.store_errors = Counter("scalebridge_store_errors_total",
+                                    "Failures of the state store, by what the controller was doing "
+                                    "(persist the intents, persist the state, read the requests …)",
+                                    ["operation"], registry=r)
+        self.paused = Gauge("scalebridge_paused", "1 while the target is paused (scalebridge pause, paused: true, "
+                            "a pause annotation on the workload)", ["target"], registry=r)
+        self.fallback_active = Gauge("scalebridge_fallback_active", "1 while the decision uses the policy's "
+                                     "fallback (its metrics failed failure_threshold syncs in a row)", ["target"],
+                                     registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> int:
-        """Serve ``/metrics`` on ``port`` (0: any free port); the port it listens on."""
-        from prometheus_client import start_http_server
-        started = start_http_server(port, addr=addr, registry=self.registry)
-        if isinstance(started, tuple):   # prometheus-client >= 0.17: (server, thread)
-            self._server = started[0]
-            return int(self._server.server_address[1])
-        return port
+        """Serve ``/metrics`` on ``addr:port`` (0: any free port); the port it listens
+        on. One thread, idle connections closed, connections bounded
+        (:mod:`scalebridge.controller.exporter`)."""
+        from .exporter import Exporter
+        self._server = Exporter(self.registry)
+        return self._server.start(port, addr)
 
     def text(self) -> str:
         from prometheus_client import generate_latest
@@ -56,8 +66,7 @@ class Metrics:
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.close()
             self._server = None
 
 

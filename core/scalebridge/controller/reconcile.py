@@ -32,18 +32,21 @@ from pydantic_core import from_json, to_json
 from ..engine import Decider, describe_validation_error
 from ..errors import RequestError, ScalebridgeError
 from ..protocol import Observations, StateModel
-from ..providers import ErrorKind, Elector, ProviderError, TargetRefused
+from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
 from ..state import DecisionState, TimeLog
 from .backoff import Backoff
 from .config import TargetSpec
 from .pacing import ProviderPacing
+from .sources import read_metrics
 from .store import StateStore, StoredTarget
 
 __all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target",
-           "REFUSAL_RECHECK_SECONDS", "state_from_protocol", "not_carried"]
+           "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "not_carried", "recovered_record", "row_problem", "plugin_failed"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
+#: the audit's ``error_kind`` of a target whose sync the state store failed
+STORE_ERROR_KIND = "store"
 
 
 def state_from_protocol(state: Optional[dict]) -> DecisionState:
@@ -78,6 +81,12 @@ class TargetRun:
     last_synced: float = -math.inf
     dirty: bool = False
     writes: int = 0
+    #: why the target's persisted row cannot be used (it then fails every sync until reset)
+    problem: Optional[str] = None
+    #: the last write carried out, persisted so that its audit record survives a crash
+    applied: Optional[dict] = None
+    #: why the target's world has ended (a simulated load): it is synced no more
+    ended: Optional[str] = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -93,19 +102,52 @@ class TargetRun:
         """The persisted row: with a pending intent, the committed state is the one
         before that decision."""
         it = self.intent
+        snapshot = self.spec.target.snapshot()
         if it is None:
             return StoredTarget(self.spec.name, self.spec.policy_hash, self.decider.state.to_protocol(),
-                                updated_at=time.time())
+                                updated_at=time.time(), applied=self.applied, provider_state=snapshot)
         return StoredTarget(self.spec.name, self.spec.policy_hash, it.pre, it.size, it.carried, time.time(),
-                            {"time": it.time, "record": it.record})
+                            {"time": it.time, "record": it.record}, self.applied, snapshot)
 
     def load(self, row: StoredTarget) -> None:
-        """The persisted row back (a pending intent is resolved on the next sync)."""
-        self.decider.state = state_from_protocol(row.state)
+        """The persisted row back (a pending intent is resolved on the next sync). A
+        row that cannot be read leaves :attr:`problem` set: the target then fails
+        until ``scalebridge state reset`` forgets the row, rather than starting from
+        empty state and forgetting its windows unseen."""
+        name = self.spec.name
+        problem = row.problem
+        if problem is None:
+            try:
+                state = state_from_protocol(row.state)
+            except ValidationError:
+                problem = row_problem(row)
+            else:
+                if row.intent_size is not None:
+                    problem = row_problem(row)
+        if problem is not None:
+            self.problem = (f"the state store's row of target {name!r} cannot be read ({problem}); "
+                            f"`scalebridge state reset {name}` forgets it")
+            return
+        intent = None
         if row.intent_size is not None and row.intent_state is not None:
             meta = row.intent_meta or {}
-            self.intent = Intent(row.intent_size, float(meta.get("time", -math.inf)), row.intent_state, row.state,
-                                 dict(meta.get("record") or {}))
+            record = meta.get("record")
+            intent = Intent(row.intent_size, float(meta.get("time", -math.inf)), row.intent_state, row.state,
+                            dict(record) if isinstance(record, dict) else {})
+        self.problem = None
+        self.decider.state = state
+        self.intent = intent
+        self.applied = row.applied
+        if row.provider_state is not None:
+            self.spec.target.restore(row.provider_state)
+
+    def reset(self) -> None:
+        """Forget the target's decision history (``scalebridge state reset``)."""
+        self.decider.state = DecisionState()
+        self.intent = None
+        self.applied = None
+        self.problem = None
+        self.dirty = True
 
 
 @dataclass
@@ -118,6 +160,8 @@ class SyncContext:
     dry_run: bool = False
     metrics: Any = None
     refusal_recheck_seconds: float = REFUSAL_RECHECK_SECONDS
+    #: the targets ``scalebridge pause`` paused, by name (read from the store every sync)
+    pauses: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -177,20 +221,64 @@ def _pre(carried: dict, ev: "_Events", now: float) -> dict:
     return out
 
 
-def _resolve_intent(run: TargetRun, current: int, now: float) -> Optional[Intent]:
+def plugin_failed(spec: TargetSpec, e: BaseException) -> str:
+    """What an exception a provider raised (not a :class:`ProviderError`: a bug in
+    it) says in the audit: the provider, the plugin and hook that registered it, the
+    exception — never blamed on the target or its policy."""
+    from .. import plugins
+    name = getattr(spec.provider, "name", spec.provider_key)
+    return (f"provider {name!r}{plugins.provided_by('providers', name)} failed, a bug to report to its "
+            f"plugin: {type(e).__name__}: {e}")
+
+
+def row_problem(row: StoredTarget) -> Optional[str]:
+    """Why a persisted row cannot be used (the column and what is wrong), or None:
+    the store's own check of its columns, then the protocol's ``state`` model."""
+    if row.problem is not None:
+        return row.problem
+    for column, value in (("state", row.state), ("intent_state", row.intent_state)):
+        if value is None:
+            continue
+        try:
+            StateModel.model_validate(value)
+        except ValidationError as e:
+            path, msg = describe_validation_error(e, ())
+            return f"column {column}: {path}: {msg}"
+    meta = row.intent_meta or {}
+    if not isinstance(meta.get("time", 0.0), (int, float)) or isinstance(meta.get("time"), bool):
+        return f"column intent_meta: time: expected a number, got {meta.get('time')!r}"
+    return None
+
+
+def recovered_record(spec: TargetSpec, time_: float, decision: dict) -> dict:
+    """The audit record of a write carried out by a controller that died before it
+    was audited: the decision's time, sizes and reason, action ``applied``,
+    ``recovered: true``."""
+    rec = _record(spec, time_)
+    rec.update({k: v for k, v in decision.items() if k in _DECISION_FIELDS})
+    rec["action"] = "applied"
+    rec["recovered"] = True
+    rec["note"] = "carried out before a restart"
+    return rec
+
+
+def _resolve_intent(run: TargetRun, current: int, now: float) -> tuple[Optional[dict], bool]:
     """A write whose outcome was not persisted (a crash, a lost reply): carried out
     when the provider now holds the intent's size — its state is then committed,
-    once. Returns the intent when it was decided at this very sync time (a
-    controller restarted inside that sync on the virtual clock): carried out, it is
-    not decided again; not carried out, it is decided again from the state before it."""
+    once, and its audit record comes back (``recovered``). The flag says the intent
+    was decided at this very sync time (a controller restarted inside that sync on
+    the virtual clock): carried out, it is not decided again; not carried out, it is
+    decided again from the state before it."""
     it = run.intent
     run.intent = None
     run.dirty = True
+    same_sync = it.time == now
     if current == it.size:
         run.decider.state = state_from_protocol(it.carried)
-        return it if it.time == now else None
-    run.decider.state = state_from_protocol(it.pre if it.time == now else not_carried(it.pre, it.carried))
-    return None
+        run.applied = {"time": it.time, "record": it.record}
+        return recovered_record(run.spec, it.time, it.record), same_sync
+    run.decider.state = state_from_protocol(it.pre if same_sync else not_carried(it.pre, it.carried))
+    return None, False
 
 
 def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
@@ -217,6 +305,8 @@ class Outcome:
     desired: Optional[int] = None
     current: int = 0
     carried: Optional[dict] = None
+    #: the audit record of a write a controller that died since carried out
+    recovered: Optional[dict] = None
 
 
 def _observations(obs: Any, metrics: dict) -> Observations:
@@ -237,6 +327,10 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     spec = run.spec
     rec = _record(spec, now)
     out = Outcome(run, rec)
+    if run.problem is not None:
+        rec["action"], rec["error"], rec["error_kind"] = "failed", run.problem, STORE_ERROR_KIND
+        out.failed = True
+        return out
     pace = ctx.pacing[spec.provider_key]
     if not pace.reads.take(now):
         rec["action"] = "paced"
@@ -253,19 +347,23 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {current!r}, not a count")
         rec["current_replicas"] = current
         if run.intent is not None:
-            done = _resolve_intent(run, current, now)
-            if done is not None:   # decided and carried out at this time by a process that died since
-                rec.update({k: v for k, v in done.record.items() if k in _DECISION_FIELDS})
-                rec["action"] = "applied"
-                rec["note"] = "carried out before a restart"
+            recovered, same_sync = _resolve_intent(run, current, now)
+            if same_sync:   # decided and carried out at this time by a process that died since
+                rec.update(recovered)
                 run.last_synced = now
                 return out
+            out.recovered = recovered
         if now >= run.next_refusal_check:
             run.refused_by = target.managed_by()
             run.next_refusal_check = now + ctx.refusal_recheck_seconds
         if run.refused_by:
             raise TargetRefused(run.refused_by)
-        metrics = target.read_metrics(now, obs, spec.queries) if spec.queries else {}
+        pause = _pause(run, ctx, obs)
+        if ctx.metrics is not None:
+            ctx.metrics.paused.labels(spec.name).set(1 if pause else 0)
+        if pause is not None:
+            return _paused(out, ctx, obs, pause, now)
+        metrics = read_metrics(spec, now, obs) if spec.queries else {}
         observations = _observations(obs, metrics)
         ev = _events(decider.state)
         d = decider.step(now, current, observations)
@@ -306,25 +404,80 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         run.failures = 0
         _restore(decider.state, ev)
         return out
+    except TargetEnded as e:   # said once: the target is synced no more, and holds its size
+        run.ended = e.ended
+        rec["action"] = "paused"
+        rec["note"] = e.ended
+        return out
     except ProviderError as e:
         if ev is not None and rec["desired_replicas"] is not None:
             _restore(decider.state, ev)
         _fail(run, ctx, rec, e, now)
         out.failed = True
         return out
-    except (RequestError, ScalebridgeError, ArithmeticError) as e:
+    except (RequestError, ScalebridgeError, OverflowError) as e:
         rec["action"] = "failed"
         rec["error"] = f"cannot decide: {e}"
         out.failed = True
         return out
     except Exception as e:  # noqa: BLE001 — a provider's or a semantics' bug must not stop the others
         rec["action"] = "failed"
-        rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
         return out
     finally:
         if ctx.metrics is not None:
             ctx.metrics.sync_duration.observe(time.perf_counter() - t0)
+
+
+def _pause(run: TargetRun, ctx: SyncContext, obs: Any) -> Optional[tuple[str, Optional[int]]]:
+    """Who paused the target and the size to hold (None: its own), or None: a pause
+    recorded by ``scalebridge pause``, ``paused: true`` in the configuration, or
+    one the provider found on the target (KEDA's annotations on a workload)."""
+    p = ctx.pauses.get(run.spec.name)
+    if p is not None:
+        return f"scalebridge pause at {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(p.since))}", p.replicas
+    if run.spec.paused:
+        return "paused: true in the configuration", None
+    if obs.paused:
+        return obs.paused, obs.paused_replicas
+    return None
+
+
+def _paused(out: Outcome, ctx: SyncContext, obs: Any, pause: tuple[str, Optional[int]], now: float) -> Outcome:
+    """A paused target: no decision (its windows and cooldowns wait as they are);
+    with a size to hold that it does not have, that size is set — once: then it is
+    held, as KEDA's ``paused-replicas`` scales to N and stops
+    (https://keda.sh/docs/latest/concepts/scaling-deployments/#pause-autoscaling)."""
+    run, rec = out.run, out.record
+    why, replicas = pause
+    current = rec["current_replicas"]
+    run.last_synced = now
+    run.failures = 0
+    rec["reason"] = "Paused"
+    rec["note"] = f"paused: {why}"
+    m = ctx.metrics
+    if m is not None:
+        m.current.labels(run.spec.name).set(current)
+    if replicas is None or replicas == current:
+        rec["action"] = "paused"
+        rec["desired_replicas"] = current
+        return out
+    rec["desired_replicas"] = replicas
+    if run.spec.dry_run or ctx.dry_run:
+        rec["action"] = "dry_run"
+    elif obs.in_flight:
+        rec["action"], rec["note"] = "in_flight", obs.in_flight
+    elif not ctx.elector.is_leader():
+        rec["action"] = "standby"
+    elif not ctx.pacing[run.spec.provider_key].writes.take(now):
+        rec["action"] = "paused"
+        rec["note"] = f"paused: {why}; provider {run.spec.provider_key!r} has no write left at its pacing"
+    else:   # the paused size: no decision, so the state is the same carried out or not
+        state = run.decider.state.to_protocol()
+        run.intent = Intent(replicas, now, state, state, {k: rec[k] for k in _DECISION_FIELDS})
+        out.desired, out.current, out.carried = replicas, current, state
+    return out
 
 
 def act(out: Outcome, ctx: SyncContext, now: float) -> None:
@@ -345,10 +498,11 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         return
     except Exception as e:  # noqa: BLE001
         rec["action"] = "failed"
-        rec["error"] = f"internal error, please report it: {type(e).__name__}: {e}"
+        rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
         return
     _carried(run.decider.state, out.carried)
+    run.applied = {"time": now, "record": run.intent.record}
     run.intent = None
     run.failures = 0
     run.writes += 1

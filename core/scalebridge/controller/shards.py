@@ -82,9 +82,12 @@ class Shard:
         self.names = names
         self.busy = False
 
-    def send_sync(self, now: float, leader: bool) -> None:
+    def send_sync(self, now: float, leader: bool, claimed: bool = True, resets: Optional[list] = None) -> None:
+        """Start a sync at ``now``: whether the controller may write targets
+        (``leader``), whether it holds the store's claim (a shard persists only
+        then), and the targets of this shard whose state to forget first."""
         try:
-            self.conn.send(("sync", now, leader))
+            self.conn.send(("sync", now, leader, claimed, resets or []))
         except (OSError, EOFError) as e:
             raise ShardError(f"shard process {self.pid} is gone ({e}); its {len(self.names)} targets are "
                              "persisted up to their last sync") from None
@@ -207,8 +210,13 @@ def _serve(controller: "Controller", runs: list, conn: Connection) -> None:
             return
         if msg[0] != "sync":
             return
-        _, now, leader = msg
+        _, now, leader, claimed, resets = msg
         elector.leader = leader
+        if claimed and not controller.claimed:   # the controller took over the store: continue it
+            controller.claimed = True
+            controller._load(recover=True)
+        for name in resets:
+            controller.reset(name)
         answer: tuple[Any, ...]
         gc.disable()   # as Controller.sync
         try:

@@ -549,6 +549,8 @@ class AwsSemantics(Semantics):
     # PredictiveScalingConfiguration.Mode: "Defaults to ForecastOnly if not specified."
     # https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PredictiveScalingConfiguration.html
     default_predictive_mode = "ForecastOnly"
+    # target tracking (metrics), step and simple scaling (rules), predictive scaling
+    decides_from = frozenset({"metrics", "rules", "predictive"})
 
     def check(self, policy: Policy) -> None:
         cache = policy.compiled()

@@ -63,7 +63,7 @@ class _Compiled:
 
 class AzureSemantics(Semantics):
     name = "azure"
-    decides_from = frozenset({"rules"})  # autoscale settings have no target metrics
+    decides_from = frozenset({"rules", "profiles", "predictive"})  # autoscale settings have no target metrics
     summary = ("Azure Monitor autoscale: instance profiles, threshold rules (scale out if any fires, "
                "in only if all fire), cooldowns, flapping prevention, default capacity")
 

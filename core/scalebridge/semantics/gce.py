@@ -199,7 +199,7 @@ class _Compiled:
 
 class GceSemantics(Semantics):
     name = "gce"
-    decides_from = frozenset({"metrics"})  # a MIG autoscaler has no threshold rules
+    decides_from = frozenset({"metrics", "behavior", "scale_in_control", "schedules", "predictive"})  # a MIG autoscaler has no threshold rules
     summary = "Compute Engine managed instance group autoscaler (autoscalingPolicy), from its documentation"
 
     def check(self, policy: Policy) -> None:

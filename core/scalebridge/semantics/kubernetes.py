@@ -104,7 +104,7 @@ def pods_of(ctx: Context, obs: Optional[MetricObservation]) -> list[Member]:
 
 class KubernetesSemantics(Semantics):
     name = "kubernetes"
-    decides_from = frozenset({"metrics"})  # an HPA has no threshold rules
+    decides_from = frozenset({"metrics", "behavior", "predictive"})  # an HPA has no threshold rules
     summary = "Kubernetes HorizontalPodAutoscaler (autoscaling/v2), ported from kube-controller-manager"
 
     def check(self, policy: Policy) -> None:

@@ -50,6 +50,7 @@ def compare(
     settings: Union[Settings, dict, None] = None,
     price_per_instance_hour: Optional[float] = None,
     workers: int = 1,
+    scheduler: Optional[str] = None,
     forecaster: Optional[Forecaster] = None,
     progress: Optional[Callable[[int], None]] = None,
     workload: Optional[dict] = None,
@@ -59,8 +60,9 @@ def compare(
     is listed in ``skipped`` with a one-line reason instead of raising.
 
     ``forecaster`` is copied for each run (``copy.deepcopy``), so a stateful one
-    starts every run fresh; ``workers > 1`` runs pairs in that many processes (it
-    must then be picklable). ``progress(ticks)`` is called with the number of
+    starts every run fresh; ``workers > 1`` runs pairs in that many processes, and
+    ``scheduler`` on the Dask cluster at that address (:mod:`.executors`; it must then
+    be picklable). ``progress(ticks)`` is called with the number of
     ticks just simulated, summed over runs (``len(load) × runs`` in all)."""
     from .. import plugins
 
@@ -82,19 +84,13 @@ def compare(
             own = copy.deepcopy(forecaster) if forecaster is not None else None
             tasks.append((len(tasks), policy, name, load, model, start_time, settings, label, own))
     runs: list[Union[Run, str, None]] = [None] * len(tasks)
-    if workers > 1 and len(tasks) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    if (workers > 1 and len(tasks) > 1) or scheduler is not None:
+        from .executors import run_tasks
 
-        # spawn: a forked child would inherit the progress bar's thread and locks
-        ctx = multiprocessing.get_context("spawn")
         payload = [(i, p.model_dump(exclude_unset=True), *rest) for i, p, *rest in tasks]
-        with ProcessPoolExecutor(max_workers=min(workers, len(tasks)), mp_context=ctx) as pool:
-            for fut in as_completed([pool.submit(_run_task, t) for t in payload]):
-                i, out = fut.result()
-                runs[i] = out
-                if progress is not None:
-                    progress(n)
+        for i, out in run_tasks(_run_task, payload, workers=workers, scheduler=scheduler,
+                                done=(lambda i, r: progress(n)) if progress is not None else None):
+            runs[i] = out
     else:
         for task in tasks:
             done = [0]

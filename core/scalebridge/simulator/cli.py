@@ -92,6 +92,8 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
     run.add_argument("--plot", metavar="FILE.png", help="write the comparison plot (needs matplotlib)")
     run.add_argument("--title", help="the plot's title")
     run.add_argument("--workers", type=int, default=1, metavar="N", help="run pairs in N parallel processes (default 1)")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="run pairs on the Dask cluster at ADDRESS (tcp://host:8786; needs scalebridge[dask])")
     run.add_argument("--quiet", "-q", action="store_true", help="no table on stdout")
     if several:
         run.add_argument("--frontier", action="store_true",
@@ -250,7 +252,8 @@ def _run(args: argparse.Namespace, policies: list, names: list[str], model: Flee
          scenario: Scenario) -> Comparison:
     total = workload.load.size * len(policies) * len(names)
     kwargs = dict(start_time=workload.start_time, settings=scenario.settings or None,
-                  price_per_instance_hour=scenario.price, workers=args.workers, workload=workload.describe())
+                  price_per_instance_hour=scenario.price, workers=args.workers, scheduler=args.scheduler,
+                  workload=workload.describe())
     if total < PROGRESS_MIN_TICKS or not sys.stderr.isatty():
         return compare(policies, names, workload.load, model, **kwargs)
     from rich.console import Console

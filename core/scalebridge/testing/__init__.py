@@ -3,7 +3,10 @@ provider contract (:func:`check_provider`, :mod:`scalebridge.testing.conformance
 a fake provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for
 driving a controller without a cloud, and the local API servers the built-in
 providers are tested against (``KubernetesServer``, ``ComputeServer``,
-``MonitoringServer``, ``ArmServer``, ``AwsProxy`` in front of moto's server).
+``MonitoringServer``, ``ArmServer``, ``AwsProxy`` in front of moto's server); for
+metric sources, the conformance checks (:func:`check_metric_source`,
+:mod:`scalebridge.testing.metric_source_conformance`) and a local server speaking
+Prometheus's HTTP API (``PrometheusServer``).
 
     from scalebridge.testing import check_semantics
     def test_my_semantics_keeps_the_contract():
@@ -32,7 +35,8 @@ from .fake import FakeProvider, FakeTarget, Load
 #: the local API servers, imported on first use (the Monitoring server needs grpc, the
 #: ARM server cryptography): ``from scalebridge.testing import ArmServer``
 _SERVERS = {"KubernetesServer": "kubernetes_server", "ComputeServer": "compute_server",
-            "MonitoringServer": "monitoring_server", "ArmServer": "arm_server", "AwsProxy": "aws_proxy"}
+            "MonitoringServer": "monitoring_server", "ArmServer": "arm_server", "AwsProxy": "aws_proxy",
+            "PrometheusServer": "prometheus_server", "check_metric_source": "metric_source_conformance"}
 
 
 def __getattr__(name: str):

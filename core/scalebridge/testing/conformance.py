@@ -13,7 +13,8 @@ checks, raising one ``AssertionError`` that lists every broken promise:
 
 - the provider declares itself: ``name``, ``semantics``, ``capabilities`` (of
   :class:`~scalebridge.providers.Capability`), ``pacing`` (positive rates), and the
-  ``ref_keys`` the ref gives;
+  ``ref_keys`` the ref gives; with ``Capability.TRANSLATE``, a translator registered
+  for it (``provider`` its name) that implements ``apply``;
 - ``observe`` returns an :class:`~scalebridge.providers.Observation` whose members
   are valid protocol members and whose ``in_flight`` is a string or None; an
   operation in flight settles within ``max_observes`` observes;
@@ -124,6 +125,14 @@ class _Suite:
         self.check("provider.pacing", isinstance(pacing, Pacing) and pacing.writes_per_second > 0 and
                    pacing.reads_per_second > 0 and pacing.write_burst >= 1 and pacing.read_burst >= 1,
                    f"pacing must be a Pacing with positive rates and bursts, got {pacing!r}")
+        if Capability.TRANSLATE in (caps if isinstance(caps, frozenset) else ()):
+            from .. import plugins
+            from ..translate import Translator
+            entry = plugins.translator_for_provider(p.name)
+            self.check("capabilities: TRANSLATE", entry is not None and isinstance(entry.obj, Translator)
+                       and type(entry.obj).can("apply"),
+                       f"the provider declares Capability.TRANSLATE but no translator registered with provider = "
+                       f"{p.name!r} implements apply (scalebridge_register_translators)")
         missing = set(p.ref_keys) - set(self.ref)
         self.check("provider.ref_keys", not missing, f"the ref lacks required keys {sorted(missing)}")
 

@@ -94,6 +94,9 @@ provider whose calls wait on the network, synced on the controller's worker pool
 Without a world on disk its targets may be synced in shard processes
 (``processes: N``); each process then counts only its own targets' calls.
 
+**Election.** ``elects: true`` gives ``--leader-elect`` an election every replica wins
+at once: which controller writes is then decided by the state store's claim alone.
+
 Capabilities: ``METRICS`` and ``VIRTUAL_CLOCK`` (``capabilities: [...]`` narrows
 them; without ``METRICS``, ``read_metrics`` reads nothing). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
 reads_per_second, read_burst}`` says otherwise.
@@ -130,7 +133,7 @@ _REF_KEYS = frozenset({"name", "size", "members", "load", "metrics", "cpu_reques
                        "max_size", "metric_delay", "settle_observes", "settle_seconds"})
 _OPTION_KEYS = frozenset({"settle_observes", "settle_seconds", "faults", "script", "world", "world_fsync",
                           "kill_after_write", "kill_at_call", "kill_after_seconds", "pause_after_write", "capabilities", "pacing",
-                          "start_time", "log_calls", "metric_window", "blocking"})
+                          "start_time", "log_calls", "metric_window", "blocking", "elects"})
 UNLIMITED = Pacing(writes_per_second=1e9, write_burst=10 ** 9, reads_per_second=1e9, read_burst=10 ** 9)
 
 
@@ -632,6 +635,10 @@ class FakeProvider(Provider):
             raise _bad("world", f"expected a file path, got {world!r}")
         self.world: Optional[str] = None if world is None else os.path.expanduser(os.fspath(world))
         self.shardable = self.world is None   # a world on disk is one file for all targets
+        elects = options.get("elects", False)
+        if not isinstance(elects, bool):
+            raise _bad("elects", f"expected true or false, got {elects!r}")
+        self.elects = elects
 
         self.calls: Counter = Counter()          # (target, call) -> calls
         self.total_calls = 0
@@ -846,6 +853,14 @@ class FakeProvider(Provider):
             self._saved = dict(data["targets"])
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise _bad("world", f"{self.world} is not a fake world file ({type(e).__name__}: {e})") from None
+
+    def elector(self, namespace: str, name: str, identity: str, clock: Any) -> Any:
+        """With ``elects: true``, a leader election this replica always wins (one
+        replica: only the state store's claim decides who writes); else none."""
+        if not self.elects:
+            return None
+        from ..providers import Elector
+        return Elector()
 
     def close(self) -> None:
         with self.lock:

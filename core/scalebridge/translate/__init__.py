@@ -1,28 +1,63 @@
 """Translate a policy to each provider's native autoscaler configuration and back:
 ``render(policy, to)`` and ``import_native(text, from_)``, each with its loss report
-(docs/translate.md)."""
+(docs/translate.md).
+
+Every format is a :class:`Translator` registered through the plugin registry
+(``scalebridge_register_translators``): the four built-in ones, ``kubernetes``,
+``gce``, ``azure`` and ``aws``, are this distribution's entry points, as a third-party
+plugin's would be.
+"""
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any, Optional, Union
 
+from ..errors import ScalebridgeError
 from ..policy import Policy
-from .common import Losses, NativeError, PLACEHOLDER
+from .base import TargetKey, Translator, TranslatorFailure, check_target
+from .common import Losses, NativeError, PLACEHOLDER, as_policy
 
+#: the built-in translators (their entry points: pyproject.toml)
 PROVIDERS = ("kubernetes", "gce", "azure", "aws")
 
-__all__ = ["PROVIDERS", "Losses", "NativeError", "PLACEHOLDER", "render", "import_native", "import_all", "dump"]
+__all__ = ["PROVIDERS", "Losses", "NativeError", "PLACEHOLDER", "TargetKey", "Translator", "TranslatorFailure",
+           "render", "import_native", "import_all", "dump", "translator", "call"]
 
 
-def _module(name: str):
-    if name not in PROVIDERS:
-        raise NativeError("--to/--from", f"unknown provider {name!r}; one of {', '.join(PROVIDERS)}")
-    return import_module(f"{__name__}.{name}")
+def translator(name: str) -> Translator:
+    """The translator registered as ``name``; an unknown one is a :class:`NativeError`
+    listing the registered ones."""
+    return _entry(name).obj
+
+
+def _entry(name: str):
+    from .. import plugins
+    try:
+        return plugins.translator(name)
+    except ScalebridgeError as e:
+        raise NativeError("--to/--from", str(e)) from None
+
+
+def call(entry: Any, method: str, *args: Any) -> Any:
+    """``entry.obj.method(*args)`` for a registered translator: a :class:`NativeError`
+    or other :class:`ScalebridgeError` is the input's (or the provider's) and passes;
+    anything else is the translator's bug, a :class:`TranslatorFailure` naming its
+    plugin, the hook that registered it and the method."""
+    try:
+        return getattr(entry.obj, method)(*args)
+    except ScalebridgeError:
+        raise
+    except Exception as e:
+        raise TranslatorFailure(
+            f"plugin {entry.plugin!r} (scalebridge_register_translators, translator {entry.name!r}) raised "
+            f"{type(e).__name__} in {method}: {e}") from e
 
 
 def render(policy: Union[Policy, dict], to: str, target_ref: Optional[dict] = None) -> tuple[Any, Losses]:
-    """The native configuration of ``policy`` for provider ``to``, and what it loses."""
-    return _module(to).render(policy, target_ref)
+    """The native configuration of ``policy`` for translator ``to``, and what it loses;
+    ``target_ref`` is ``--target`` (its keys checked against the translator's)."""
+    entry = _entry(to)
+    target = check_target(entry.obj, target_ref)
+    return call(entry, "render", as_policy(policy), target)
 
 
 def import_native(text_or_obj: Any, from_: str) -> tuple[dict, Losses]:
@@ -33,8 +68,8 @@ def import_native(text_or_obj: Any, from_: str) -> tuple[dict, Losses]:
 
 def import_all(text_or_obj: Any, from_: str) -> list[tuple[dict, Losses]]:
     """Every autoscaler in the input (several HPAs in one YAML stream, an ARM template's settings)."""
-    return _module(from_).import_all(text_or_obj)
+    return call(_entry(from_), "import_all", text_or_obj)
 
 
 def dump(native: Any, to: str) -> str:
-    return _module(to).dump(native)
+    return call(_entry(to), "dump", native)

@@ -31,15 +31,19 @@ difference, writing nothing.
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
+from ..errors import ScalebridgeError
 from .aws import RENDERED_POLICY_NAME, policy_arn, render as render_aws
 from .common import as_policy
 from .azure import render as render_azure
 from .gce import render as render_gce
 from .kubernetes import render as render_hpa
 
-SUPPORTED = ("aws", "azure", "gce", "kubernetes")
+
+class ApplyError(ScalebridgeError):
+    """What the provider's native autoscaler API refused or lacks (a group not found, an
+    operation not done): the target failed, not the translator."""
 
 
 def _flat(obj: Any, at: str = "") -> Iterator[tuple[str, Any]]:
@@ -79,17 +83,18 @@ def _said_diff(say: Callable[[str], None], name: str, op: str, key: str, body: d
     return d
 
 
-def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
+def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None],
+              metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One aws target; ``target`` is the aws plugin's Auto Scaling group handle
     (its ``clients`` make every call). Returns whether anything changed (or would)."""
     group = target.group
     call = lambda service, op, **kw: target.clients.call(service, op, region=target.region, **kw)  # noqa: E731
-    native, losses = render_aws(policy, {"auto_scaling_group": group})
+    native, losses = render_aws(policy, {"auto_scaling_group": group, "metrics": metrics or {}})
     for line in losses.lines:
         say(f"{name}: lost: {line}")
     groups = call("autoscaling", "describe_auto_scaling_groups", AutoScalingGroupNames=[group])
     if not groups.get("AutoScalingGroups"):
-        raise LookupError(f"Auto Scaling group {group!r} not found")
+        raise ApplyError(f"Auto Scaling group {group!r} not found")
     changed = False
     for body in native["UpdateAutoScalingGroup"]:
         d = diff(body, groups["AutoScalingGroups"][0], skip=("AutoScalingGroupName",))
@@ -107,11 +112,11 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
         have = existing.get(pname)
         d = _said_diff(say, name, "PutScalingPolicy", pname, body, have, skip=("AutoScalingGroupName",))
         if have is not None:
-            arns[pname] = have.get("PolicyARN", policy_arn(pname))
+            arns[pname] = have.get("PolicyARN", policy_arn(pname, group))
         if d:
             changed = True
             if not dry_run:
-                arns[pname] = call("autoscaling", "put_scaling_policy", **body).get("PolicyARN", policy_arn(pname))
+                arns[pname] = call("autoscaling", "put_scaling_policy", **body).get("PolicyARN", policy_arn(pname, group))
     if changed and not dry_run and native["PutMetricAlarm"]:
         # the ARNs as the group now holds them (a PutScalingPolicy response may leave PolicyARN out)
         for p in call("autoscaling", "describe_policies", AutoScalingGroupName=group).get("ScalingPolicies", []):
@@ -177,13 +182,14 @@ def apply_aws(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
     return changed
 
 
-def apply_kubernetes(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
+def apply_kubernetes(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None],
+              metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One kubernetes target; ``target`` is the kubernetes plugin's workload handle
     (its ``client`` makes every call)."""
     from ..providers import ErrorKind, ProviderError
     c = target.client
     ref = {"kind": target.kind, "api_version": target.api_version, "namespace": target.namespace,
-           "name": target.workload}
+           "name": target.workload, "metrics": metrics or {}}
     hpa, losses = render_hpa(policy, ref)
     for line in losses.lines:
         say(f"{name}: lost: {line}")
@@ -215,14 +221,16 @@ def apply_kubernetes(name: str, target: Any, policy: Any, dry_run: bool, say: Ca
     return bool(d)
 
 
-def apply_azure(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
+def apply_azure(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None],
+              metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One azure target; ``target`` is the azure plugin's scale-set handle (its
     ``session`` makes the clients and maps every error)."""
     from ..providers import ErrorKind, ProviderError
     s, sub, rg = target.session, target.subscription_id, target.resource_group
     vmss = s.call("VirtualMachineScaleSets.Get", s.compute(sub).virtual_machine_scale_sets.get, rg, target.scale_set)
     setting, losses = render_azure(policy, {"subscription_id": sub, "resource_group": rg,
-                                            "scale_set": target.scale_set, "location": vmss.location})
+                                            "scale_set": target.scale_set, "location": vmss.location,
+                                            "metrics": metrics or {}})
     setting["properties"]["targetResourceUri"] = target.id
     for prof in setting["properties"]["profiles"]:
         for rule in prof["rules"]:
@@ -273,7 +281,8 @@ def _gce_stale(desired: dict, current: dict) -> list[str]:
     return out
 
 
-def apply_gce(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None]) -> bool:
+def apply_gce(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[[str], None],
+              metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One gce target; ``target`` is the gce plugin's managed-instance-group handle
     (its ``clients`` build every Compute client and map every error)."""
     import json
@@ -283,7 +292,7 @@ def apply_gce(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
     zonal = target.zone is not None
     scope = {"zone": target.zone} if zonal else {"region": target.region}
     native, losses = render_gce(policy, {"project": target.project, "instance_group_manager": target.igm_name,
-                                         **scope})
+                                         "metrics": metrics or {}, **scope})
     for line in losses.lines:
         say(f"{name}: lost: {line}")
     igm_api = "instanceGroupManagers" if zonal else "regionInstanceGroupManagers"
@@ -328,20 +337,21 @@ def apply_gce(name: str, target: Any, policy: Any, dry_run: bool, say: Callable[
         if err is not None:
             raise err
         if str(getattr(op.status, "name", op.status)) != "DONE":
-            raise LookupError(f"{api}.{verb}: operation {op.name} not DONE after "
+            raise ApplyError(f"{api}.{verb}: operation {op.name} not DONE after "
                               f"{target.provider.operation_wait:g}s")
     if not d:
         say(f"{name}: unchanged")
     return bool(d)
 
 
-APPLIERS = {"aws": apply_aws, "azure": apply_azure, "gce": apply_gce, "kubernetes": apply_kubernetes}
-
-
 def cmd_apply(args: Any) -> int:
-    """Apply every target of the run configuration natively; exit 1 when any target
-    failed or its provider has no native translation here, 2 for a bad configuration."""
+    """Apply every target of the run configuration natively, through the translator
+    registered for its provider; exit 1 when any target failed, its provider declares
+    no ``Capability.TRANSLATE`` or a translator failed, 2 for a bad configuration."""
+    from .. import plugins
     from ..controller.config import build, load_config
+    from ..providers import Capability
+    from . import call
     loaded = load_config(args.config)
     runtime = build(loaded)
     failed = 0
@@ -349,30 +359,46 @@ def cmd_apply(args: Any) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stdout)
 
+    def refuse(spec: Any, why: str) -> None:
+        nonlocal failed
+        print(f"scalebridge apply: {spec.name}: {why}", file=sys.stderr)
+        failed += 1
+
     actuated = _actuated(loaded, runtime, getattr(args, "state", None))
     try:
         for spec in runtime.targets:
             if spec.name in actuated:
-                print(f"scalebridge apply: {spec.name}: refused: `scalebridge run` actuates this target (it has "
-                      f"decision state in {actuated[spec.name]}); a target is actuated or translated, never both "
-                      f"(`scalebridge state reset` forgets it)", file=sys.stderr)
-                failed += 1
+                refuse(spec, f"refused: `scalebridge run` actuates this target (it has decision state in "
+                             f"{actuated[spec.name]}); a target is actuated or translated, never both "
+                             "(`scalebridge state reset` forgets it)")
                 continue
-            options = loaded.config.providers.get(spec.provider_key) or {}
-            kind = options.get("type", spec.provider_key)
-            if kind not in SUPPORTED:
-                print(f"scalebridge apply: {spec.name}: --native is not available for {kind} targets yet "
-                      f"(available: {', '.join(SUPPORTED)})", file=sys.stderr)
-                failed += 1
+            kind = spec.provider.name
+            entry = plugins.translator_for_provider(kind)
+            if Capability.TRANSLATE not in spec.provider.capabilities:
+                refuse(spec, f"--native is not available for {kind} targets: the {kind} provider does not declare "
+                             f"Capability.TRANSLATE (providers that do: {', '.join(_translating()) or 'none'})")
                 continue
+            if entry is None or not type(entry.obj).can("apply"):
+                refuse(spec, f"the {kind} provider declares Capability.TRANSLATE, but no translator registered for "
+                             f"it can apply (scalebridge_register_translators: a translator with provider = {kind!r} "
+                             "and an apply method)")
+                continue
+            metrics = {q.name: {"source": dict(q.source)} for q in spec.queries if q.source}
             try:
-                APPLIERS[kind](spec.name, spec.target, spec.policy, args.dry_run, say)
-            except Exception as e:   # a provider error: this target failed, the others still go
-                print(f"scalebridge apply: {spec.name}: {e}", file=sys.stderr)
-                failed += 1
+                call(entry, "apply", spec.name, spec.target, spec.policy, args.dry_run, say, metrics)
+            except ScalebridgeError as e:   # a provider's refusal or error: this target failed, the others go on
+                refuse(spec, str(e))
     finally:
         runtime.close()
     return 1 if failed else 0
+
+
+def _translating() -> list[str]:
+    """The registered providers that declare ``Capability.TRANSLATE``."""
+    from .. import plugins
+    from ..providers import Capability
+    return sorted(name for name, r in plugins.registry().providers.items()
+                  if Capability.TRANSLATE in getattr(r.obj, "capabilities", ()))
 
 
 def _actuated(loaded: Any, runtime: Any, override: Any) -> dict[str, str]:

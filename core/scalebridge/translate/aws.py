@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
+from pydantic import ValidationError
+
+from ..hookspecs import hookimpl
 from ..policy import Policy, _check_steps, StepAdjustment
+from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
 from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed,
                      json_document, num, path)
+from .metrics import AWS_NAMESPACE, neutral_of, provider_metric
 
 OPERATIONS = ("UpdateAutoScalingGroup", "PutScalingPolicy", "PutMetricAlarm", "PutScheduledUpdateGroupAction")
-NAMESPACE = "scalebridge"
 _OPS_OUT = {"GreaterThan": "GreaterThanThreshold", "GreaterThanOrEqual": "GreaterThanOrEqualToThreshold",
             "LessThan": "LessThanThreshold", "LessThanOrEqual": "LessThanOrEqualToThreshold"}
 _OPS_IN = {v: k for k, v in _OPS_OUT.items()}
@@ -50,18 +54,79 @@ _PREDICTIVE_FIELDS = {"MaxCapacityBreachBehavior", "MaxCapacityBuffer", "MetricS
                       "SchedulingBufferTime"}
 
 
-def policy_arn(name: str) -> str:
-    """What an alarm's ``AlarmActions`` holds until PutScalingPolicy returns the real ARN."""
-    return f"arn:aws:autoscaling:PLACEHOLDER:PLACEHOLDER:scalingPolicy:PLACEHOLDER:policyName/{name}"
+#: the keys of the aws provider's metric sources (plugins/scalebridge_aws/metrics.py), and the
+#: dimension value standing for the target's group there
+SOURCE_KEYS = frozenset({"namespace", "metric_name", "dimensions", "statistic", "extended_statistic",
+                         "period_seconds", "per_member", "unit"})
+GROUP_TOKEN = "{auto_scaling_group}"
+_ACCOUNT = pattern(r"[0-9]{12}", "twelve digits such as 123456789012 (quoted, when it starts with 0)")
+#: target tracking's predefined metrics for the neutral per-instance metrics
+#: (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PredefinedMetricSpecification.html)
+_PREDEFINED_OUT = {"network_in": "ASGAverageNetworkIn", "network_out": "ASGAverageNetworkOut"}
+
+TARGET_KEYS: dict[str, TargetKey] = {
+    "auto_scaling_group": TargetKey("the Auto Scaling group's name", pattern(r".{1,255}", "1 to 255 characters")),
+    "region": TargetKey("the group's region (in the alarms' policy ARNs)",
+                        pattern(r"[a-z]{2}(-[a-z]+)+-[0-9]{1,2}", "a region such as us-east-1")),
+    "account": TargetKey("the AWS account ID (in the alarms' policy ARNs)",
+                         lambda v: _ACCOUNT(str(v) if isinstance(v, int) and not isinstance(v, bool) else v)),
+    "allow_scaling_policies": TargetKey("the run configuration's ref key (actuation only; render ignores it)",
+                                        lambda v: None if isinstance(v, bool) else f"true or false, got {v!r}"),
+    METRICS_KEY: TargetKey("each policy metric's source, as a run configuration target's metrics:",
+                           valid_metric_sources(SOURCE_KEYS, "aws")),
+}
 
 
-def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tuple[dict, Losses]:
+#: what stands for a scaling policy's id in its ARN until AWS creates the policy
+POLICY_ID = "PLACEHOLDER-policy-id"
+
+
+def policy_arn(name: str, group: str = PLACEHOLDER, region: Optional[str] = None,
+               account: Optional[str] = None) -> str:
+    """What an alarm's ``AlarmActions`` holds until PutScalingPolicy returns the real ARN
+    (``arn:aws:autoscaling:REGION:ACCOUNT:scalingPolicy:POLICY-ID:autoScalingGroupName/GROUP:policyName/NAME``;
+    AWS gives the policy its id when it creates it)."""
+    return (f"arn:aws:autoscaling:{region or PLACEHOLDER}:{account or PLACEHOLDER}:scalingPolicy:"
+            f"{POLICY_ID}:autoScalingGroupName/{group}:policyName/{name}")
+
+
+def _metric(name: str, asg: str, ref: Mapping[str, Any], at: str, field: str, losses: Losses,
+            dropped: str = "dropped") -> Optional[dict]:
+    """``MetricName``, ``Namespace`` and ``Dimensions`` of a CloudWatch metric: the source's
+    (``--target`` metrics), else the ``AWS/EC2`` metric of a neutral name aggregated over the
+    group (``cpu``: ``CPUUtilization`` by ``AutoScalingGroupName``). A neutral name with no AWS
+    metric is None, ``dropped`` said in its loss line; any other name's namespace is a placeholder."""
+    source = source_of(ref, name)
+    group_dims = [{"Name": "AutoScalingGroupName", "Value": asg}]
+    if source.get("namespace") or source.get("metric_name"):
+        out: dict = {"MetricName": source.get("metric_name") or name,
+                     "Namespace": source.get("namespace") or losses.placeholder(
+                         path(field, "Namespace"), f"pass --target metrics.{name}.source.namespace")}
+        dims = source.get("dimensions")
+        out["Dimensions"] = ([{"Name": k, "Value": asg if v == GROUP_TOKEN else v} for k, v in dims.items()]
+                             if isinstance(dims, Mapping) else group_dims)
+        if source.get("unit"):
+            out["Unit"] = source["unit"]
+        return out
+    native, none_because = provider_metric(name, "aws")
+    if none_because is not None:
+        losses.add(at, f"{none_because}; {dropped}")
+        return None
+    if native is not None:
+        return {"MetricName": native, "Namespace": AWS_NAMESPACE, "Dimensions": group_dims}
+    return {"MetricName": name,
+            "Namespace": losses.placeholder(path(field, "Namespace"),
+                                            f"{name!r} is no AWS/EC2 metric: pass --target metrics.{name}.source "
+                                            "(namespace, dimensions) saying where it is published"),
+            "Dimensions": group_dims}
+
+
+def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
     p = as_policy(policy)
     losses = Losses()
-    asg = (target_ref or {}).get("auto_scaling_group")
-    if not asg:
-        asg = PLACEHOLDER
-        losses.note("AutoScalingGroupName", f"placeholder {PLACEHOLDER!r}: pass --target '{{auto_scaling_group: NAME}}'")
+    ref = dict(target_ref or {})
+    asg = ref.get("auto_scaling_group") or losses.placeholder("AutoScalingGroupName",
+                                                              "pass --target auto_scaling_group (the group's name)")
     base = p.name or "scalebridge"
     out: dict = {op: [] for op in OPERATIONS}
     if p.min_replicas is None:
@@ -86,13 +151,19 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
             spec = {"PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}
             value = t.average_utilization
             cpu_target = cpu_target or value
+        elif m.type == "pods" and t.type == "AverageValue" and t.rate is None and neutral_of(m.name) in \
+                _PREDEFINED_OUT and not source_of(ref, m.name) and not isinstance(t.average_value, str):
+            spec = {"PredefinedMetricSpecification": {"PredefinedMetricType": _PREDEFINED_OUT[neutral_of(m.name)]}}
+            value = t.average_value
         elif m.type in ("pods", "external", "object") and t.type == "AverageValue" and t.rate is None \
                 and not isinstance(t.average_value, str):
-            spec = {"CustomizedMetricSpecification": {"MetricName": m.name, "Namespace": NAMESPACE,
-                                                      "Statistic": "Average"}}
+            field = f"PutScalingPolicy[{len(out['PutScalingPolicy'])}].TargetTrackingConfiguration." \
+                    "CustomizedMetricSpecification"
+            metric = _metric(m.name, asg, ref, at, field, losses)
+            if metric is None:
+                continue
+            spec = {"CustomizedMetricSpecification": {**metric, "Statistic": "Average"}}
             value = t.average_value
-            if m.type != "pods":
-                losses.note(at, f"a customized metric in namespace {NAMESPACE!r}: publish the per-instance value")
         else:
             losses.add(at, f"target tracking has no {m.type} metric with target type {t.type}"
                            + (f" ({t.rate})" if t.rate else "") + "; dropped")
@@ -107,7 +178,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
             body["Enabled"] = False
         out["PutScalingPolicy"].append(body)
     for i, r in enumerate(p.rules):
-        _rule(r, i, asg, base, out, losses)
+        _rule(r, i, asg, base, ref, out, losses)
     if p.predictive is not None and p.predictive.mode not in (None, "Disabled"):
         pr = p.predictive
         if cpu_target is None:
@@ -199,7 +270,7 @@ def _schedule_actions(p: Policy, sc, i: int, asg: str, base: str, out: dict, los
                    "at each end (an end restores the minimum even while another schedule is active)")
 
 
-def _rule(r, i: int, asg: str, base: str, out: dict, losses: Losses) -> None:
+def _rule(r, i: int, asg: str, base: str, ref: Mapping[str, Any], out: dict, losses: Losses) -> None:
     at = path("rules", i)
     if r.operator not in _OPS_OUT:
         losses.add(path(at, "operator"), f"a CloudWatch alarm has no {r.operator} comparison; rule dropped")
@@ -250,12 +321,23 @@ def _rule(r, i: int, asg: str, base: str, out: dict, losses: Losses) -> None:
             body["MinAdjustmentMagnitude"] = r.min_adjustment_magnitude
     if not r.enabled:
         body["Enabled"] = False
+    alarm_at = f"PutMetricAlarm[{len(out['PutMetricAlarm'])}]"
+    metric = _metric(r.metric, asg, ref, path(at, "metric"), alarm_at, losses, "rule dropped")
+    if metric is None:
+        return
     out["PutScalingPolicy"].append(body)
-    alarm: dict = {"AlarmName": f"{name}-alarm", "MetricName": r.metric, "Namespace": NAMESPACE,
-                   "Dimensions": [{"Name": "AutoScalingGroupName", "Value": asg}],
+    field = path(alarm_at, "AlarmActions[0]")
+    region = ref.get("region") or losses.placeholder(field, "the region of the policy's ARN: pass --target region")
+    account = str(ref["account"]) if ref.get("account") else losses.placeholder(
+        field, "the account of the policy's ARN: pass --target account")
+    losses.placeholder(field, f"the id of the policy's ARN: use the PolicyARN that PutScalingPolicy returns for "
+                              f"{name} (AWS gives a policy its id when it creates it; scalebridge apply --native "
+                              "does this)", POLICY_ID)
+    arn = policy_arn(name, asg, region, account)
+    alarm: dict = {"AlarmName": f"{name}-alarm", **metric,
                    "Period": int(r.time_grain_seconds), "EvaluationPeriods": r.evaluation_periods,
                    "Threshold": float(r.threshold), "ComparisonOperator": _OPS_OUT[r.operator],
-                   "TreatMissingData": r.treat_missing_data, "AlarmActions": [policy_arn(name)]}
+                   "TreatMissingData": r.treat_missing_data, "AlarmActions": [arn]}
     if r.statistic.startswith("Percentile"):
         alarm["ExtendedStatistic"] = "p" + r.statistic[len("Percentile"):]
     else:
@@ -388,8 +470,12 @@ def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedule
         group_cooldown = rd.number(g.get(cd_key), *at, cd_key, integer=True)
     if "min_replicas" not in policy:
         policy["min_replicas"] = 0
-        losses.add("$", "no Auto Scaling group bounds in the input; min_replicas read as 0 and max_replicas as "
-                        "unbounded")
+        if groups:
+            losses.add(rd.where(*groups[0][0]), "the group's MinSize is not known; min_replicas read as 0 and "
+                                                "max_replicas as unbounded")
+        else:
+            losses.add("$", "no Auto Scaling group bounds in the input; min_replicas read as 0 and max_replicas "
+                            "as unbounded")
     alarm_of = _alarms_by_policy(rd, alarms)
     metrics, rules = [], []
     for at, sp in policies:
@@ -408,11 +494,28 @@ def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedule
         for i, r in enumerate(rules):
             if r.get("name") == f"{base}-rule-{i}":
                 del r["name"]
+    elif _group_label(groups, policies):
+        policy["name"] = _group_label(groups, policies)
     if metrics:
         policy["metrics"] = metrics
     if rules:
         policy["rules"] = rules
     return policy, losses
+
+
+def _group_label(groups: list, policies: list) -> Optional[str]:
+    """The Auto Scaling group a policy imports, by name: its ``AutoScalingGroupName``, else
+    its CloudFormation resource key; without a group in the input, the one group every
+    scaling policy names. None when nothing names it."""
+    names: set = set()
+    for at, g in groups[:1]:
+        v = g.get("AutoScalingGroupName")
+        names.add(v if isinstance(v, str) else at[1] if at and at[0] == "Resources" else None)
+    if not groups:
+        names = {sp.get("AutoScalingGroupName") for _, sp in policies if isinstance(sp, dict)}
+    names.discard(PLACEHOLDER)
+    name = names.pop() if len(names) == 1 else None
+    return name if isinstance(name, str) and name else None
 
 
 #: a scaling policy's name as :func:`render` writes it: the policy's name, then the
@@ -472,8 +575,14 @@ def _step_adjustments(rd: Reader, sp: dict, at: tuple, kind: str, name: Any) -> 
         steps.append(st)
     if not steps:
         raise NativeError(rd.where(*at, "StepAdjustments"), "a step scaling policy needs step adjustments")
+    checked = []
+    for k, s in enumerate(steps):
+        try:
+            checked.append(StepAdjustment(**s))
+        except ValidationError as e:   # a bound past what a policy holds (1e100): the first complaint, one line
+            raise NativeError(rd.where(*at, "StepAdjustments", k), e.errors()[-1]["msg"]) from None
     try:
-        _check_steps([StepAdjustment(**s) for s in steps])
+        _check_steps(checked)
     except ValueError as e:
         raise NativeError(rd.where(*at, "StepAdjustments"), str(e)) from None
     return steps
@@ -663,3 +772,18 @@ def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tupl
 def _inline_alarm(sp: dict):
     """DescribePolicies lists a policy's alarms by name only: no metric, no threshold."""
     return None
+
+
+class ScalingPoliciesTranslator(ModuleTranslator):
+    """``--to aws``: the Auto Scaling and CloudWatch requests, keyed by operation (JSON)."""
+
+    name = "aws"
+    provider = "aws"
+    summary = ("Auto Scaling and CloudWatch requests keyed by operation (JSON); imports DescribePolicies and "
+               "CloudFormation")
+    target_keys = TARGET_KEYS
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    register(ScalingPoliciesTranslator())

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
+from ..hookspecs import hookimpl
 from ..policy import Policy, Rule
 from ..timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, iso_duration,
+from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
+from .common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, iso_duration,
                      json_document, num, parse_iso_duration, path, resources)
+from .metrics import provider_metric
 
 RESOURCE_TYPE = "Microsoft.Insights/autoscalesettings"
 API_VERSION = "2022-10-01"
@@ -28,6 +31,24 @@ _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Su
 _IANA_TO_WINDOWS: dict[str, str] = {}
 for _w, _i in WINDOWS_TO_IANA.items():
     _IANA_TO_WINDOWS.setdefault(_i, _w)
+#: the keys of the azure provider's metric sources (plugins/scalebridge_azure/metrics.py)
+SOURCE_KEYS = frozenset({"metric_name", "metric_namespace", "resource_uri", "aggregation", "per_member", "filter",
+                         "interval_seconds"})
+#: a resource group or scale set name as the azure provider takes it, and a subscription ID (a GUID:
+#: https://learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules)
+_RESOURCE_NAME = r"[A-Za-z0-9][A-Za-z0-9._()-]{0,89}"
+_GUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+
+TARGET_KEYS: dict[str, TargetKey] = {
+    "subscription_id": TargetKey("the subscription ID",
+                                 pattern(_GUID, "a GUID such as 00000000-0000-0000-0000-000000000000")),
+    "resource_group": TargetKey("the scale set's resource group", pattern(_RESOURCE_NAME, "an Azure resource name")),
+    "scale_set": TargetKey("the scale set's name", pattern(_RESOURCE_NAME, "an Azure resource name")),
+    "location": TargetKey("the scale set's region (the setting's location)",
+                          pattern(r"[A-Za-z0-9][A-Za-z0-9 ]*", "a region such as westeurope")),
+    METRICS_KEY: TargetKey("each policy metric's source, as a run configuration target's metrics:",
+                           valid_metric_sources(SOURCE_KEYS, "azure")),
+}
 DEFAULT_COOLDOWN = 300.0
 
 
@@ -45,19 +66,20 @@ def _local(value: Union[int, float, str], zone: str) -> str:
     return _dt.datetime.fromtimestamp(t, tz=resolve_zone(zone)).replace(tzinfo=None).isoformat()
 
 
-def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tuple[dict, Losses]:
+def _scale_set_uri(ref: Mapping[str, Any], losses: Losses) -> str:
+    """The scale set's resource ID, each part ``--target`` leaves out a placeholder."""
+    at = "properties.targetResourceUri"
+    sub = ref.get("subscription_id") or losses.placeholder(at, "pass --target subscription_id (a GUID)")
+    rg = ref.get("resource_group") or losses.placeholder(at, "pass --target resource_group")
+    name = ref.get("scale_set") or losses.placeholder(at, "pass --target scale_set (the scale set's name)")
+    return f"/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachineScaleSets/{name}"
+
+
+def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
     p = as_policy(policy)
     losses = Losses()
     ref = dict(target_ref or {})
-    if ref.get("scale_set"):
-        uri = (f"/subscriptions/{ref.get('subscription_id', PLACEHOLDER)}/resourceGroups/"
-               f"{ref.get('resource_group', PLACEHOLDER)}/providers/Microsoft.Compute/virtualMachineScaleSets/"
-               f"{ref['scale_set']}")
-    else:
-        uri = PLACEHOLDER
-        losses.note("properties.targetResourceUri",
-                    f"placeholder {PLACEHOLDER!r}: pass --target '{{subscription_id: S, resource_group: RG, "
-                    "scale_set: NAME}'")
+    uri = _scale_set_uri(ref, losses)
     profiles = []
     has_default = any(pr.recurrence is None and pr.fixed_date is None for pr in p.profiles)
     if p.min_replicas is not None and p.max_replicas is not None:
@@ -69,7 +91,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
             profiles.append({"name": p.name or "default",
                              "capacity": {"minimum": str(p.min_replicas), "maximum": str(p.max_replicas),
                                           "default": str(default)},
-                             "rules": _rules(p.rules, ("rules",), uri, p, losses)})
+                             "rules": _rules(p.rules, ("rules",), uri, ref, losses)})
     elif p.rules and not has_default:
         losses.add("rules", "top-level rules need min_replicas and max_replicas for an Azure default profile; dropped")
     for k, pr in enumerate(p.profiles):
@@ -77,7 +99,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                       "capacity": {"minimum": str(pr.capacity.minimum), "maximum": str(pr.capacity.maximum),
                                    "default": str(pr.capacity.default)},
                       "rules": _rules(pr.rules + (p.rules if pr.recurrence is None and pr.fixed_date is None else []),
-                                      ("profiles", k, "rules"), uri, p, losses)}
+                                      ("profiles", k, "rules"), uri, ref, losses)}
         if pr.recurrence is not None:
             r = pr.recurrence
             body["recurrence"] = {"frequency": "Week", "schedule": {
@@ -118,11 +140,33 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
         "allowed_replicas": "the allowed sizes are the service's own (ServiceAllowedNextValue); dropped",
         "initialization_period_seconds": "Azure has no initialization period; dropped"})
     drop_controls(p, losses, "Azure autoscale")
+    location = ref.get("location") or losses.placeholder("location", "pass --target location (the scale set's "
+                                                                     "region, such as westeurope)")
     return {"type": RESOURCE_TYPE, "apiVersion": API_VERSION, "name": p.name or "scalebridge",
-            "location": ref.get("location", PLACEHOLDER), "properties": props}, losses
+            "location": location, "properties": props}, losses
 
 
-def _rules(rules: list[Rule], at: tuple, uri: str, p: Policy, losses: Losses) -> list[dict]:
+def _trigger_metric(r: Rule, where: str, uri: str, ref: Mapping[str, Any], losses: Losses) -> Optional[dict]:
+    """A rule's ``metricName``, ``metricNamespace`` and ``metricResourceUri``: its source's
+    (``--target`` metrics), else the scale set's own metric for a neutral name
+    (``cpu``: ``Percentage CPU``); None, with a loss line, when the scale set has none."""
+    source = source_of(ref, r.metric)
+    native, none_because = provider_metric(r.metric, "azure")
+    if none_because is not None and not source.get("metric_name"):
+        losses.add(path(where, "metric"), f"{none_because}; rule dropped")
+        return None
+    out: dict = {"metricName": source.get("metric_name") or native or r.metric}
+    if source.get("metric_namespace"):
+        out["metricNamespace"] = source["metric_namespace"]
+    out["metricResourceUri"] = source.get("resource_uri") or uri
+    if not source and native is None:
+        losses.note(path(where, "metric"), f"{r.metric!r} is written as the scale set's metric {r.metric!r}: pass "
+                                           f"--target metrics.{r.metric}.source (metric_name, metric_namespace, "
+                                           "resource_uri) if it is another")
+    return out
+
+
+def _rules(rules: list[Rule], at: tuple, uri: str, ref: Mapping[str, Any], losses: Losses) -> list[dict]:
     out = []
     for i, r in enumerate(rules):
         where = path(*at, i)
@@ -153,8 +197,10 @@ def _rules(rules: list[Rule], at: tuple, uri: str, p: Policy, losses: Losses) ->
                 action["value"] = str(int(a.value))
         elif a.type == "ServiceAllowedNextValue":
             action["value"] = "1"
-        trig = {"metricName": r.metric, "metricResourceUri": uri,
-                "timeGrain": iso_duration(r.time_grain_seconds), "statistic": r.statistic,
+        metric = _trigger_metric(r, where, uri, ref, losses)
+        if metric is None:
+            continue
+        trig = {**metric, "timeGrain": iso_duration(r.time_grain_seconds), "statistic": r.statistic,
                 "timeWindow": iso_duration(r.time_window_seconds),
                 "timeAggregation": _AGG_OUT.get(r.time_aggregation, r.time_aggregation),
                 "operator": r.operator, "threshold": num(r.threshold), "dividePerInstance": r.divide_per_instance}
@@ -395,3 +441,17 @@ def _fixed(rd: Reader, f: dict, at: tuple) -> dict:
     if to_epoch(out["end"], z or "UTC") <= to_epoch(out["start"], z or "UTC"):
         raise NativeError(rd.where(*at, "end"), "end must be after start")
     return out
+
+
+class AutoscaleSettingTranslator(ModuleTranslator):
+    """``--to azure``: a ``Microsoft.Insights/autoscalesettings`` ARM resource (JSON)."""
+
+    name = "azure"
+    provider = "azure"
+    summary = "a Microsoft.Insights/autoscalesettings ARM resource (JSON); imports ARM templates and REST responses"
+    target_keys = TARGET_KEYS
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    register(AutoscaleSettingTranslator())

@@ -2,12 +2,11 @@
 native documents, and reading numbers and durations the way provider APIs write them."""
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Union
-
-import yaml
 
 from ..errors import ScalebridgeError, json_path
 from ..policy import Policy
@@ -28,10 +27,12 @@ class NativeError(ScalebridgeError):
 @dataclass
 class Losses:
     """The loss report: one line per feature the other side cannot express,
-    saying what was done instead; ``notes`` are lines that lose nothing
-    (a placeholder to fill in)."""
+    saying what was done instead; ``notes`` are lines that lose nothing. A
+    ``placeholder`` is a note too, and also listed in ``placeholders``: a field
+    written with a stand-in value, that ``render --strict`` refuses to leave."""
     lines: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    placeholders: list[str] = field(default_factory=list)
 
     def add(self, where: str, message: str) -> None:
         line = f"{where}: {message}"
@@ -40,6 +41,20 @@ class Losses:
 
     def note(self, where: str, message: str) -> None:
         self.notes.append(f"{where}: {message}")
+
+    def placeholder(self, where: str, how: str, value: str = PLACEHOLDER) -> str:
+        """``value`` (the marked placeholder), after a note naming the field ``where``
+        and ``how`` to fill it (``pass --target name (the workload's name)``)."""
+        line = f"{where}: placeholder {value!r}: {how}"
+        if line not in self.placeholders:
+            self.notes.append(line)
+            self.placeholders.append(line)
+        return value
+
+    @property
+    def incomplete(self) -> bool:
+        """Something is lost or left as a placeholder: what ``render --strict`` refuses."""
+        return bool(self.lines or self.placeholders)
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -92,10 +107,13 @@ def json_document(text_or_obj: Any) -> Any:
         raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
 
 
-def yaml_document(text: str, where: str, what: str, load: Callable[[str], Any] = yaml.safe_load) -> Any:
-    """``text`` read by ``load``; not YAML: a :class:`NativeError` at ``where`` saying it is not ``what``."""
+def yaml_document(text: str, where: str, what: str, load: Optional[Callable[[str], Any]] = None) -> Any:
+    """``text`` read by ``load`` (``yaml.safe_load``); not YAML: a :class:`NativeError` at
+    ``where`` saying it is not ``what``. (yaml is imported here, not when the plugin
+    registry loads this module.)"""
+    import yaml
     try:
-        return load(text)
+        return (load or yaml.safe_load)(text)
     except yaml.YAMLError as e:
         raise NativeError(where, f"not {what}: {str(e).splitlines()[0]}") from None
 
@@ -222,9 +240,14 @@ class Reader:
         return v
 
     def unknown(self, obj: dict, known: set, *parts: object) -> None:
+        """A field ``known`` does not hold is an error naming it, with the known field it
+        is closest to (the same but for case, else one off by a letter or so)."""
         for k in obj:
             if k not in known:
-                raise NativeError(self.where(*parts, k), f"unknown field {k!r}; valid fields here: "
+                close = [f for f in known if isinstance(k, str) and f.lower() == k.lower()] or \
+                    difflib.get_close_matches(str(k), sorted(known), n=1, cutoff=0.8)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise NativeError(self.where(*parts, k), f"unknown field {k!r}{hint} valid fields here: "
                                                         f"{', '.join(sorted(known))}")
 
 

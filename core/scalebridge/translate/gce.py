@@ -11,33 +11,80 @@ instance, ``singleInstanceAssignment`` per group, ``utilizationTargetType``), ``
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Mapping, Optional, Union
 
+from ..hookspecs import hookimpl
 from ..policy import Policy
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed,
-                     json_document, num, path, resources)
+from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
+from .common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, json_document,
+                     num, path, resources)
+from .metrics import provider_metric
 
 _RATE = {None: "GAUGE", "per_second": "DELTA_PER_SECOND", "per_minute": "DELTA_PER_MINUTE"}
 _RATE_BACK = {v: k for k, v in _RATE.items()}
 LB_NAME = "load_balancing"
+#: a Compute resource name (RFC 1035 label, the REST reference's ``[a-z]([-a-z0-9]*[a-z0-9])?``), and a project ID
+_NAME = r"[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+_PROJECT = r"[a-z][-a-z0-9.:]{4,61}[a-z0-9]|\d+"
+#: the keys of the gce provider's metric sources (plugins/scalebridge_gce/metrics.py)
+SOURCE_KEYS = frozenset({"metric_type", "filter", "aligner", "per_member", "resource_type", "scale", "project",
+                         "max_rate_per_instance"})
+
+TARGET_KEYS: dict[str, TargetKey] = {
+    "project": TargetKey("the project ID", pattern(_PROJECT, "a project ID such as my-project")),
+    "zone": TargetKey("the zone of a zonal group", pattern(_NAME, "a zone such as europe-west1-b")),
+    "region": TargetKey("the region of a regional group", pattern(_NAME, "a region such as europe-west1")),
+    "instance_group_manager": TargetKey("the managed instance group's name",
+                                        pattern(_NAME, "lowercase letters, digits and '-', such as web")),
+    METRICS_KEY: TargetKey("each policy metric's source, as a run configuration target's metrics:",
+                           valid_metric_sources(SOURCE_KEYS, "gce")),
+}
 
 
 def _fraction(percent: float) -> Union[int, float]:
     return num(round(percent / 100, 10))
 
 
-def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tuple[dict, Losses]:
+def _group_url(ref: Mapping[str, Any], losses: Losses) -> str:
+    """The autoscaler's ``target``: the managed instance group's URL, each part
+    ``--target`` leaves out a placeholder."""
+    if ref.get("zone") and ref.get("region"):
+        raise NativeError("--target.region", "give exactly one of zone (a zonal group) or region (a regional one)")
+    project = ref.get("project") or losses.placeholder("target", "pass --target project (the project ID)")
+    scope = (f"regions/{ref['region']}" if ref.get("region") else
+             f"zones/{ref.get('zone') or losses.placeholder('target', 'pass --target zone (or region)')}")
+    igm = ref.get("instance_group_manager") or losses.placeholder(
+        "target", "pass --target instance_group_manager (the managed instance group's name)")
+    return f"https://www.googleapis.com/compute/v1/projects/{project}/{scope}/instanceGroupManagers/{igm}"
+
+
+def _custom_metric(name: str, ref: Mapping[str, Any], at: str, k: int, losses: Losses) -> Optional[dict]:
+    """A ``customMetricUtilizations`` entry's ``metric`` (a Cloud Monitoring metric type)
+    and ``filter``: the source's ``metric_type``, a neutral name's Compute Engine metric,
+    or a name that is a metric type already; any other name is a placeholder. None
+    (a loss) for a neutral name Compute Engine has no metric for."""
+    source = source_of(ref, name)
+    out: dict = {}
+    if source.get("metric_type"):
+        out["metric"] = source["metric_type"]
+    else:
+        native, none_because = provider_metric(name, "gce")
+        if none_because is not None:
+            losses.add(at, f"{none_because}; dropped")
+            return None
+        out["metric"] = native or (name if "/" in name else losses.placeholder(
+            f"autoscalingPolicy.customMetricUtilizations[{k}].metric",
+            f"a Cloud Monitoring metric type: pass --target metrics.{name}.source.metric_type", name))
+    if source.get("filter"):
+        out["filter"] = source["filter"]
+    return out
+
+
+def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
     p = as_policy(policy)
     losses = Losses()
     ref = dict(target_ref or {})
-    if ref.get("instance_group_manager"):
-        where = (f"regions/{ref['region']}" if ref.get("region") else f"zones/{ref.get('zone', PLACEHOLDER)}")
-        target = (f"https://www.googleapis.com/compute/v1/projects/{ref.get('project', PLACEHOLDER)}/{where}"
-                  f"/instanceGroupManagers/{ref['instance_group_manager']}")
-    else:
-        target = PLACEHOLDER
-        losses.note("target", f"placeholder {PLACEHOLDER!r}: pass --target "
-                              "'{project: P, zone: Z, instance_group_manager: NAME}'")
+    target = _group_url(ref, losses)
     ap: dict = {}
     if p.min_replicas is not None:
         ap["minNumReplicas"] = p.min_replicas
@@ -78,11 +125,15 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                 losses.note(path(at, "name"), f"GCE's load-balancing signal has no name; import reads it back as "
                                               f"{LB_NAME!r}")
         elif m.type == "pods" and t.type == "AverageValue" and not isinstance(t.average_value, str):
-            custom.append({"metric": m.name, "utilizationTarget": num(t.average_value),
-                           "utilizationTargetType": _RATE[t.rate]})
+            metric = _custom_metric(m.name, ref, at, len(custom), losses)
+            if metric is not None:
+                custom.append({**metric, "utilizationTarget": num(t.average_value),
+                               "utilizationTargetType": _RATE[t.rate]})
         elif m.type in ("external", "object") and t.type == "AverageValue" and t.rate is None \
                 and not isinstance(t.average_value, str):
-            custom.append({"metric": m.name, "singleInstanceAssignment": num(t.average_value)})
+            metric = _custom_metric(m.name, ref, at, len(custom), losses)
+            if metric is not None:
+                custom.append({**metric, "singleInstanceAssignment": num(t.average_value)})
         else:
             what = (f"the {m.type} metric {m.name!r} with target type {t.type}" + (f" ({t.rate})" if t.rate else "")
                     + (" written as a quantity string" if isinstance(t.average_value, str) else ""))
@@ -330,3 +381,17 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
 def _fraction_ok(rd: Reader, u: float, *parts: object) -> None:
     if not 0 < u <= 1 and parts[-2] != "customMetricUtilizations":
         raise NativeError(rd.where(*parts), f"a utilization target is a fraction in (0, 1], got {u!r}")
+
+
+class AutoscalerTranslator(ModuleTranslator):
+    """``--to gce``: a Compute Engine ``Autoscaler`` resource (JSON)."""
+
+    name = "gce"
+    provider = "gce"
+    summary = "a Compute Engine Autoscaler resource (JSON)"
+    target_keys = TARGET_KEYS
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    register(AutoscalerTranslator())

@@ -10,12 +10,12 @@ per-direction ``tolerance`` as in "Tolerance"
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
-import yaml
-
+from ..hookspecs import hookimpl
 from ..policy import _QUANTITY_PATTERN, Policy
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, num, path,
+from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
+from .common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, num, path,
                      yaml_document)
 
 API_VERSION = "autoscaling/v2"
@@ -24,7 +24,28 @@ _KIND = {"resource": "Resource", "container_resource": "ContainerResource", "pod
 _FIELD = {"Resource": "resource", "ContainerResource": "containerResource", "Pods": "pods",
           "Object": "object", "External": "external"}
 _TYPE = {v: k for k, v in _KIND.items()}
-_PLACEHOLDER_OBJECT = {"apiVersion": "v1", "kind": "Service", "name": PLACEHOLDER}
+#: the API groups of the workloads an HPA scales without saying more (the kubernetes
+#: provider's built-in kinds)
+_BUILTIN_KINDS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "ReplicaSet": "apps/v1"}
+#: a DNS-1123 subdomain (object names) and label (namespaces), as the API server validates them
+#: (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/)
+_SUBDOMAIN = r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+_LABEL = r"(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+#: the keys of the kubernetes provider's metric sources (plugins/scalebridge_kubernetes/metrics.py)
+SOURCE_KEYS = frozenset({"metric_name", "selector", "described_object"})
+_OBJECT_KEYS = ("api_version", "kind", "name")
+
+TARGET_KEYS: dict[str, TargetKey] = {
+    "kind": TargetKey("the workload's kind", pattern(r"[A-Z][A-Za-z0-9]*", "a kind such as Deployment")),
+    "name": TargetKey("the workload's name", pattern(_SUBDOMAIN, "a DNS-1123 subdomain such as web")),
+    "namespace": TargetKey("the workload's namespace", pattern(_LABEL, "a DNS-1123 label such as shop")),
+    "api_version": TargetKey("the workload's apiVersion",
+                             pattern(r"([a-z0-9.-]+/)?v[0-9]+((alpha|beta)[0-9]+)?", "such as apps/v1")),
+    "resource": TargetKey("the workload's resource (plural), as the run configuration's ref has it",
+                          pattern(r"[a-z0-9.-]+", "a plural resource name such as deployments")),
+    METRICS_KEY: TargetKey("each policy metric's source, as a run configuration target's metrics:",
+                           valid_metric_sources(SOURCE_KEYS, "kubernetes")),
+}
 
 
 def _target(t) -> dict:
@@ -35,19 +56,23 @@ def _target(t) -> dict:
     return {"type": "Value", "value": num(t.value)}
 
 
-def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tuple[dict, Losses]:
+def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
     p = as_policy(policy)
     losses = Losses()
     ref = dict(target_ref or {})
-    name = ref.get("name") or PLACEHOLDER
-    if not target_ref:
-        losses.note("spec.scaleTargetRef", f"placeholder {PLACEHOLDER!r}: pass --target "
-                                           "'{kind: Deployment, namespace: NS, name: NAME}'")
+    name = ref.get("name") or losses.placeholder("spec.scaleTargetRef.name",
+                                                  "pass --target name (the workload's name)")
+    kind = ref.get("kind") or losses.placeholder("spec.scaleTargetRef.kind",
+                                                  "pass --target kind (Deployment, StatefulSet, …)", "Deployment")
+    api = ref.get("api_version") or _BUILTIN_KINDS.get(kind) or losses.placeholder(
+        "spec.scaleTargetRef.apiVersion", f"pass --target api_version (the group/version serving {kind})")
     meta: dict = {"name": p.name or name}
     if ref.get("namespace"):
         meta["namespace"] = ref["namespace"]
-    spec: dict = {"scaleTargetRef": {"apiVersion": ref.get("api_version", ref.get("apiVersion", "apps/v1")),
-                                     "kind": ref.get("kind", "Deployment"), "name": name}}
+    else:
+        losses.note("metadata.namespace", "not set: the HPA goes in the namespace kubectl applies it to, which must "
+                                          "be the workload's (pass --target namespace to write it)")
+    spec: dict = {"scaleTargetRef": {"apiVersion": api, "kind": kind, "name": name}}
     if p.min_replicas is not None:
         spec["minReplicas"] = p.min_replicas
     if p.max_replicas is None:
@@ -86,11 +111,9 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
             if kind == "ContainerResource":
                 body["container"] = m.container
         else:
-            body["metric"] = {"name": m.name}
+            body["metric"] = _metric_identifier(m.name, source_of(ref, m.name))
             if kind == "Object":
-                body["describedObject"] = dict(_PLACEHOLDER_OBJECT)
-                losses.note(path(where), f"describedObject placeholder {PLACEHOLDER!r}: the policy does not name "
-                                         "the object")
+                body["describedObject"] = _described_object(m.name, source_of(ref, m.name), where, losses)
         body["target"] = _target(t)
         metrics.append({"type": kind, _FIELD[kind]: body})
     if metrics:
@@ -111,6 +134,26 @@ def render(policy: Union[Policy, dict], target_ref: Optional[dict] = None) -> tu
                                          "flag, not part of an HPA; dropped"})
     drop_controls(p, losses, "an HPA")
     return {"apiVersion": API_VERSION, "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}, losses
+
+
+def _metric_identifier(name: str, source: Mapping[str, Any]) -> dict:
+    """A Pods, Object or External metric's ``metric``: its name in the metrics API (the
+    source's ``metric_name``, else the policy metric's) and label selector."""
+    out: dict = {"name": source.get("metric_name") or name}
+    if isinstance(source.get("selector"), Mapping):
+        out["selector"] = dict(source["selector"])
+    return out
+
+
+def _described_object(name: str, source: Mapping[str, Any], where: str, losses: Losses) -> dict:
+    """An Object metric's ``describedObject``: the source's ``described_object``; a
+    policy does not name it, so what ``--target`` leaves out is a placeholder."""
+    given = source.get("described_object") or {}
+    how = f"pass --target metrics.{name}.source.described_object {{api_version, kind, name}}"
+    return {"apiVersion": given.get("api_version") or losses.placeholder(path(where, "describedObject.apiVersion"),
+                                                                          how, "v1"),
+            "kind": given.get("kind") or losses.placeholder(path(where, "describedObject.kind"), how, "Service"),
+            "name": given.get("name") or losses.placeholder(path(where, "describedObject.name"), how)}
 
 
 def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
@@ -160,6 +203,7 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
 
 def dump(obj: Union[dict, list]) -> str:
     docs = obj if isinstance(obj, list) else [obj]
+    import yaml
     return yaml.safe_dump_all(docs, sort_keys=False, default_flow_style=False)
 
 
@@ -169,6 +213,7 @@ def dump(obj: Union[dict, list]) -> str:
 def documents(text_or_obj: Any) -> list[tuple[str, dict]]:
     """The HPAs of a YAML stream (several documents, or a ``kind: List``), each with its JSON path root."""
     if isinstance(text_or_obj, str):
+        import yaml
         docs = yaml_document(text_or_obj, "$", "YAML", lambda text: list(yaml.safe_load_all(text)))
     else:
         docs = text_or_obj if isinstance(text_or_obj, list) else [text_or_obj]
@@ -378,3 +423,17 @@ def _import_behavior(rd: Reader, b: dict, policy: dict) -> dict:
             s["tolerance"] = rd.number(r["tolerance"], *at, "tolerance")
         out[side] = s
     return out
+
+
+class HpaTranslator(ModuleTranslator):
+    """``--to kubernetes``: an ``autoscaling/v2`` HorizontalPodAutoscaler (YAML)."""
+
+    name = "kubernetes"
+    provider = "kubernetes"
+    summary = "an autoscaling/v2 HorizontalPodAutoscaler (YAML); imports v2, v2beta2, v2beta1 and v1"
+    target_keys = TARGET_KEYS
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    register(HpaTranslator())

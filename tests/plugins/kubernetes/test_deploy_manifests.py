@@ -162,6 +162,22 @@ def test_the_deployment_runs_two_leader_electing_replicas_with_the_run_configura
     assert pod["containers"][0]["ports"][0]["containerPort"] == int(port) == svc["spec"]["ports"][0]["port"]
 
 
+def test_the_configurations_secrets_come_from_a_kubernetes_secret():
+    """Environment variables for `${NAME}` and files for `*_file`, from one Secret of the
+    operator's own, in the plain manifests and the chart (which names it by value)."""
+    for docs, name in (({d["kind"]: d for d in plain_manifests()}, "scalebridge-secrets"),
+                       ({d["kind"]: d for d in helm_template({"secretName": "prod-creds"}, release="sb",
+                                                             namespace="ops")}, "prod-creds")):
+        pod = docs["Deployment"]["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        assert container["envFrom"] == [{"secretRef": {"name": name, "optional": True}}]
+        [volume] = [v for v in pod["volumes"] if "secret" in v]
+        assert volume["secret"] == {"secretName": name, "optional": True}
+        [mount] = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
+        assert mount["mountPath"] == "/etc/scalebridge/secrets" and mount["readOnly"] is True
+        assert "Secret" not in docs, "the Secret is the operator's: no placeholder one is shipped"
+
+
 def test_the_run_configuration_in_the_configmap_is_valid(tmp_path):
     from scalebridge.controller.config import load_config
     cm = next(d for d in plain_manifests() if d["kind"] == "ConfigMap")

@@ -171,3 +171,36 @@ def test_observe_prints_what_the_provider_saw_and_never_writes(k8s, run, tmp_pat
     text = json.dumps(seen)
     assert "450m" in text and '"current_replicas": 4' in text
     assert not [r for r in k8s.requests if r.method in ("PUT", "PATCH", "POST")]
+
+
+def _annotate(k8s, annotations: dict) -> None:
+    obj = k8s.get("apps", "deployments", "shop", "web")
+    obj["metadata"].setdefault("annotations", {}).update(annotations)
+    k8s.put("apps", "deployments", "shop", obj)
+
+
+@pytest.mark.parametrize("prefix", ["autoscaling.keda.sh", "scalebridge.io"])
+def test_a_paused_replicas_annotation_sets_that_size_once_and_holds_it(k8s, run, prefix):
+    """KEDA's pause annotations (https://keda.sh/docs/latest/concepts/scaling-deployments/#pause-autoscaling),
+    honoured on the workload: paused-replicas scales to N and stops; paused: "true"
+    holds the current size."""
+    long_running(k8s, k8s.add_deployment, "shop", "web", replicas=4, requests={"cpu": "500m"})
+    k8s.set_pod_usage("shop", "web", {"cpu": "450m"})      # would go to 6
+    _annotate(k8s, {f"{prefix}/paused-replicas": "2"})
+    rc, [rec] = run(WEB)
+    assert rc == 0 and rec["action"] == "applied" and rec["desired_replicas"] == 2, rec
+    assert f"{prefix}/paused-replicas=2" in rec["note"]
+    assert k8s.get("apps", "deployments", "shop", "web")["spec"]["replicas"] == 2
+    writes = len([r for r in k8s.requests if r.method in ("PUT", "PATCH")])
+    rc, [rec] = run(WEB)
+    assert rc == 0 and rec["action"] == "paused"
+    assert len([r for r in k8s.requests if r.method in ("PUT", "PATCH")]) == writes, "held, not written again"
+    obj = k8s.get("apps", "deployments", "shop", "web")
+    del obj["metadata"]["annotations"][f"{prefix}/paused-replicas"]
+    obj["metadata"]["annotations"][f"{prefix}/paused"] = "true"
+    k8s.put("apps", "deployments", "shop", obj)
+    rc, [rec] = run(WEB)
+    assert rec["action"] == "paused" and rec["desired_replicas"] == 2
+    _annotate(k8s, {f"{prefix}/paused": "false"})    # not "true": scaling again
+    rc, [rec] = run(WEB)
+    assert rec["action"] != "paused" and rec["recommended_replicas"] is not None

@@ -11,7 +11,7 @@ import yaml
 
 from scalebridge import plugins
 from scalebridge.engine import load_policy
-from scalebridge.providers import Capability, ErrorKind, MetricQuery, ProviderError, RefError
+from scalebridge.providers import TargetEnded, Capability, ErrorKind, MetricQuery, ProviderError, RefError
 from scalebridge.protocol import MetricObservation, Settings
 from scalebridge.testing.conformance import check_provider
 from scalebridge_sim.provider import SimProvider
@@ -57,7 +57,8 @@ def test_observe_advances_the_world_never_back_and_not_past_the_load() -> None:
     assert back.value.kind is ErrorKind.INVALID
     with pytest.raises(ProviderError) as past:
         t.observe(3600.0)                                 # 240 ticks of 15 s: the last starts at 3585
-    assert past.value.kind is ErrorKind.NOT_FOUND and "--until 3600s at most" in past.value.message
+    # the end of the load: the target says so (once, by the controller) and holds its size
+    assert isinstance(past.value, TargetEnded) and "the simulated load ended at t=3600" in past.value.message
 
 
 def test_a_resize_takes_at_once_and_reads_back() -> None:

@@ -1,0 +1,156 @@
+"""Metric sources in a run: the named instances of ``metric_sources:``, and one
+sync's metric reads routed between them and the provider.
+
+:func:`build_metric_sources` makes each instance (``factory(**options)``, the
+options that are file paths read from the configuration's directory), every
+problem a ``file:line:column: key: message`` line; :func:`check_target_sources`
+checks a target's ``metrics.<name>.source`` that names one (``metric_source``,
+``query``, ``member_label``) and gives its route; :func:`read_metrics` is what
+one sync reads: the queries whose source names a metric source from that
+instance (:func:`scalebridge.metric_sources.observe`, windows ending at the sync
+time less the decision's ``metric_delay_seconds``), the others from the
+provider's :meth:`~scalebridge.providers.Target.read_metrics`, merged. A target
+that routes nothing calls the provider exactly as before.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..errors import ScalebridgeError
+from ..metric_sources import MetricSource, SourceQuery, is_metric_source_query, observe, parse_source_query
+from ..providers import MetricQuery, Observation, ProviderError, RefError
+
+if TYPE_CHECKING:
+    from .config import LoadedConfig, TargetSpec
+
+__all__ = ["build_metric_sources", "check_target_sources", "read_metrics", "Route", "close_metric_sources"]
+
+Route = tuple[SourceQuery, MetricSource]
+
+
+def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[str, MetricSource]:
+    """Every instance of the configuration's ``metric_sources:``; problems appended."""
+    from .. import plugins
+    from .config import _resolve_paths
+    out: dict[str, MetricSource] = {}
+    for key, options in (loaded.config.metric_sources or {}).items():
+        loc = ("metric_sources", key)
+        options = dict(options or {})
+        type_name = options.pop("type", None)
+        if type_name is None:
+            if key not in plugins.registry().metric_sources:
+                installed = ", ".join(sorted(plugins.registry().metric_sources)) or "none"
+                problems.append(f"{loaded.where(*loc)}: {key!r} is not a metric source type, so it needs `type:` "
+                                f"(installed metric sources are: {installed})")
+                continue
+            type_name = key
+        try:
+            factory = plugins.metric_source_factory(type_name) if isinstance(type_name, str) else None
+            if factory is None:
+                raise ScalebridgeError(f"expected a metric source type name, got {type_name!r}")
+            unknown = _unknown_options(factory, options)
+            if unknown:
+                import difflib
+                close = difflib.get_close_matches(unknown[0], unknown[1], n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(f"{loaded.where(*loc, unknown[0])}: not an option of the {type_name} metric source"
+                                f"{hint}; its options are: {', '.join(unknown[1])}")
+                continue
+            instance = factory(**_resolve_paths(factory, options, loaded.path.parent))
+        except RefError as e:
+            problems.append(f"{loaded.where(*loc, *e.key.split('.'))}: {e.message}")
+            continue
+        except TypeError as e:   # an option the factory does not take
+            problems.append(f"{loaded.where(*loc)}: the {type_name} metric source does not take these options: {e}")
+            continue
+        except ScalebridgeError as e:
+            problems.append(f"{loaded.where(*loc, 'type')}: {e}")
+            continue
+        instance.name = key
+        out[key] = instance
+    return out
+
+
+def _unknown_options(factory: Any, options: dict) -> Optional[tuple[str, list[str]]]:
+    """The first option ``factory`` does not take and the ones it takes (None: all taken)."""
+    import inspect
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    extra = [k for k in options if k not in names]
+    return (extra[0], names) if extra else None
+
+
+def check_target_sources(loaded: "LoadedConfig", loc: tuple, sources: dict[str, Any],
+                         instances: dict[str, MetricSource], problems: list[str]) -> Optional[dict[str, Route]]:
+    """The routes of a target's ``metrics.<name>.source`` that name a metric source
+    (metric name → its query and instance), or None when one is not valid (its
+    problem appended, naming the key)."""
+    routes: dict[str, Route] = {}
+    ok = True
+    for name, source in sources.items():
+        if not is_metric_source_query(source):
+            continue
+        where = loc + ("metrics", name, "source")
+        try:
+            sq = parse_source_query(name, source)
+        except RefError as e:
+            problems.append(f"{loaded.where(*loc, *e.key.split('.'))}: {e.message}")
+            ok = False
+            continue
+        instance = instances.get(sq.metric_source)
+        if instance is None:
+            if sq.metric_source not in (loaded.config.metric_sources or {}):
+                configured = ", ".join(sorted(loaded.config.metric_sources or {})) or "none"
+                problems.append(f"{loaded.where(*where, 'metric_source')}: no metric source {sq.metric_source!r} "
+                                f"in `metric_sources:` (configured: {configured})")
+            ok = False   # else its own problem is already reported
+            continue
+        try:
+            instance.check_query(sq)
+        except RefError as e:
+            problems.append(f"{loaded.where(*loc, *e.key.split('.'))}: {e.message}")
+            ok = False
+            continue
+        routes[name] = (sq, instance)
+    return routes if ok else None
+
+
+def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
+                 queries: Optional[list[MetricQuery]] = None) -> dict[str, dict]:
+    """The protocol's ``observations.metrics`` of one sync of ``spec``'s target:
+    each query from its metric source, or from the provider. A metric source's
+    failure fails the sync, its message naming the metric."""
+    queries = spec.queries if queries is None else queries
+    routes = spec.metric_sources
+    if not routes:
+        return spec.target.read_metrics(now, observation, queries)
+    native = [q for q in queries if q.name not in routes]
+    out = spec.target.read_metrics(now, observation, native) if native else {}
+    end = now - float(spec.settings.metric_delay_seconds or 0.0)
+    members = None if observation.members is None else [m["name"] for m in observation.members]
+    for q in queries:
+        route = routes.get(q.name)
+        if route is None:
+            continue
+        sq, source = route
+        try:
+            got = observe(source, sq, q, end, members)
+        except ProviderError as e:
+            raise ProviderError(e.kind, f"metric {q.name!r}: {e.message}", retry_after=e.retry_after,
+                                operation=e.operation) from None
+        if got is not None:
+            out[q.name] = got
+    return out
+
+
+def close_metric_sources(instances: dict[str, MetricSource]) -> None:
+    for s in instances.values():
+        try:
+            s.close()
+        except Exception:  # noqa: BLE001 — closing never fails a run
+            pass

@@ -183,8 +183,8 @@ class SimTarget(Target):
         self._faults: dict[str, ProviderError] = {}
         self._virtual = True                  # until the controller says otherwise (use_clock)
         self._origin: Optional[float] = None  # on the real clock: the time the load's first tick played
-        self._observed: list[int] = []        # every tick observed, in order (the snapshot's)
-        self._resizes: dict[int, int] = {}    # tick -> the size set at it
+        # the snapshot, kept up to date in place (persisted after every sync: O(1) to give)
+        self._snap: dict = {"v": 1, "origin": None, "observed": [], "resizes": []}
         self._restoring: Optional[dict] = None
 
     # -- the world --------------------------------------------------------------------------------
@@ -220,16 +220,38 @@ class SimTarget(Target):
         resizes = {int(k): int(v) for k, v in snapshot.get("resizes", [])}
         for k in _ticks(snapshot.get("observed", [])):
             world.observe(k)
-            self._observed.append(k)
+            self._observed(k)
             if k in resizes:
                 world.resize(resizes[k])
-                self._resizes[k] = resizes[k]
+                self._resized(k, resizes[k])
         self._members = None
+
+    def _observed(self, k: int) -> None:
+        """Tick ``k`` observed: added to the snapshot's runs ``[first, step, count]``."""
+        runs = self._snap["observed"]
+        if runs:
+            last = runs[-1]
+            first, step, count = last
+            if count == 1 and k > first:
+                last[1], last[2] = k - first, 2
+                return
+            if k - (first + step * (count - 1)) == step:
+                last[2] += 1
+                return
+        runs.append([k, 0, 1])
+
+    def _resized(self, k: int, size: int) -> None:
+        resizes = self._snap["resizes"]
+        if resizes and resizes[-1][0] == k:
+            resizes[-1][1] = size
+        else:
+            resizes.append([k, size])
 
     def _at(self, now: float) -> Any:
         """The world advanced to the tick ``now`` falls in."""
         if not self._virtual and self._origin is None and self._world is None:
             self._origin = float(now)   # on the real clock the load plays from the first sync
+            self._snap["origin"] = self._origin
         world = self.world
         tick = world.tick_seconds
         k = math.floor((now - world.start_time) / tick + 1e-9)
@@ -248,7 +270,7 @@ class SimTarget(Target):
                                                    f"it cannot go back to t={now:g}", operation="observe")
         if k > world.tick:
             world.observe(k)
-            self._observed.append(k)
+            self._observed(k)
             self._members = None
         return world
 
@@ -256,16 +278,14 @@ class SimTarget(Target):
     def snapshot(self) -> Optional[dict]:
         if self._restoring is not None:   # restored, not observed since
             return self._restoring
-        if not self._observed:
-            return None
-        return {"v": 1, "origin": self._origin, "observed": _runs(self._observed),
-                "resizes": sorted([k, v] for k, v in self._resizes.items())}
+        return self._snap if self._snap["observed"] else None
 
     def restore(self, snapshot: dict) -> None:
         if not isinstance(snapshot, dict) or snapshot.get("v") != 1:
             return   # not a snapshot of this version: the world starts afresh
         self._origin = snapshot.get("origin") if isinstance(snapshot.get("origin"), (int, float)) else None
-        self._world, self._observed, self._resizes = None, [], {}
+        self._world = None
+        self._snap = {"v": 1, "origin": self._origin, "observed": [], "resizes": []}
         self._restoring = snapshot
 
     def _fault(self, call: str) -> None:
@@ -313,25 +333,8 @@ class SimTarget(Target):
         if world.tick < 0:   # resized before anything observed it: at the start
             self._at(world.start_time)
         world.resize(size)
-        self._resizes[world.tick] = size
+        self._resized(world.tick, size)
         return SizeChange(size=size, in_flight=False)
-
-
-def _runs(ticks: list[int]) -> list[list[int]]:
-    """Ticks as runs ``[first, step, count]`` (a controller's syncs are evenly spaced)."""
-    out: list[list[int]] = []
-    for k in ticks:
-        if out:
-            first, step, count = out[-1]
-            last = first + step * (count - 1)
-            if count == 1 and k > first:
-                out[-1] = [first, k - first, 2]
-                continue
-            if k - last == step:
-                out[-1][2] += 1
-                continue
-        out.append([k, 0, 1])
-    return out
 
 
 def _ticks(runs: Any) -> list[int]:

@@ -23,7 +23,6 @@ cluster-autoscaler's ``RunOnce`` every ``--scan-interval``.
 from __future__ import annotations
 
 import gc
-import sys
 import logging
 import math
 import queue
@@ -32,7 +31,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
-from pydantic import ValidationError
 
 from ..cliargs import say
 from ..engine import Decider

@@ -1,7 +1,7 @@
 """The metric queries a sync makes, from the policy and the semantics."""
 from __future__ import annotations
 
-from scalebridge.controller.queries import TARGET_TRACKING_WINDOW_SECONDS, queries_for
+from scalebridge.controller.queries import TARGET_TRACKING_WINDOW_SECONDS, metric_names, queries_for
 from scalebridge.policy import Policy
 
 
@@ -59,3 +59,33 @@ def test_what_a_semantics_ignores_is_not_read():
 
 def test_a_semantics_that_is_not_registered_reads_everything_the_policy_has():
     assert [q.name for q in queries_for(SHARED, "no-such-semantics")] == ["cpu", "connections"]
+
+
+CONTROLS = Policy.model_validate({
+    "min_replicas": 0, "max_replicas": 20, "scale_to_zero_delay_seconds": 60,
+    "metrics": [{"type": "external", "name": "a", "target": {"type": "AverageValue", "average_value": 1}},
+                {"type": "external", "name": "b", "activation_threshold": 3,
+                 "target": {"type": "AverageValue", "average_value": 1}},
+                {"type": "formula", "name": "f", "expression": "a * 2.0",
+                 "target": {"type": "AverageValue", "average_value": 2}}],
+    "rules": [{"metric": "f", "operator": "GreaterThan", "threshold": 4, "time_window_seconds": 300,
+               "action": {"direction": "Increase", "type": "ChangeCount", "value": 2}}]})
+
+
+def test_a_formula_is_computed_not_read_and_the_metrics_it_names_are_read_under_every_semantics():
+    """docs/policy.md, formula: decide computes a formula from the metrics it names; a rule on
+    it reads them over its window, as series. The metrics an activation phase watches are
+    read under azure too (the neutral controls read them under every semantics)."""
+    for s in ("kubernetes", "gce", "azure", "aws", "scalebridge"):
+        qs = {q.name: q for q in queries_for(CONTROLS, s)}
+        assert set(qs) == {"a", "b"}, s
+        assert {q.type for q in qs.values()} == {"external"}, s
+    azure = {q.name: q for q in queries_for(CONTROLS, "azure")}
+    assert azure["a"].window_seconds == 300 and "series" in azure["a"].shapes
+    assert metric_names(CONTROLS) == ["a", "b"], "a formula has no source"
+
+
+def test_a_policy_without_controls_reads_as_before_under_azure():
+    plain = Policy.model_validate({"min_replicas": 0, "max_replicas": 20, "metrics": [
+        {"type": "external", "name": n, "target": {"type": "AverageValue", "average_value": 1}} for n in "ab"]})
+    assert queries_for(plain, "azure") == []

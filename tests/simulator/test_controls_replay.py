@@ -59,3 +59,16 @@ def test_a_formula_metric_is_computed_from_the_published_metrics():
          "target": {"type": "AverageValue", "average_value": 1}}]}
     run = simulate(pol, np.array([40.0] * 40), MODEL, semantics="kubernetes")
     assert run.desired[-1] == 4   # ceil(40 / 10 / 1)
+
+
+def test_a_rule_on_a_formula_is_replayed_under_azure():
+    # the formula is computed from the published load (never published itself): 40 / 10 = 4 > 3
+    pol = {"min_replicas": 1, "max_replicas": 6, "default_replicas": 1, "metrics": [
+        {"type": "external", "name": "load", "target": {"type": "AverageValue", "average_value": 10}},
+        {"type": "formula", "name": "per_ten", "expression": "load / 10.0",
+         "target": {"type": "AverageValue", "average_value": 1}}],
+        "rules": [{"metric": "per_ten", "operator": "GreaterThan", "threshold": 3, "time_window_seconds": 60,
+                   "action": {"direction": "Increase", "type": "ChangeCount", "value": 1, "cooldown_seconds": 60}}]}
+    run = simulate(pol, np.array([40.0] * 60), MODEL, semantics="azure")
+    assert "per_ten" not in run.published
+    assert run.desired[-1] == 6 and run.reasons.get("DesiredWithinRange", 0) >= 1

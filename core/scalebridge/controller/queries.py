@@ -20,6 +20,13 @@ and statistic it needs and the observation shapes that semantics reads:
 - ``aws``: CloudWatch datapoints (``series``, or ``member_series``) per period —
   target tracking's alarms look at 3 one-minute datapoints to scale out and 15 to
   scale in (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html).
+
+The neutral controls (docs/policy.md) read what every semantics reads alike: a
+formula metric is never read (``decide`` computes it from the metrics it names,
+which are read instead, with the window and series of every rule on the
+formula), and the metrics of an activation phase and those a formula names are
+read under every semantics, Azure's too (its rules may name a formula; its
+activation phase watches the policy's metrics).
 """
 from __future__ import annotations
 
@@ -72,9 +79,11 @@ def _shapes(semantics: str, metric_type: str) -> frozenset[str]:
 def metric_names(policy: Policy) -> list[str]:
     """Every observation name ``policy`` reads under some semantics (its enabled
     metrics, rules and predictive metric): what a target's ``metrics.<name>.source``
-    may name, whichever semantics the target runs."""
-    names = [m.name for m in policy.metrics or [] if m.enabled]
-    names += [r.metric for r in _rules(policy) if r.enabled]
+    may name, whichever semantics the target runs. A formula is not read: it has no
+    source, the metrics it names do."""
+    formulas = {m.name for m in policy.metrics or [] if m.type == "formula"}
+    names = [m.name for m in policy.metrics or [] if m.enabled and m.name not in formulas]
+    names += [r.metric for r in _rules(policy) if r.enabled and r.metric not in formulas]
     pred = policy.predictive
     if pred is not None and pred.metric and (pred.mode or "Disabled") != "Disabled":
         names.append(pred.metric)
@@ -86,6 +95,22 @@ def _decides_from(semantics: str) -> frozenset[str]:
         return getattr(plugins.semantics(semantics), "decides_from", _EVERYTHING)
     except ScalebridgeError:   # not a registered semantics: read everything the policy has
         return _EVERYTHING
+
+
+def _read_by_controls(policy: Policy) -> dict:
+    """The metric names the neutral controls read whatever the semantics (a formula's
+    inputs; the metrics an activation phase watches), and under the key None each
+    formula's name with the metrics it names."""
+    from ..controls import controls_of   # the engine's: loads CEL only for a formula
+    c = controls_of(policy)
+    if c is None:
+        return {}
+    out: dict = {None: {f.metric.name: f.inputs for f in c.formulas}}
+    for f in c.formulas:
+        out.update((m.name, True) for m in f.inputs)
+    if c.phases is not None:
+        out.update((m.name, True) for m, _ in c.watched if m.type != "formula")
+    return out
 
 
 def queries_for(policy: Policy, semantics: str,
@@ -107,14 +132,23 @@ def queries_for(policy: Policy, semantics: str,
             out[name] = MetricQuery(name, q.type, q.spec, max(q.window_seconds, window),
                                     min(q.grain_seconds, grain), q.shapes | shapes, q.source)
 
-    for m in policy.metrics or [] if "metrics" in parts else []:
-        if not m.enabled:
+    controlled = _read_by_controls(policy)
+    inputs = controlled.pop(None, {})   # formula name -> the metrics it names
+    for m in policy.metrics or []:
+        if not m.enabled or m.type == "formula" or ("metrics" not in parts and m.name not in controlled):
             continue
         spec = m.model_dump(mode="json", exclude_none=True)
         window = TARGET_TRACKING_WINDOW_SECONDS if semantics == "aws" else METRIC_WINDOW_SECONDS
         add(m.name, m.type, spec, window, 60.0, _shapes(semantics, m.type))
     for r in _rules(policy) if "rules" in parts else ():
         if not r.enabled:
+            continue
+        if r.metric in inputs:   # computed: its metrics are read over the rule's window, as series
+            periods = max(r.evaluation_periods, r.datapoints_to_alarm or 1)
+            window = max(float(r.time_window_seconds), float(r.time_grain_seconds) * periods)
+            for m in inputs[r.metric]:
+                add(m.name, m.type, m.model_dump(mode="json", exclude_none=True), window,
+                    float(r.time_grain_seconds), _SERIES)
             continue
         spec = r.model_dump(mode="json", exclude_none=True)
         periods = max(r.evaluation_periods, r.datapoints_to_alarm or 1)

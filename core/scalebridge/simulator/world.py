@@ -89,13 +89,15 @@ def published_metrics(policy: Policy) -> dict[str, str]:
     """Metric name → shape (``cpu``, ``load``, ``load_per_member`` or ``load_balancing``) this
     policy can name; ``cpu`` is always there (semantics default to it)."""
     out = {"cpu": "cpu"}
+    formulas = {m.name for m in policy.metrics or [] if m.type == "formula"}   # computed by decide, never published
     for m in policy.metrics or []:
         if m.type in ("resource", "container_resource", "formula"):
-            continue   # cpu is published; other resources (memory) are not simulated; a formula is computed
+            continue   # cpu is published; other resources (memory) are not simulated
         shape = {"load_balancing": "load_balancing", "pods": "load_per_member"}.get(m.type, "load")
         out.setdefault(m.name, shape)
     for r in _rules(policy):
-        out.setdefault(r.metric, "load")
+        if r.metric not in formulas:
+            out.setdefault(r.metric, "load")
     if policy.predictive is not None and policy.predictive.metric:
         out.setdefault(policy.predictive.metric, "load")
     return out

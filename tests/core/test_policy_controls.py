@@ -104,3 +104,34 @@ def test_the_control_state_keys_round_trip_through_json():
     again = decide({**REQUEST, "state": json.loads(json.dumps(r["state"]))})
     assert "fallback.failures" not in again["state"]
     assert again["state"]["activation.last_active"] == 1000.0
+
+
+FORMULA_FILE = BASE + """\
+  - type: formula
+    name: composite
+    expression: "queue / 0.0 + queu"
+    target: {type: AverageValue, average_value: 2}
+rules:
+  - {metric: composite, operator: GreaterThan, threshold: 4, time_window_seconds: 60,
+     action: {direction: Increase, type: ChangeCount, value: 2}}
+"""
+
+
+def test_validate_names_the_expressions_problem_in_one_line_and_exits_2(tmp_path, capsys):
+    from scalebridge.cli import main
+    f = tmp_path / "p.yaml"
+    f.write_text(FORMULA_FILE)
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"{f}:9:17: policy.metrics[1].expression: undeclared reference to 'queu' (at column 15 "
+                                "of the expression); the metrics it can name: queue"]
+
+
+def test_validate_says_the_controls_read_metrics_azure_ignores(tmp_path, capsys):
+    from scalebridge.cli import main
+    f = tmp_path / "p.yaml"
+    f.write_text(FORMULA_FILE.replace(" + queu", ""))   # a division by zero is a runtime error, not a refusal
+    assert main(["validate", "--semantics", "azure", str(f)]) == 0
+    err = capsys.readouterr().err
+    assert "azure: metrics: the azure semantics does not read their targets" in err
+    assert "the neutral controls read their values" in err and "never scale" not in err

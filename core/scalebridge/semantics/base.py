@@ -60,6 +60,13 @@ class Semantics(ABC):
         ignored = [p for p in have if p not in self.decides_from]
         lines = [f"{part}: the {self.name} semantics does not read it ({_WHY.get((self.name, part), 'not a part of its model')})"
                  for part in ignored]
+        if "metrics" in ignored and _controls_read_metrics(policy):
+            # the neutral controls read them under every semantics (docs/semantics.md)
+            i = ignored.index("metrics")
+            ignored.pop(i)
+            lines[i] = (f"metrics: the {self.name} semantics does not read their targets "
+                        f"({_WHY.get((self.name, 'metrics'), 'not a part of its model')}); the neutral controls read "
+                        "their values (an activation phase, a formula its rules name)")
         signals = [p for p in have if p in ("metrics", "rules", "profiles", "schedules", "predictive")
                    and p in self.decides_from]
         if ignored and not signals and any(p in ("metrics", "rules", "profiles") for p in ignored):
@@ -89,6 +96,17 @@ class Semantics(ABC):
         if c is None:
             c = cache[self.name] = build(policy)
         return c
+
+
+def _controls_read_metrics(policy: Policy) -> bool:
+    """Whether the neutral controls read the policy's metrics whatever the semantics: its
+    activation phase watches them, or a rule names a formula over them."""
+    from ..stages.activation import phases_of
+    if phases_of(policy) is not None:
+        return True
+    formulas = {m.name for m in policy.metrics or [] if m.type == "formula"}
+    return bool(formulas) and any(r.metric in formulas for r in [*policy.rules, *(r for p in policy.profiles
+                                                                               for r in p.rules)])
 
 
 _SIGNALS = ("metrics", "rules", "profiles", "schedules", "predictive")

@@ -117,6 +117,22 @@ class KubernetesSemantics(Semantics):
         require_stated_utilization(policy, "required by the kubernetes semantics (the API server: \"must set "
                                            "either a target raw value or a target utilization\")")
 
+    def ignored_parts(self, policy: Policy) -> list[str]:
+        """Also: ``min_replicas: 0`` that no HPA could have. "minReplicas is allowed to be 0 if
+        the alpha feature gate HPAScaleToZero is enabled and at least one Object or External
+        metric is configured" (HorizontalPodAutoscalerSpec; validateMetrics: "must specify at
+        least one Object or External metric to support scaling to zero replicas"). The
+        controller decides such an HPA all the same (and so does this semantics); a formula
+        is an External metric; under an activation phase the HPA's minimum is 1."""
+        from ..stages.activation import phases_of
+        lines = super().ignored_parts(policy)
+        if policy.min_replicas == 0 and phases_of(policy) is None and not any(
+                m.enabled and m.type in ("object", "external", "formula") for m in policy.metrics or ()):
+            lines.append("min_replicas: 0 needs an object or external metric in an HPA (the API server accepts "
+                         "minReplicas 0 only with the HPAScaleToZero feature gate and at least one Object or "
+                         "External metric)")
+        return lines
+
     # -- computeReplicasForMetric ---------------------------------------------------------
     def metric_proposal(self, ctx: Context, spec: Metric, tol: Tolerances, status_replicas: int) -> ReplicaCount:
         obs = ctx.obs.metrics.get(spec.name)

@@ -132,6 +132,28 @@ def test_an_invalid_value_counts_as_failed():
     assert "missing request" in r["metrics"][0]["error"]
 
 
+@pytest.mark.parametrize("semantics", BUILTIN_SEMANTICS)
+@pytest.mark.parametrize("resource", ["cpu", "memory"])
+def test_fallback_covers_cpu_and_memory_too(semantics, resource):
+    # KEDA leaves cpu and memory to the HPA (no fallback); scalebridge reads them itself (issue #27).
+    # 3 running: the HPA without behavior adds at most max(2 × 3, 4)
+    pol = {"min_replicas": 1, "max_replicas": 10, "fallback": {"failure_threshold": 1, "replicas": 5},
+           "metrics": [{"type": "resource", "name": resource,
+                        "target": {"type": "Utilization", "average_utilization": 60}}],
+           "rules": [{"metric": resource, "operator": "GreaterThan", "threshold": 70, "time_window_seconds": 60,
+                      "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]}
+    state = {"recommendations": []}
+    out = []
+    for i in range(2):
+        r = decide({"semantics": semantics, "now": T0 + 60 * i, "current_replicas": 3, "policy": pol,
+                    "observations": {"metrics": {resource: {"error": "metrics.k8s.io: the server is currently "
+                                                                     "unable to handle the request"}}},
+                    "state": state})
+        state = r["state"]
+        out.append((r["desired_replicas"], r["reason"]))
+    assert out[0][1] != "Fallback" and out[1] == (5, "Fallback")
+
+
 def test_a_read_metric_above_the_fallback_count_wins():
     # the HPA takes the highest of its metrics; the one in fallback stands for 4
     pol = policy(fallback={"failure_threshold": 0, "replicas": 4},
@@ -161,20 +183,27 @@ COUNT_POLICY = {
 }
 
 
-@pytest.mark.parametrize("semantics, expected", [("kubernetes", 3), ("gce", 3), ("azure", 3), ("aws", 3),
-                                                 ("scalebridge", 3)])
-def test_a_formula_of_three_metrics_computes_kedas_documented_value(semantics, expected):
-    obs = {n: {"value": v, "timestamp": T0} for n, v in (("trig_one", 2), ("trig_two", 3), ("trig_three", 0))}
+# KEDA "Scaling Deployments", Scaling Modifiers, "Example: count function"
+# (https://keda.sh/docs/latest/concepts/scaling-deployments/#scaling-modifiers):
+#   formula: "count([trig_one,trig_two,trig_three],{#>1}) > 1 ? 5 : 0"
+#   "If at least 2 metrics (from the list trig_one,trig_two,trig_three) have value of more
+#   than 1, then return 5, otherwise return 0"
+# the composite metric against its target (AverageValue 2, KEDA's default metricType) is
+# ceil(5 / 2) = 3 replicas; 0 is below min_replicas 1. Under azure a rule on the formula
+# adds 2 above 4 (1 + 2 = 3) and nothing otherwise.
+@pytest.mark.parametrize("semantics", BUILTIN_SEMANTICS)
+@pytest.mark.parametrize("values, composite, expected", [((2, 3, 0), 5.0, 3), ((2, 1, 0), 0.0, 1)])
+def test_a_formula_of_three_metrics_computes_kedas_documented_value(semantics, values, composite, expected):
+    obs = {n: {"value": v, "timestamp": T0} for n, v in zip(("trig_one", "trig_two", "trig_three"), values)}
     r = decide({"semantics": semantics, "now": T0, "current_replicas": 1, "policy": COUNT_POLICY,
                 "observations": {"metrics": obs}, "state": {"recommendations": []}})
-    # two of the three above 1 -> 5; ceil(5 / 2) = 3 (azure: one replica + 2)
     assert r["desired_replicas"] == expected, r
-    composite = [m for m in r["metrics"] if m["name"] == "composite"][0]
-    assert float(composite["value"]) == 5.0
+    entry = [m for m in r["metrics"] if m["name"] == "composite"][0]
+    assert float(entry["value"]) == composite
     if semantics != "azure":
         assert [m.get("formula") for m in r["metrics"][:3]] == ["composite"] * 3
-        assert [m["value"] for m in r["metrics"][:3]] == [2, 3, 0]
-        assert composite["replicas"] == 3
+        assert [m["value"] for m in r["metrics"][:3]] == list(values)
+        assert entry["replicas"] == (3 if composite else 0)
 
 
 @pytest.mark.parametrize("semantics", BUILTIN_SEMANTICS)

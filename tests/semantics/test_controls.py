@@ -265,6 +265,7 @@ def test_a_metric_in_fallback_activates_from_zero(semantics):
     pol = {**ZERO, "fallback": {"failure_threshold": 1, "replicas": 4}}
     rs = run(semantics, pol, [FAIL, FAIL, FAIL], 0)
     assert [r["reason"] for r in rs[:2]] == ["Idle", "Activated"]
+    assert [r["fallback"]["active"] for r in rs] == [False, True, True]   # scalebridge_fallback_active
     assert rs[2]["reason"] == "Fallback" and rs[2]["desired_replicas"] == 4
 
 

@@ -19,7 +19,8 @@ def test_there_is_an_example_per_provider():
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
 def test_example_validates(path, scalebridge):
     code, out, err = scalebridge("validate", path)
-    assert (code, err) == (0, ""), err
+    # one policy across semantics: what a target's semantics does not read is a warning, never an error
+    assert code == 0 and all(": warning: " in line for line in err.splitlines()), err
     runtime = build(load_config(path))
     try:
         assert runtime.targets

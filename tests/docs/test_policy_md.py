@@ -43,7 +43,8 @@ def test_policy_md_example_files_validate_under_every_semantics(capsys):
     rc, out, err = run_main(capsys, "validate", "--semantics", "all", "examples/policies/web.yaml",
                             "examples/simulate/policy.yaml", "examples/predictive/policy.yaml",
                             "examples/predictive/count-noise.yaml")
-    assert rc == 0 and err == ""
+    # the parts a semantics does not read are warnings (web.yaml's behavior under azure and aws …)
+    assert rc == 0 and all(": warning: " in line for line in err.splitlines()), err
 
 
 def _bad_policy(tmp_path) -> Path:

@@ -48,7 +48,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping, Optional
+from typing import Mapping
 
 __all__ = ["CelError", "Compiled", "compile_formula", "IDENTIFIER"]
 
@@ -158,10 +158,3 @@ def compile_formula(expression: str, names: tuple) -> Compiled:
             refs.append(n)
     return Compiled(expression, usable, frozenset(refs), program)
 
-
-def referenced(expression: str, names: tuple) -> Optional[frozenset]:
-    """The names of ``names`` that ``expression`` uses (None when it does not compile)."""
-    try:
-        return compile_formula(expression, names).references
-    except CelError:
-        return None

@@ -8,7 +8,8 @@ Fields (fixed by the run-config contract): ``time``, ``target``, ``provider``,
 paused target: no decision; its ``note`` says who paused it), and the extension
 ``standby``: a replica not holding the leader election), ``error``;
 extensions: ``error_kind`` (a provider error's kind, or ``store``), ``size`` (what
-the provider set, when it clamped the request), ``note``, and ``recovered: true`` on
+the provider set, when it clamped the request), ``note``, ``fallback`` (with a policy's ``fallback``: whether it applies), and
+``recovered: true`` on
 the record of a write carried out by a controller that died before auditing it.
 
 An audit log that cannot be written (a closed pipe, a full disk) raises

@@ -363,7 +363,16 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             ctx.metrics.paused.labels(spec.name).set(1 if pause else 0)
         if pause is not None:
             return _paused(out, ctx, obs, pause, now)
-        metrics = read_metrics(spec, now, obs) if spec.queries else {}
+        # with a fallback, a metric that cannot be read is decided on (its failures
+        # counted in the state, as KEDA counts them); without one the sync fails and the
+        # size is held, as before
+        failed: Optional[list[ProviderError]] = [] if spec.policy.fallback is not None else None
+        metrics = read_metrics(spec, now, obs, failed=failed) if spec.queries else {}
+        for e in failed or ():
+            if e.kind is ErrorKind.THROTTLED and e.retry_after:
+                ctx.pacing[spec.provider_key].hold(now + e.retry_after)
+            if ctx.metrics is not None:
+                ctx.metrics.provider_errors.labels(spec.provider_key, e.kind.value).inc()
         observations = _observations(obs, metrics)
         ev = _events(decider.state)
         d = decider.step(now, current, observations)
@@ -373,6 +382,13 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         rec["reason"] = d.reason
         if d.error:
             rec["error"] = d.error
+        if failed:
+            rec["note"] = "metrics not read: " + "; ".join(str(e) for e in failed)
+        fallback = (d.extra or {}).get("fallback")
+        if fallback is not None:
+            rec["fallback"] = bool(fallback.get("active"))
+            if ctx.metrics is not None:
+                ctx.metrics.fallback_active.labels(spec.name).set(1 if fallback.get("active") else 0)
         run.last_synced = now
         m = ctx.metrics
         if m is not None:

@@ -240,6 +240,9 @@ def count_records(metrics: Optional[Any], records: list[dict]) -> None:
             metrics.current.labels(name).set(rec["current_replicas"])
             metrics.desired.labels(name).set(rec["desired_replicas"])
             metrics.decisions.labels(name, rec["reason"]).inc()
+        if rec.get("fallback") is not None:
+            metrics.fallback_active.labels(name).set(1 if rec["fallback"] else 0)
+        metrics.paused.labels(name).set(1 if rec["action"] == "paused" else 0)
         kind = rec.get("error_kind")
         if kind:
             metrics.provider_errors.labels(rec["provider"], kind).inc()

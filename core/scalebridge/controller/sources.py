@@ -121,16 +121,26 @@ def check_target_sources(loaded: "LoadedConfig", loc: tuple, sources: dict[str, 
 
 
 def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
-                 queries: Optional[list[MetricQuery]] = None) -> dict[str, dict]:
+                 queries: Optional[list[MetricQuery]] = None,
+                 failed: Optional[list[ProviderError]] = None) -> dict[str, dict]:
     """The protocol's ``observations.metrics`` of one sync of ``spec``'s target:
     each query from its metric source, or from the provider. A metric source's
-    failure fails the sync, its message naming the metric."""
+    failure fails the sync, its message naming the metric — unless ``failed`` is
+    given (a policy with ``fallback``): then each metric that could not be read is
+    the protocol's ``{"error": …}`` (the decision counts its failures) and the
+    errors are appended to ``failed``."""
     queries = spec.queries if queries is None else queries
     routes = spec.metric_sources
+    native = [q for q in queries if q.name not in routes] if routes else queries
+    try:
+        out = spec.target.read_metrics(now, observation, native) if native else {}
+    except ProviderError as e:
+        if failed is None:
+            raise
+        failed.append(e)
+        out = {q.name: {"error": str(e)} for q in native}
     if not routes:
-        return spec.target.read_metrics(now, observation, queries)
-    native = [q for q in queries if q.name not in routes]
-    out = spec.target.read_metrics(now, observation, native) if native else {}
+        return out
     end = now - float(spec.settings.metric_delay_seconds or 0.0)
     members = None if observation.members is None else [m["name"] for m in observation.members]
     for q in queries:
@@ -141,8 +151,13 @@ def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
         try:
             got = observe(source, sq, q, end, members)
         except ProviderError as e:
-            raise ProviderError(e.kind, f"metric {q.name!r}: {e.message}", retry_after=e.retry_after,
-                                operation=e.operation) from None
+            named = ProviderError(e.kind, f"metric {q.name!r}: {e.message}", retry_after=e.retry_after,
+                                  operation=e.operation)
+            if failed is None:
+                raise named from None
+            failed.append(named)
+            out[q.name] = {"error": str(named)}
+            continue
         if got is not None:
             out[q.name] = got
     return out

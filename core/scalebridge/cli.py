@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 
@@ -65,10 +66,18 @@ def _loads(text: str):
 
 
 def _open(path: str) -> IO[str]:
+    """Requests are a stream (a file, ``-``, a FIFO or ``<(cmd)``), never a device or a
+    directory; a FIFO is opened without waiting for a writer (none: no request)."""
     if path == "-":
         return sys.stdin
+    from .inputfile import InputFileError, check_stream
     try:
-        return open(path, encoding="utf-8")
+        check_stream(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        os.set_blocking(fd, True)
+        return open(fd, encoding="utf-8")
+    except InputFileError as e:
+        raise RequestError("$", f"cannot read {path}: {e.reason}") from None
     except OSError as e:
         raise RequestError("$", f"cannot read {path}: {e.strerror or e}") from None
 
@@ -126,15 +135,22 @@ def iter_requests(stream: IO[str]) -> Iterator[tuple[object, object]]:
         yield no, obj
 
 
+_JSON_LINES_PROBE = 1000
+
+
 def _json_lines_after_bad_first(text: str, first_no: int) -> Optional[list]:
     """JSON Lines whose first line is not JSON: each line's request, or its error
     for a line that is not JSON — or None when no line is a JSON object (one
-    broken multi-line document, reported as such)."""
+    broken multi-line document, reported as such; so too when none of the first
+    :data:`_JSON_LINES_PROBE` lines is one, which bounds what a file that is not JSON
+    at all costs)."""
     out: list = []
     requests = 0
     for k, line in enumerate(text.splitlines(), start=first_no):
         if not line.strip():
             continue
+        if not requests and len(out) >= _JSON_LINES_PROBE:
+            return None
         try:
             obj = _loads(line)
         except json.JSONDecodeError as e:

@@ -36,6 +36,7 @@ from .protocol import MetricObservation
 from .stages import activation as A
 from .stages.fallback import STATE_FAILURES, count_failures, failures_of, fallback_proposal, fallback_replicas
 from .stages.formula import PER_MEMBER, FormulaError, formula_observation, metric_value
+from .stages.impossible import INVALID
 
 __all__ = ["Controls", "controls_of", "decide"]
 
@@ -143,7 +144,7 @@ def decide(semantics, ctx: Context, align: Callable) -> Decision:
     c = controls_of(ctx.policy)
     original = ctx.policy
     obs = ctx.obs
-    failed: dict[str, str] = {k: f"metric could not be read: {o.error}"
+    failed: dict[str, str] = {k: o.error if o.error.startswith(INVALID) else f"metric could not be read: {o.error}"
                               for k, o in obs.metrics.items() if o.error is not None}
     metrics = {k: o for k, o in obs.metrics.items() if o.error is None} if failed else None
     values: dict[str, Optional[float]] = {}

@@ -23,6 +23,7 @@ from .protocol import Observations, Request, Settings, check_json_value
 from .decision import Context, Decision, MetricResult
 from .controls import controls_of, decide as apply_controls
 from .semantics.base import Semantics
+from .stages.impossible import refuse_impossible
 from .stages.signals import predictive_mode
 from .state import DecisionState
 
@@ -213,7 +214,12 @@ def _any_failed(metrics: dict) -> bool:
 
 def run(semantics: Semantics, ctx: Context) -> Decision:
     """The semantics (with the policy's neutral controls, :mod:`.controls`), then what
-    the protocol prescribes for all semantics."""
+    the protocol prescribes for all semantics. An impossible observation (a negative
+    reading of a metric that cannot be negative, :mod:`.stages.impossible`) is a failed
+    metric under every semantics."""
+    metrics = refuse_impossible(ctx.policy, ctx.obs.metrics)
+    if metrics is not ctx.obs.metrics:   # a negative reading of a ratio target: a failed metric
+        ctx.obs = ctx.obs.model_copy(update={"metrics": metrics})
     try:
         if controls_of(ctx.policy) is None and not _any_failed(ctx.obs.metrics):
             d = semantics.decide(ctx)

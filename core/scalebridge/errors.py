@@ -1,6 +1,8 @@
 """Errors that reach a user as one clear line, never as a traceback."""
 from __future__ import annotations
 
+import math
+
 from typing import Iterable, Sequence
 
 from .units import MAX_INT, MAX_NUMBER
@@ -60,6 +62,14 @@ QUANTITY_HINT = ("expected a number or a Kubernetes quantity such as \"500m\", \
                  "\"100Mi\", \"1Gi\"")
 
 
+def _non_finite(v: object) -> str:
+    """``NaN``, ``Infinity`` or ``-Infinity`` (as JSON writes them) for a float that is
+    not finite, else ``""``: what a message says it received."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else "Infinity" if v > 0 else "-Infinity"
+    return ""
+
+
 def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]:
     """pydantic errors as (location, error type, message, input), one per location:
     the alternatives of a number-or-quantity union collapse into one message."""
@@ -97,13 +107,15 @@ def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]
             if "constrained-str" in tags[loc]:
                 kind = "quantity"
                 msg = (f"invalid quantity {short_repr(inp)}: {QUANTITY_HINT}" if isinstance(inp, str)
-                       else f"expected a number or a quantity string, got {_type_name(inp)}")
+                       else f"expected a finite number or a quantity string, got {_non_finite(inp)}"
+                       if _non_finite(inp) else f"expected a number or a quantity string, got {_type_name(inp)}")
             else:
                 kind = "number"
-                msg = f"expected a number, got {_type_name(inp)}" + (f" {inp!r}" if isinstance(inp, (str, bool)) else "")
+                msg = (f"expected a finite number, got {_non_finite(inp)}" if _non_finite(inp) else
+                       f"expected a number, got {_type_name(inp)}" + (f" {inp!r}" if isinstance(inp, (str, bool)) else ""))
         elif kind in ("int_type", "float_type", "int_from_float", "bool_type", "string_type",
                       "int_parsing", "float_parsing") and not isinstance(inp, (dict, list)):
-            msg = f"{msg}, got {_type_name(inp)} {short_repr(inp)}"
+            msg = f"{msg}, got {_non_finite(inp) or f'{_type_name(inp)} {short_repr(inp)}'}"
         out.append((loc, kind, msg, inp))
     return out
 

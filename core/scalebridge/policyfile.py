@@ -220,21 +220,20 @@ def parse_policy_text(text: str, file: str = "<policy>") -> Policy:
 def load_policy_file(path: str | Path) -> Policy:
     """A policy file; ``-`` is standard input."""
     if str(path) == "-":
-        import sys
+        from .inputfile import InputFileError, read_text
         try:
-            text = sys.stdin.read()
-        except UnicodeDecodeError:
-            raise PolicyError(["<stdin>: not a UTF-8 text file"]) from None
+            text = read_text("-")
+        except InputFileError as e:
+            raise PolicyError([f"<stdin>: {e.reason}"]) from None
         return parse_policy_text(text, "<stdin>")
     return parse_policy_text(read_text_file(path), str(path))
 
 
 def read_text_file(path: str | Path) -> str:
-    """The UTF-8 text of a file the project reads (a policy, a run configuration);
+    """The UTF-8 text of a file the project reads (a policy, a run configuration): a regular file of at most :data:`~scalebridge.inputfile.MAX_CONFIG_BYTES`;
     a :class:`PolicyError` line naming the file when it cannot be read."""
+    from .inputfile import InputFileError, read_text
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as e:
-        raise PolicyError([f"{path}: cannot read: {e.strerror or e}"]) from None
-    except UnicodeDecodeError:
-        raise PolicyError([f"{path}: not a UTF-8 text file"]) from None
+        return read_text(f"./{path}" if str(path) == "-" else path)   # a file named "-"; stdin is load_policy_file's
+    except InputFileError as e:
+        raise PolicyError([f"{path}: {e.reason}"]) from None

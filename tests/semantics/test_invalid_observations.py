@@ -1,8 +1,8 @@
 """Impossible observations never drive a decision: a negative resource usage sample,
 or a member whose request is zero (utilization is usage over request), makes the
 metric error as a missing metric does, in every semantics that reads per-member usage
-(gce, aws, scalebridge; kubernetes treats the pod as missing:
-tests/semantics/kubernetes/test_invalid_samples.py).
+(kubernetes too: the response names the member, and the HPA's missing-pod damping is
+never applied to an impossible sample; tests/core/test_impossible_observations.py).
 
 Sources: a utilization is "the percentage of the requested resource"
 (https://kubernetes.io/docs/concepts/workloads/autoscaling/horizontal-pod-autoscale/#algorithm-details);
@@ -23,13 +23,16 @@ def _request(semantics: str, samples: list, request: str = "1") -> dict:
     return cpu_request(len(samples), samples, semantics=semantics, members=pods(len(samples), request))
 
 
-@pytest.mark.parametrize("semantics", ["gce", "aws", "scalebridge"])
+@pytest.mark.parametrize("semantics", ["kubernetes", "gce", "aws", "scalebridge"])
 @pytest.mark.parametrize("bad", ["-400", -1, -0.001])
 def test_a_negative_usage_sample_errors_the_metric_and_the_size_stays(semantics, bad):
-    r = decide(_request(semantics, [bad, "100m", "100m", "100m"]))
+    req = _request(semantics, [bad, "100m", "100m", "100m"])
+    member = next(iter(req["observations"]["metrics"]["cpu"]["members"]))
+    r = decide(req)
     assert r["desired_replicas"] == 4
     assert r["able_to_scale"] is False
-    assert "invalid observation: negative cpu usage" in r["metrics"][0]["error"]
+    shown = repr(bad) if isinstance(bad, str) else f"{bad:g}"
+    assert r["metrics"][0]["error"] == f"invalid observation: negative value {shown} for member {member}"
 
 
 @pytest.mark.parametrize("semantics", ["kubernetes", "gce", "aws", "scalebridge"])

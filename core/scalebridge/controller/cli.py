@@ -52,7 +52,7 @@ def _run(args) -> int:
     from .config import ConfigError
     from .logs import log
     from .loop import build_controller
-    from .store import StoreClaimed, StoreError
+    from .store import NotAStateFile, StoreClaimed, StoreError
     metrics = None
     if args.metrics_port is not None:
         from .metrics import Metrics
@@ -68,6 +68,9 @@ def _run(args) -> int:
         _say("run", f"{e}; stop it first, run this one with --leader-elect to stand by until it stops, or give "
                     "this one its own --state")
         return 1
+    except NotAStateFile as e:
+        _say("run", str(e))
+        return EXIT_BAD_INPUT
     except StoreError as e:
         _say("run", f"the state store failed: {e}")
         return 1

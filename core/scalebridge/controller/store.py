@@ -93,6 +93,11 @@ class Holder:
             return None
 
 
+class NotAStateFile(StoreError):
+    """The state path names something that is not a state file (another kind of file,
+    a directory, a device): the user's mistake, refused as bad input (exit 2)."""
+
+
 class StoreClaimed(StoreError):
     """Another controller holds the store's claim."""
 
@@ -313,6 +318,8 @@ class SQLiteStore(StateStore):
         self._lock = threading.Lock()
         self._claim_fd: Optional[int] = None
         try:
+            if Path(self.path).exists() and not Path(self.path).is_file():
+                raise NotAStateFile(f"{self.path}: not a state file (not a regular file)")
             if readonly:
                 if not Path(self.path).is_file():
                     raise StoreError(f"{self.path}: no such state file")
@@ -335,7 +342,7 @@ class SQLiteStore(StateStore):
             raise
         except sqlite3.DatabaseError as e:
             if "not a database" in str(e) or "malformed" in str(e) or "no such" in str(e):
-                raise StoreError(f"{self.path}: not a scalebridge state file ({e})") from None
+                raise NotAStateFile(f"{self.path}: not a scalebridge state file ({e})") from None
             raise StoreError(f"{self.path}: cannot open the state file: {_describe(e, self.path)}") from None
 
     def _select(self) -> str:

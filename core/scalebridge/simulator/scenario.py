@@ -271,9 +271,10 @@ def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
     import yaml
 
     name = os.fspath(path)
+    from ..inputfile import InputFileError, read_text
     from ..policyfile import MAX_YAML_DEPTH, _too_deep
     try:
-        text = Path(name).read_text(encoding="utf-8")
+        text = read_text(name)
         too_deep = _too_deep(text, name)   # before the composer recurses (policy files' limit)
         if too_deep:
             raise ScenarioError(f"{too_deep}: nested deeper than {MAX_YAML_DEPTH} levels")
@@ -281,8 +282,8 @@ def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
     except (RecursionError, ValueError) as e:   # ValueError: an integer past 4,300 digits
         raise ScenarioError(f"{name}: invalid YAML: "
                             f"{'nested too deeply' if isinstance(e, RecursionError) else 'a number with more than 4,300 digits'}") from None
-    except OSError as e:
-        raise ScenarioError(f"{name}: cannot read: {e.strerror or e}") from None
+    except InputFileError as e:
+        raise ScenarioError(f"{name}: {e.reason}") from None
     except UnicodeDecodeError:
         raise ScenarioError(f"{name}: not a UTF-8 text file") from None
     except yaml.YAMLError as e:

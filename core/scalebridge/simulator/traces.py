@@ -58,6 +58,11 @@ def _slack(resolution: float) -> float:
     return resolution * 1e-9 + 10.0**-_STEP_DECIMALS
 
 
+#: the largest trace value (before ``scale``): ``simulate --peak``'s bound, so that a
+#: replay's sums, means and ratios stay within a float
+MAX_VALUE = 1e15
+
+
 class TraceError(ValueError):
     """A trace file is malformed; ``str(error)`` is ``"<path>:<line>: <problem>"``."""
 
@@ -134,8 +139,11 @@ def read_trace(
     if not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be a positive finite number, not {scale!r}")
     name = os.fspath(path)
-    with open(name, "rb") as handle:
-        data = handle.read()
+    from ..inputfile import MAX_TRACE_BYTES, InputFileError, read_bytes
+    try:
+        data = read_bytes(name, limit=MAX_TRACE_BYTES)
+    except InputFileError as e:
+        raise TraceError(name, 1, e.reason) from None
     try:
         lines = data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError as bad:
@@ -154,7 +162,10 @@ def read_trace(
     resolution = _check_order(name, times, gaps_allowed=fill is not None)
     if fill is not None:
         times, values = _fill_gaps(times, values, resolution, fill)
-    return Trace(times, values * scale, source=name, resolution=resolution)
+    values = values * scale
+    if scale > 1:
+        _check_values(name, times, values)   # the bound holds for the scaled load too
+    return Trace(times, values, source=name, resolution=resolution)
 
 
 def _check_header(name: str, lines: list[str]) -> None:
@@ -166,8 +177,13 @@ def _check_header(name: str, lines: list[str]) -> None:
     try:
         [float(x) for x in lines[0].split(",")]
     except ValueError:
-        raise TraceError(name, 1, f"header must be '{HEADER}', got {lines[0]!r}") from None
-    raise TraceError(name, 1, f"missing header '{HEADER}'; the first line is data: {lines[0]!r}")
+        raise TraceError(name, 1, f"header must be '{HEADER}', got {_shown(lines[0])}") from None
+    raise TraceError(name, 1, f"missing header '{HEADER}'; the first line is data: {_shown(lines[0])}")
+
+
+def _shown(line: str, limit: int = 80) -> str:
+    """A line of the file as a message quotes it: at most ``limit`` characters."""
+    return repr(line) if len(line) <= limit else repr(line[:limit]) + f"… ({len(line):,} characters)"
 
 
 def _parse_rows(name: str, lines: list[str]) -> np.ndarray:
@@ -184,13 +200,13 @@ def _parse_rows(name: str, lines: list[str]) -> np.ndarray:
         if not line.strip():
             raise TraceError(name, number, "blank line; expected '<unix seconds>,<value>'")
         if len(fields) != 2:
-            problem = f"expected 2 fields 'timestamp,value', got {len(fields)}: {line!r}"
+            problem = f"expected 2 fields 'timestamp,value', got {len(fields)}: {_shown(line)}"
             raise TraceError(name, number, problem)
         for column, (label, text) in enumerate(zip(("timestamp", "value"), fields)):
             try:
                 rows[number - 2, column] = float(text)
             except ValueError:
-                raise TraceError(name, number, f"{label} is not a number: {text.strip()!r}") from None
+                raise TraceError(name, number, f"{label} is not a number: {_shown(text.strip())}") from None
     return rows
 
 
@@ -209,6 +225,9 @@ def _check_values(name: str, times: np.ndarray, values: np.ndarray) -> None:
     row = _first(values < 0)
     if row is not None:
         problems.append((row, f"value must be non-negative, got {float(values[row]):g}"))
+    row = _first(np.isfinite(values) & (values > MAX_VALUE))
+    if row is not None:   # sums, means and ratios of such values overflow a float
+        problems.append((row, f"value must be at most {MAX_VALUE:g}, got {float(values[row]):g}"))
     if problems:
         row, problem = min(problems)
         raise TraceError(name, row + 2, problem)

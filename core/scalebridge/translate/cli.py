@@ -121,13 +121,11 @@ def _apply(args: argparse.Namespace) -> int:
 
 
 def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+    from ..inputfile import InputFileError, read_text
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise NativeError(path, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+        return read_text(path)
+    except InputFileError as e:
+        raise NativeError(path, e.reason) from None
 
 
 def _invalid(policy: dict) -> Optional[str]:

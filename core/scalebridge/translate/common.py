@@ -97,6 +97,9 @@ def drop_controls(p: Policy, losses: Losses, provider: str) -> None:
                              "threshold); dropped")
 
 
+_MAX_DEPTH = 200   # as policy files and protocol requests (scalebridge.protocol.MAX_DEPTH)
+
+
 def json_document(text_or_obj: Any) -> Any:
     """A native JSON document parsed (an object already parsed as it is)."""
     if not isinstance(text_or_obj, str):
@@ -105,6 +108,10 @@ def json_document(text_or_obj: Any) -> Any:
         return json.loads(text_or_obj)
     except json.JSONDecodeError as e:
         raise NativeError("$", f"not JSON: {e.msg} at line {e.lineno}, column {e.colno}") from None
+    except RecursionError:
+        raise NativeError("$", f"not JSON a translator reads: nested deeper than {_MAX_DEPTH} levels") from None
+    except ValueError:   # an integer literal past Python's 4,300-digit conversion limit
+        raise NativeError("$", "not JSON a translator reads: a number with more than 4,300 digits") from None
 
 
 def yaml_document(text: str, where: str, what: str, load: Optional[Callable[[str], Any]] = None) -> Any:
@@ -112,10 +119,20 @@ def yaml_document(text: str, where: str, what: str, load: Optional[Callable[[str
     ``where`` saying it is not ``what``. (yaml is imported here, not when the plugin
     registry loads this module.)"""
     import yaml
+
+    from ..policyfile import _too_deep
+    too_deep = _too_deep(text, "line")   # the policy files' bound, before anything recurses
+    if too_deep:
+        raise NativeError(where, f"not {what} a translator reads: nested deeper than {_MAX_DEPTH} levels "
+                                 f"at {too_deep}")
     try:
         return (load or yaml.safe_load)(text)
     except yaml.YAMLError as e:
         raise NativeError(where, f"not {what}: {str(e).splitlines()[0]}") from None
+    except RecursionError:
+        raise NativeError(where, f"not {what} a translator reads: nested deeper than {_MAX_DEPTH} levels") from None
+    except ValueError:   # an integer past Python's 4,300-digit conversion limit
+        raise NativeError(where, f"not {what} a translator reads: a number with more than 4,300 digits") from None
 
 
 def resources(obj: Any, as_resource: Callable[[dict], Optional[dict]],

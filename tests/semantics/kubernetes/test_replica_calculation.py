@@ -119,31 +119,37 @@ def _milli(v):
     return milli_value(v)
 
 
-def test_external_per_pod_sum_going_negative_is_read_as_max_int64():
+def test_external_per_pod_sum_wrapping_past_int64_is_read_as_max_int64():
     """replica_calculator.go ``GetExternalPerPodMetricReplicas``: the values are summed as
-    ``usage = usage + val; if usage < 0 { usage = math.MaxInt64; break }`` (an overflow
-    guard that also fires on a running sum that goes negative). A first value of -5
-    makes the usage MaxInt64: the proposal is clamped to MaxInt32 and the reported
-    usage is MaxInt64 (``float64(usage) >= float64(math.MaxInt64)``)."""
-    r = decide(_external_request({"type": "AverageValue", "average_value": 10}, [-5, 20]))
+    ``usage = usage + val; if usage < 0 { usage = math.MaxInt64; break }``, an overflow
+    guard: two values of 6e15 (6e18 milli-units each) wrap the int64 sum below zero, so
+    the usage is MaxInt64, the proposal is clamped to MaxInt32 and the reported usage is
+    MaxInt64 (``float64(usage) >= float64(math.MaxInt64)``)."""
+    r = decide(_external_request({"type": "AverageValue", "average_value": 10}, [6 * 10**15, 6 * 10**15]))
     m = r["metrics"][0]
     assert m["replicas"] == MAX_INT32
     assert _milli(m["value"]) == MAX_INT64
     assert r["desired_replicas"] == 6 and r["reason"] == "ScaleUpLimit"   # max(2*3, 4)
 
 
-def test_external_per_pod_negative_total_after_positive_start():
-    """Same guard: 20 then -25 brings the running sum below zero -> MaxInt64."""
-    r = decide(_external_request({"type": "AverageValue", "average_value": 10}, [20, -25]))
-    assert r["metrics"][0]["replicas"] == MAX_INT32
+@pytest.mark.parametrize("values", [[-5, 20], [20, -25]])
+def test_a_negative_external_value_is_an_invalid_metric_not_the_overflow_guard(values):
+    """Upstream would read a negative running sum as MaxInt64 and scale at the maximum
+    rate; a negative reading of a metric the HPA scales in proportion to is an impossible
+    input (scalebridge.stages.impossible), so the guard stays for what upstream computes
+    from valid values, and this metric proposes nothing."""
+    r = decide(_external_request({"type": "AverageValue", "average_value": 10}, values))
+    m = r["metrics"][0]
+    assert m["replicas"] is None and m["error"].startswith("invalid observation: negative value")
+    assert r["desired_replicas"] == 3
 
 
 def test_external_value_sum_stops_at_the_cap():
     """replica_calculator.go ``GetExternalMetricReplicas``: ``if val > 0 && usage >
-    math.MaxInt64-val { usage = math.MaxInt64; break }``: once capped, later values
-    (here a negative one) are not added."""
+    math.MaxInt64-val { usage = math.MaxInt64; break }``: once capped, later values are
+    not added."""
     half = "4611686018427387904m"
-    r = decide(_external_request({"type": "Value", "value": 10}, [half, half, "-1"]))
+    r = decide(_external_request({"type": "Value", "value": 10}, [half, half, "1"]))
     assert _milli(r["metrics"][0]["value"]) == MAX_INT64
 
 

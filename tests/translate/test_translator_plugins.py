@@ -227,7 +227,7 @@ def test_a_registered_object_that_is_no_translator_fails_its_plugin():
         assert reg.failures["scalebridge_notatranslator"].startswith(
             "scalebridge_register_translators raised ScalebridgeError: plugin 'scalebridge_notatranslator' "
             "registered 'toy' as namespace(name='toy'), not a translator")
-        assert set(reg.translators) == {"kubernetes", "gce", "azure", "aws"}
+        assert set(reg.translators) == {"kubernetes", "gce", "azure", "aws", "keda"}
     finally:
         plugins.reset()
 

@@ -165,12 +165,17 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         spec["fallback"] = fb
     advanced: dict = {}
     behavior = _behavior(p, losses)
-    if behavior:
+    if behavior is not None:
         advanced["horizontalPodAutoscalerConfig"] = {"behavior": behavior}
     if formula is not None:
         advanced["scalingModifiers"] = formula
     if advanced:
         spec["advanced"] = advanced
+    if not triggers and p.metrics is None:
+        # the HPA's default metric (autoscaling/v2 SetDefaults: 80% CPU), which a ScaledObject must state
+        triggers = [{"type": "cpu", "metricType": "Utilization", "metadata": {"value": "80"}}]
+        losses.note("metrics", "the policy states none: written as the HPA's default, cpu Utilization 80 "
+                               "(a ScaledObject needs a trigger)")
     if not triggers:
         raise NativeError("metrics", "a ScaledObject needs at least one trigger (spec.triggers minItems 1); the "
                                      "policy has no metric KEDA can read")
@@ -570,6 +575,11 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
                                                               "policy; dropped")
     _import_pause(rd, rd.mapping(meta.get("annotations"), "metadata", "annotations"), policy)
     triggers = rd.listing(spec.get("triggers"), "spec", "triggers")
+    if not triggers and p.metrics is None:
+        # the HPA's default metric (autoscaling/v2 SetDefaults: 80% CPU), which a ScaledObject must state
+        triggers = [{"type": "cpu", "metricType": "Utilization", "metadata": {"value": "80"}}]
+        losses.note("metrics", "the policy states none: written as the HPA's default, cpu Utilization 80 "
+                               "(a ScaledObject needs a trigger)")
     if not triggers:
         raise NativeError(rd.where("spec", "triggers"), "required: at least one trigger (minItems 1)")
     metrics = [_import_trigger(rd, rd.mapping(t, "spec", "triggers", i), i) for i, t in enumerate(triggers)]

@@ -493,7 +493,12 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
     annotations' here, not a select policy."""
     if p.mode != "ON":
         p = p.model_copy(update={"mode": "ON"})
-    return hpa._behavior(p, losses)
+    out = hpa._behavior(p, losses)
+    for side in (out or {}).values():
+        if "tolerance" in side:
+            # the CRD's tolerance is a quantity, x-kubernetes-int-or-string: an integer or a string, never 0.1
+            side["tolerance"] = str(side["tolerance"])
+    return out
 
 
 def dump(obj: Union[dict, list]) -> str:

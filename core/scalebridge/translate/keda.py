@@ -580,11 +580,6 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
                                                               "policy; dropped")
     _import_pause(rd, rd.mapping(meta.get("annotations"), "metadata", "annotations"), policy)
     triggers = rd.listing(spec.get("triggers"), "spec", "triggers")
-    if not triggers and p.metrics is None:
-        # the HPA's default metric (autoscaling/v2 SetDefaults: 80% CPU), which a ScaledObject must state
-        triggers = [{"type": "cpu", "metricType": "Utilization", "metadata": {"value": "80"}}]
-        losses.note("metrics", "the policy states none: written as the HPA's default, cpu Utilization 80 "
-                               "(a ScaledObject needs a trigger)")
     if not triggers:
         raise NativeError(rd.where("spec", "triggers"), "required: at least one trigger (minItems 1)")
     metrics = [_import_trigger(rd, rd.mapping(t, "spec", "triggers", i), i) for i, t in enumerate(triggers)]

@@ -134,7 +134,7 @@ def test_an_unknown_format_lists_the_registered_ones(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert e.value.code == 2 and out == ""
     assert err == ("scalebridge render: --to: invalid choice: 'kubernets' (did you mean 'kubernetes'? registered "
-                   "translators: aws, azure, gce, kubernetes)\n")
+                   "translators: aws, azure, gce, keda, kubernetes)\n")
 
 
 BROKEN = '''

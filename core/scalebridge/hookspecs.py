@@ -74,8 +74,8 @@ def scalebridge_register_forecasters(register):
 def scalebridge_register_translators(register):
     """Register native autoscaler formats: ``register(translator)`` once per
     :class:`scalebridge.translate.Translator` instance (from
-    ``scalebridge.translate``; the built-in ``kubernetes``, ``gce``, ``azure`` and
-    ``aws`` translators are registered through this hook too).
+    ``scalebridge.translate``; the built-in ``kubernetes``, ``gce``, ``azure``,
+    ``aws`` and ``keda`` translators are registered through this hook too).
 
     Its ``name`` is what ``scalebridge render --to NAME`` and ``scalebridge import
     --from NAME`` select; a name registered twice is an error naming both plugins. A

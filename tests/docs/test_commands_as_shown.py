@@ -172,9 +172,9 @@ EXCLUDED: dict[tuple[str, str], str] = {
         f"{SYNOPSIS} (the request comes on standard input)",
     ("docs/protocol.md", "scalebridge explain FILE"): SYNOPSIS,
     ("docs/protocol.md", "scalebridge decide --policy web.yaml FILE"): SYNOPSIS,
-    ("docs/translate.md", "scalebridge render POLICY --to kubernetes|gce|azure|aws [--strict] [--target REF]"):
+    ("docs/translate.md", "scalebridge render POLICY --to kubernetes|gce|azure|aws|keda [--strict] [--target REF]"):
         SYNOPSIS,
-    ("docs/translate.md", "scalebridge import FILE --from kubernetes|gce|azure|aws"): SYNOPSIS,
+    ("docs/translate.md", "scalebridge import FILE --from kubernetes|gce|azure|aws|keda"): SYNOPSIS,
     ("docs/translate.md", "scalebridge apply run.yaml --native [--dry-run] [--state PATH]"): SYNOPSIS,
     ("docs/predictive.md", "scalebridge compare my-policy.yaml --trace my-load.csv --capacity 25000 "
                            "--startup 120 --frontier"):

@@ -1,5 +1,5 @@
 """docs/translate.md's worked example is what ``render`` writes: each of the four
-configurations and its note and loss lines, as the page shows them."""
+configurations (and the KEDA ScaledObject) and its note and loss lines, as the page shows them."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ import yaml
 from scalebridge.translate import dump, render
 
 PAGE = (Path(__file__).resolve().parents[2] / "docs" / "translate.md").read_text(encoding="utf-8")
-EXAMPLE = PAGE.split("## Worked example, four ways", 1)[1]
+EXAMPLE = PAGE.split("## Worked example, five ways", 1)[1]
 POLICY = yaml.safe_load(re.search(r"```yaml\n(.*?)```", EXAMPLE, re.S).group(1))
 
 
@@ -21,12 +21,12 @@ def _section(provider: str) -> tuple[str, str, list[str]]:
     return head.group(1), head.group(2), head.group(3).splitlines()
 
 
-@pytest.mark.parametrize("provider", ["kubernetes", "gce", "azure", "aws"])
+@pytest.mark.parametrize("provider", ["kubernetes", "gce", "azure", "aws", "keda"])
 def test_the_worked_example_is_what_render_writes(provider):
     target, shown, lost = _section(provider)
     native, losses = render(POLICY, provider, yaml.safe_load(target))
     text = dump(native, provider)
-    if provider == "kubernetes":
+    if provider in ("kubernetes", "keda"):
         assert yaml.safe_load(shown) == yaml.safe_load(text)
     else:
         assert json.loads(shown) == json.loads(text)

@@ -134,7 +134,7 @@ def test_an_unknown_format_lists_the_registered_ones(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert e.value.code == 2 and out == ""
     assert err == ("scalebridge render: --to: invalid choice: 'kubernets' (did you mean 'kubernetes'? registered "
-                   "translators: aws, azure, gce, kubernetes)\n")
+                   "translators: aws, azure, gce, keda, kubernetes)\n")
 
 
 BROKEN = '''
@@ -227,7 +227,7 @@ def test_a_registered_object_that_is_no_translator_fails_its_plugin():
         assert reg.failures["scalebridge_notatranslator"].startswith(
             "scalebridge_register_translators raised ScalebridgeError: plugin 'scalebridge_notatranslator' "
             "registered 'toy' as namespace(name='toy'), not a translator")
-        assert set(reg.translators) == {"kubernetes", "gce", "azure", "aws"}
+        assert set(reg.translators) == {"kubernetes", "gce", "azure", "aws", "keda"}
     finally:
         plugins.reset()
 

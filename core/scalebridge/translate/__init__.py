@@ -3,8 +3,8 @@
 (docs/translate.md).
 
 Every format is a :class:`Translator` registered through the plugin registry
-(``scalebridge_register_translators``): the four built-in ones, ``kubernetes``,
-``gce``, ``azure`` and ``aws``, are this distribution's entry points, as a third-party
+(``scalebridge_register_translators``): the built-in ones, ``kubernetes``,
+``gce``, ``azure``, ``aws`` and ``keda``, are this distribution's entry points, as a third-party
 plugin's would be.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from .base import TargetKey, Translator, TranslatorFailure, check_target
 from .common import Losses, NativeError, PLACEHOLDER, as_policy
 
 #: the built-in translators (their entry points: pyproject.toml)
-PROVIDERS = ("kubernetes", "gce", "azure", "aws")
+PROVIDERS = ("kubernetes", "gce", "azure", "aws", "keda")
 
 __all__ = ["PROVIDERS", "Losses", "NativeError", "PLACEHOLDER", "TargetKey", "Translator", "TranslatorFailure",
            "render", "import_native", "import_all", "dump", "translator", "call"]

@@ -2,8 +2,8 @@
 ``import --from`` and ``apply --native`` reach through the plugin registry.
 
 A plugin registers a :class:`Translator` instance with the
-``scalebridge_register_translators`` hook (:mod:`scalebridge.hookspecs`); the four
-built-in ones (``kubernetes``, ``gce``, ``azure``, ``aws``) are registered the same way,
+``scalebridge_register_translators`` hook (:mod:`scalebridge.hookspecs`); the five
+built-in ones (``kubernetes``, ``gce``, ``azure``, ``aws``, ``keda``) are registered the same way,
 through this distribution's entry points. docs/plugins.md, "A translator", shows one.
 """
 from __future__ import annotations

@@ -53,12 +53,22 @@ def test_a_formula_of_three_metrics_scales_to_what_kedas_example_computes(write_
     assert all(r["desired_replicas"] == 3 for r in recs[1:]), recs
 
 
-@pytest.mark.parametrize("semantics", SEMANTICS)
+# azure decides from its rules: one scales out on the queue, and the neutral activation
+# phases wrap it as they wrap every semantics (docs/semantics.md)
+AZURE_RULES = {"rules": [{"metric": "queue", "operator": "GreaterThan", "threshold": 20, "time_grain_seconds": 60,
+                          "time_window_seconds": 300, "time_aggregation": "Average", "statistic": "Average",
+                          "action": {"direction": "Increase", "type": "ChangeCount", "value": 1,
+                                     "cooldown_seconds": 300}}],
+               "default_replicas": 0}
+
+
+@pytest.mark.parametrize("semantics", [*SEMANTICS, "azure"])
 def test_the_activation_phases_through_run(write_config, tmp_path, semantics):
     # the queue: 4 (not above 5) for a minute, 40 for a minute, then 0
     load = {"base": 0, "steps": [[0, 4], [60, 40], [120, 0]]}
     ref = {"name": "w", "size": 0, "metrics": {"queue": {"load": load}}}
-    recs = _records(write_config, tmp_path, semantics, ACTIVATION_POLICY, ref, 18)
+    policy = {**ACTIVATION_POLICY, **(AZURE_RULES if semantics == "azure" else {})}
+    recs = _records(write_config, tmp_path, semantics, policy, ref, 18)
     at = {round(k * PERIOD): r for k, r in enumerate(recs)}
     assert all(at[t]["desired_replicas"] == 0 for t in (0, 15, 30, 45)), "4 is not above 5: idle at 0"
     assert at[60]["desired_replicas"] >= 1 and at[60]["current_replicas"] == 0, "40 > 5: activated from 0"

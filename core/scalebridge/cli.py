@@ -321,25 +321,45 @@ def cmd_schema(args) -> int:
     return 0
 
 
+def _table(rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
+    """Rows as aligned columns (each as wide as its widest cell; the last column as it is)."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1]).rstrip() for r in rows]
+
+
 def cmd_plugins(args) -> int:
+    """What is loaded, and from where: each plugin with the distribution that installed it and its
+    module; each semantics, provider, metric source, forecaster and translator with the
+    distribution (and plugin) it came from."""
     from . import plugins
     reg = plugins.registry()
+
+    def origin(plugin: str) -> tuple[str, str]:
+        dist, _, module = reg.origins.get(plugin, (None, None, plugin))
+        return (f"from {dist}" if dist else "in-process", module)
+
     print("plugins:")
-    for name, where in reg.plugins:
-        print(f"  {name:<14} {where}")
-    print("semantics:")
-    for name, r in sorted(reg.semantics.items()):
-        print(f"  {name:<14} from {r.plugin:<12} {getattr(r.obj, 'summary', '')}")
-    for kind in ("providers", "metric_sources", "forecasters", "translators"):
+    rows = []
+    for name, _ in reg.plugins:
+        dist, version, module = reg.origins.get(name, (None, None, name))
+        rows.append((name, module, f"{dist} {version}" if dist else "registered in-process"))
+    for line in _table(rows):
+        print(line)
+    for kind in ("semantics", "providers", "metric_sources", "forecasters", "translators"):
         table = getattr(reg, kind)
-        if table:
-            print(f"{kind.replace('_', ' ')}:")
-            for name, r in sorted(table.items()):
-                print(f"  {name:<14} from {r.plugin}")
+        if not table:
+            continue
+        print(f"{kind.replace('_', ' ')}:")
+        rows = [(name, *origin(r.plugin), getattr(r.obj, "summary", "") if kind == "semantics" else "")
+                for name, r in sorted(table.items())]
+        for line in _table(rows):
+            print(line)
     if reg.failures:
         print("failed to load:")
-        for name, why in reg.failures.items():
-            print(f"  {name:<14} {why}")
+        for line in _table([(name, why) for name, why in reg.failures.items()]):
+            print(line)
     return 0
 
 

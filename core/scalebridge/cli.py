@@ -393,29 +393,52 @@ def build_parser() -> argparse.ArgumentParser:
 
     d.add_argument("--policy", metavar="POLICY.yaml",
                    help="a policy file to use for every request (in place of the request's own `policy`)")
-    e = sub.add_parser("explain", help="print, for a person, each stage's input and output for one decision")
+    e = sub.add_parser("explain", help="print, for a person, each stage's input and output for one decision",
+                       description="Decide each request as `scalebridge decide` does and print, for a person, every "
+                                   "stage of the decision: the metrics' raw proposals and how each was computed, "
+                                   "then combining, stabilization, rate limits, cooldowns and bounds, each with its "
+                                   "input, its output and why. Exit 2 on a malformed request, as decide. "
+                                   "Reference: docs/protocol.md")
     e.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="a request (or several); - : standard input")
-    e.add_argument("--semantics", "-s", default=None, help="a semantics name or 'all'")
+    e.add_argument("--semantics", "-s", default=None,
+                   help="kubernetes, gce, azure, aws, scalebridge, a plugin's name, or 'all' (each built-in in "
+                        "turn); overrides request.semantics")
     e.add_argument("--policy", metavar="POLICY.yaml",
                    help="a policy file to use for every request (in place of the request's own `policy`)")
     e.set_defaults(func=cmd_explain)
 
     v = sub.add_parser("validate", help="check policy files; every problem with file:line:column, field and what would be valid")
-    v.add_argument("files", nargs="+", metavar="FILE")
+    v.add_argument("files", nargs="+", metavar="FILE",
+                   help="policy files, and run configurations (a file with `targets:`), each checked whole")
     v.add_argument("--semantics", "-s", default=None,
                    help="also check that this semantics (or 'all') can run each policy, and warn about the parts of "
                         "it that semantics does not read (default: the policy's own `semantics`)")
     v.add_argument("--strict", action="store_true", help="exit 1 when there are warnings")
     v.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("schema", help="print the JSON Schema of policy files (for editor completion)")
+    s = sub.add_parser("schema", help="print the JSON Schema of policy files (for editor completion)",
+                       description="Print a JSON Schema on standard output: of a policy file by "
+                                   "default, of a decision request with --request, of a run configuration with "
+                                   "--run-config. Point an editor's YAML language server at it for completion and "
+                                   "checking as you type: `scalebridge schema > policy.schema.json`.")
     s.add_argument("--request", action="store_true", help="the schema of a decision request instead")
     s.set_defaults(func=cmd_schema)
 
-    pl = sub.add_parser("plugins", help="list the loaded plugins and what they register")
+    pl = sub.add_parser("plugins", help="list the loaded plugins and what they register",
+                        description="List every plugin loaded through the `scalebridge` entry-point group (the "
+                                    "built-ins too) with its module and the distribution that installed it, then "
+                                    "each semantics, provider, metric source, forecaster and translator with the "
+                                    "distribution and module it came from, and every plugin that failed to load "
+                                    "with why. Reference: docs/plugins.md")
     pl.set_defaults(func=cmd_plugins)
 
-    dm = sub.add_parser("demo", help="the main job on the embedded default (no cloud account needed)")
+    dm = sub.add_parser("demo", help="the main job on the embedded default (no cloud account needed)",
+                        description="Three sections, no cloud account needed: the seed decision table through "
+                                    "`scalebridge decide --semantics kubernetes`; the main job — one policy on "
+                                    "five simulated fleets, each decided with another provider's semantics by "
+                                    "`scalebridge run --clock virtual`; then a replay of the built-in flash crowd "
+                                    "through every semantics, with its scores and plot. Each section names the "
+                                    "policy it runs. Reference: docs/simulation.md")
     dm.add_argument("--output-dir", default="out", help="where the demo writes its plot and scores (default: out/)")
     dm.add_argument("--quick", action="store_true", help="only the seed decision table")
     dm.set_defaults(func=cmd_demo)

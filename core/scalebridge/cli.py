@@ -303,7 +303,8 @@ def cmd_validate(args) -> int:
         for line in lines:
             print(line, file=sys.stderr)
         warned = warned or bool(lines)
-        print(f"{path}: ok")
+        against = f"; runs under {', '.join(names)}" if names else ""
+        print(f"{path}: ok (policy file: policy {policy.name or '(unnamed)'!r}{against})")
     if failed:
         return EXIT_BAD_INPUT
     return 1 if warned and getattr(args, "strict", False) else 0
@@ -407,7 +408,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a policy file to use for every request (in place of the request's own `policy`)")
     e.set_defaults(func=cmd_explain)
 
-    v = sub.add_parser("validate", help="check policy files; every problem with file:line:column, field and what would be valid")
+    v = sub.add_parser("validate", help="check policy files and run configurations; every problem with "
+                                        "file:line:column, field and what would be valid",
+                       description="Check each FILE: a policy file (its every problem with file:line:column, the "
+                                   "field and what would be valid; with --semantics, whether each semantics can "
+                                   "run it, and a warning for each part it does not read), or a run "
+                                   "configuration. Each FILE that passes gets one line on stdout naming what was "
+                                   "checked. Exit 0 when every file is ok, 1 with --strict and a warning, 2 on a "
+                                   "problem.")
     v.add_argument("files", nargs="+", metavar="FILE",
                    help="policy files, and run configurations (a file with `targets:`), each checked whole")
     v.add_argument("--semantics", "-s", default=None,

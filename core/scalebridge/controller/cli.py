@@ -454,7 +454,9 @@ def _validate_with_run_configs(original):
                 print(line, file=sys.stderr)
             n = len(runtime.targets)
             runtime.close()
-            print(f"{path}: ok (run configuration: {n} target{'s' if n != 1 else ''})")
+            k = len(runtime.providers)
+            print(f"{path}: ok (run configuration: {n} target{'s' if n != 1 else ''} with their policies and "
+                  f"{k} provider instance{'s' if k != 1 else ''}, built without calling a cloud)")
             if lines and getattr(args, "strict", False) and code == 0:
                 code = 1
         return code

@@ -9,11 +9,16 @@ prints, not a command). A line ending in ``\\`` continues on the next one; a
 comment-only line continues the comment above it.
 
 Each command runs through ``bash`` with the installed ``.venv/bin/scalebridge``
-first on ``PATH``, in a temporary copy of the repository's ``examples/``,
-``benchmarks/`` and ``docs/img/`` (with ``.venv`` and ``../shared`` linked), so
-that the documents' relative paths work and whatever a command writes
-(``out/``, a state file) stays in the copy. The commands of one document run
-in document order in one copy: ``state show`` reads the state file an earlier
+first on ``PATH``, in a fresh ``git clone`` of this checkout (its uncommitted
+changes to tracked files applied) with **nothing beside it** — no ``../shared``,
+so that a document naming a file outside the repository fails here as it fails
+on a newcomer's clone — and the ``.venv`` linked in, so that the documents'
+relative paths work and whatever a command writes (``out/``, a state file)
+stays in the clone. Every command is bounded: 90 s, 240 s for those in SLOW
+(benchmarks and the World Cup replay; ``-m "not slow"`` leaves them out); a
+command that would run until stopped (``run`` without ``--once`` or
+``--until``) is in EXCLUDED with why. The commands of one document run
+in document order in one clone: ``state show`` reads the state file an earlier
 ``run`` wrote. Each must exit as the document implies (0, unless it shows an
 error on purpose) and print no traceback; where the document shows the output
 (the lines below a command in its block, a figure in its comment, a figure

@@ -319,7 +319,8 @@ def cmd_validate(args) -> int:
         for line in lines:
             print(line, file=sys.stderr)
         warned = warned or bool(lines)
-        print(f"{path}: ok")
+        against = f"; runs under {', '.join(names)}" if names else ""
+        print(f"{path}: ok (policy file: policy {policy.name or '(unnamed)'!r}{against})")
     if failed:
         return EXIT_BAD_INPUT
     return 1 if warned and getattr(args, "strict", False) else 0
@@ -337,25 +338,45 @@ def cmd_schema(args) -> int:
     return 0
 
 
+def _table(rows: list[tuple[str, ...]], indent: str = "  ") -> list[str]:
+    """Rows as aligned columns (each as wide as its widest cell; the last column as it is)."""
+    if not rows:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + r[-1]).rstrip() for r in rows]
+
+
 def cmd_plugins(args) -> int:
+    """What is loaded, and from where: each plugin with the distribution that installed it and its
+    module; each semantics, provider, metric source, forecaster and translator with the
+    distribution (and plugin) it came from."""
     from . import plugins
     reg = plugins.registry()
+
+    def origin(plugin: str) -> tuple[str, str]:
+        dist, _, module = reg.origins.get(plugin, (None, None, plugin))
+        return (f"from {dist}" if dist else "in-process", module)
+
     print("plugins:")
-    for name, where in reg.plugins:
-        print(f"  {name:<14} {where}")
-    print("semantics:")
-    for name, r in sorted(reg.semantics.items()):
-        print(f"  {name:<14} from {r.plugin:<12} {getattr(r.obj, 'summary', '')}")
-    for kind in ("providers", "metric_sources", "forecasters", "translators"):
+    rows = []
+    for name, _ in reg.plugins:
+        dist, version, module = reg.origins.get(name, (None, None, name))
+        rows.append((name, module, f"{dist} {version}" if dist else "registered in-process"))
+    for line in _table(rows):
+        print(line)
+    for kind in ("semantics", "providers", "metric_sources", "forecasters", "translators"):
         table = getattr(reg, kind)
-        if table:
-            print(f"{kind.replace('_', ' ')}:")
-            for name, r in sorted(table.items()):
-                print(f"  {name:<14} from {r.plugin}")
+        if not table:
+            continue
+        print(f"{kind.replace('_', ' ')}:")
+        rows = [(name, *origin(r.plugin), getattr(r.obj, "summary", "") if kind == "semantics" else "")
+                for name, r in sorted(table.items())]
+        for line in _table(rows):
+            print(line)
     if reg.failures:
         print("failed to load:")
-        for name, why in reg.failures.items():
-            print(f"  {name:<14} {why}")
+        for line in _table([(name, why) for name, why in reg.failures.items()]):
+            print(line)
     return 0
 
 
@@ -389,29 +410,59 @@ def build_parser() -> argparse.ArgumentParser:
 
     d.add_argument("--policy", metavar="POLICY.yaml",
                    help="a policy file to use for every request (in place of the request's own `policy`)")
-    e = sub.add_parser("explain", help="print, for a person, each stage's input and output for one decision")
+    e = sub.add_parser("explain", help="print, for a person, each stage's input and output for one decision",
+                       description="Decide each request as `scalebridge decide` does and print, for a person, every "
+                                   "stage of the decision: the metrics' raw proposals and how each was computed, "
+                                   "then combining, stabilization, rate limits, cooldowns and bounds, each with its "
+                                   "input, its output and why. Exit 2 on a malformed request, as decide. "
+                                   "Reference: docs/protocol.md")
     e.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="a request (or several); - : standard input")
-    e.add_argument("--semantics", "-s", default=None, help="a semantics name or 'all'")
+    e.add_argument("--semantics", "-s", default=None,
+                   help="kubernetes, gce, azure, aws, scalebridge, a plugin's name, or 'all' (each built-in in "
+                        "turn); overrides request.semantics")
     e.add_argument("--policy", metavar="POLICY.yaml",
                    help="a policy file to use for every request (in place of the request's own `policy`)")
     e.set_defaults(func=cmd_explain)
 
-    v = sub.add_parser("validate", help="check policy files; every problem with file:line:column, field and what would be valid")
-    v.add_argument("files", nargs="+", metavar="FILE")
+    v = sub.add_parser("validate", help="check policy files and run configurations; every problem with "
+                                        "file:line:column, field and what would be valid",
+                       description="Check each FILE: a policy file (its every problem with file:line:column, the "
+                                   "field and what would be valid; with --semantics, whether each semantics can "
+                                   "run it, and a warning for each part it does not read), or a run "
+                                   "configuration. Each FILE that passes gets one line on stdout naming what was "
+                                   "checked. Exit 0 when every file is ok, 1 with --strict and a warning, 2 on a "
+                                   "problem.")
+    v.add_argument("files", nargs="+", metavar="FILE",
+                   help="policy files, and run configurations (a file with `targets:`), each checked whole")
     v.add_argument("--semantics", "-s", default=None,
                    help="also check that this semantics (or 'all') can run each policy, and warn about the parts of "
                         "it that semantics does not read (default: the policy's own `semantics`)")
     v.add_argument("--strict", action="store_true", help="exit 1 when there are warnings")
     v.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("schema", help="print the JSON Schema of policy files (for editor completion)")
+    s = sub.add_parser("schema", help="print the JSON Schema of policy files (for editor completion)",
+                       description="Print a JSON Schema on standard output: of a policy file by "
+                                   "default, of a decision request with --request, of a run configuration with "
+                                   "--run-config. Point an editor's YAML language server at it for completion and "
+                                   "checking as you type: `scalebridge schema > policy.schema.json`.")
     s.add_argument("--request", action="store_true", help="the schema of a decision request instead")
     s.set_defaults(func=cmd_schema)
 
-    pl = sub.add_parser("plugins", help="list the loaded plugins and what they register")
+    pl = sub.add_parser("plugins", help="list the loaded plugins and what they register",
+                        description="List every plugin loaded through the `scalebridge` entry-point group (the "
+                                    "built-ins too) with its module and the distribution that installed it, then "
+                                    "each semantics, provider, metric source, forecaster and translator with the "
+                                    "distribution and module it came from, and every plugin that failed to load "
+                                    "with why. Reference: docs/plugins.md")
     pl.set_defaults(func=cmd_plugins)
 
-    dm = sub.add_parser("demo", help="the main job on the embedded default (no cloud account needed)")
+    dm = sub.add_parser("demo", help="the main job on the embedded default (no cloud account needed)",
+                        description="Three sections, no cloud account needed: the seed decision table through "
+                                    "`scalebridge decide --semantics kubernetes`; the main job — one policy on "
+                                    "five simulated fleets, each decided with another provider's semantics by "
+                                    "`scalebridge run --clock virtual`; then a replay of the built-in flash crowd "
+                                    "through every semantics, with its scores and plot. Each section names the "
+                                    "policy it runs. Reference: docs/simulation.md")
     dm.add_argument("--output-dir", default="out", help="where the demo writes its plot and scores (default: out/)")
     dm.add_argument("--quick", action="store_true", help="only the seed decision table")
     dm.set_defaults(func=cmd_demo)

@@ -9,7 +9,7 @@ history comes in as ``ctx.state``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from .policy import Policy
 from .protocol import Observations, Settings
@@ -61,6 +61,16 @@ class MetricResult:
 
 @dataclass(slots=True)
 class Decision:
+    """One decision, as a semantics makes it and :meth:`scalebridge.Decider.step` returns it.
+
+    Its fields are the protocol response's under shorter names: ``recommended`` is
+    ``recommended_replicas``, ``desired`` is ``desired_replicas``; ``reason``,
+    ``metrics`` (:class:`MetricResult` entries), ``profile``, ``able_to_scale`` and
+    ``error`` are the response's own; ``cause`` is the scale event's cause and
+    ``cooldown_seconds`` its cooldown (in ``state``); ``extra`` holds the response's
+    further fields (``forecast``, ``fallback``, ``activation``). :meth:`to_response`
+    gives the response dict :func:`scalebridge.decide` returns for the same request."""
+
     recommended: int
     desired: int
     reason: str
@@ -71,6 +81,20 @@ class Decision:
     cause: str = "metric"                     # of the scale event, when desired != current
     cooldown_seconds: Optional[float] = None  # that activity's cooldown (aws, azure)
     extra: Optional[dict] = None              # additional response fields (e.g. forecast)
+    #: set by Decider.step: makes the response (semantics, current size, state after this decision)
+    respond: Optional[Callable[["Decision"], dict]] = field(default=None, repr=False, compare=False)
+
+    def to_response(self) -> dict:
+        """The protocol's response dict for this decision — exactly what
+        :func:`scalebridge.decide` returns for the request the step was given
+        (``desired_replicas``, ``metrics`` following ``policy.metrics``, the
+        ``state`` after this decision…). Call it before the :class:`Decider`
+        steps again: the state it reports is the Decider's, which the next step
+        changes (a later call raises ``ValueError``)."""
+        if self.respond is None:
+            raise ValueError("this Decision was not made by Decider.step: it has no request to answer "
+                             "(scalebridge.decide() returns the response of a request)")
+        return self.respond(self)
 
 
 def carried_out(mode: Optional[str], current: int, final: int) -> bool:

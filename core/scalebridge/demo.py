@@ -81,6 +81,25 @@ RUN_CONFIG = Path(__file__).resolve().parents[2] / "examples" / "run" / "demo.ya
 RUN_UNTIL = "6h"
 
 
+def _policies_shown(spec: dict, where: object) -> str:
+    """``policy 'web' of examples/run/demo.yaml (cpu utilization target 60 %, …)``: the policy (or
+    policies) the run configuration's targets use, named with what each scales on."""
+    from .engine import load_policy
+    from .simulator.demo import policy_summary
+
+    named = spec.get("policies") or {}
+    used = sorted({t.get("policy") for t in spec.get("targets", ()) if isinstance(t.get("policy"), str)})
+    shown = []
+    for name in used:
+        raw = named.get(name)
+        try:
+            summary = policy_summary(load_policy(raw)) if isinstance(raw, dict) else "from its file"
+        except Exception:   # the run reports a bad policy itself
+            summary = "see the configuration"
+        shown.append(f"policy {name!r} of {where} ({summary})")
+    return "; ".join(shown) if shown else "one policy"
+
+
 def run_controller_demo(console: Console, config: Path = RUN_CONFIG, until: str = RUN_UNTIL) -> bool:
     """``scalebridge run CONFIG --clock virtual --until UNTIL --audit -`` in a
     subprocess (a fresh state file): its audit records drive a progress bar per
@@ -99,8 +118,9 @@ def run_controller_demo(console: Console, config: Path = RUN_CONFIG, until: str 
     syncs = int(round(parse_duration(until) / period))
     shown = config.relative_to(config.parents[2]) if config.is_relative_to(RUN_CONFIG.parents[2]) else config
     command = ["run", str(shown), "--clock", "virtual", "--until", until, "--audit", "-"]
-    console.print(f"[bold]The main job:[/bold] one policy, {len(targets)} simulated fleets, each decided with "
-                  "another provider's semantics, carried out by the controller on its virtual clock:")
+    console.print(f"[bold]The main job:[/bold] {_policies_shown(spec, shown)}, {len(targets)} simulated fleets, "
+                  "each decided with another provider's semantics, carried out by the controller on its virtual "
+                  "clock:")
     console.print(f"[bold]scalebridge {' '.join(command)}[/bold]")
     records: dict[str, list[dict]] = {t["name"]: [] for t in targets}
     started = time.perf_counter()

@@ -8,9 +8,10 @@ pruning history no window needs.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import OrderedDict
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from pydantic import ValidationError
 from pydantic_core import to_json
@@ -186,22 +187,52 @@ class Decider:
     pipeline :func:`decide` runs, without re-validating the policy or
     re-serializing history."""
 
-    __slots__ = ("policy", "semantics", "settings", "state")
+    __slots__ = ("policy", "semantics", "settings", "state", "steps")
 
     def __init__(self, policy: Union[Policy, dict], semantics: Optional[str] = None,
-                 settings: Union[Settings, dict, None] = None, state: Optional[DecisionState] = None):
+                 settings: Union[Settings, dict, None] = None, state: Union[DecisionState, dict, None] = None):
         self.policy = load_policy(policy)
         self.semantics = resolve_semantics(semantics or self.policy.semantics)
         self.semantics.check(self.policy)
         self.settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
+        if isinstance(state, dict):          # a protocol response's `state`, as decide() takes it
+            from .protocol import StateModel
+            state = DecisionState.from_protocol(StateModel.model_validate(state))
         self.state = state if state is not None else DecisionState()
+        self.steps = 0
 
     def step(self, now: float, current: int, observations: Union[Observations, dict],
              trace: Optional[list] = None) -> Decision:
+        """One decision at ``now`` for a target of ``current`` replicas (the protocol's
+        ``now`` and ``current_replicas``) on ``observations`` (an :class:`Observations`
+        or the protocol's ``observations`` dict), with the policy, semantics and
+        settings this Decider was made with, and the history it carries: the decision
+        is recorded in :attr:`state` as :func:`decide` records it in the response's
+        ``state``, assuming it is carried out (a caller that fails to carry it out
+        keeps only ``recommendations`` and ``sizes``, docs/protocol.md). ``trace``, a
+        list, collects each stage's input and output (what ``scalebridge explain``
+        prints). Returns a :class:`~scalebridge.decision.Decision`: ``.desired`` is the
+        response's ``desired_replicas``, ``.recommended`` its
+        ``recommended_replicas``; ``.to_response()`` is the response dict
+        :func:`decide` returns for the same request (call it before the next step).
+        Raises :class:`~scalebridge.errors.ScalebridgeError` for observations the
+        protocol refuses."""
         if isinstance(observations, dict):   # the protocol's JSON shape, as decide() takes it
             observations = Observations.model_validate(observations)
         ctx = Context(now, current, self.policy, self.settings, observations, self.state, trace)
-        return run(self.semantics, ctx)
+        d = run(self.semantics, ctx)
+        self.steps += 1
+        d.respond = self._responder(self.steps, current, trace)
+        return d
+
+    def _responder(self, step: int, current: int, trace: Optional[list]) -> Callable[[Decision], dict]:
+        def respond(d: Decision) -> dict:
+            if self.steps != step:
+                raise ValueError(f"Decision.to_response(): the Decider has stepped since (step {step}, now "
+                                 f"{self.steps}); the state it would report is no longer this decision's")
+            aligned = dataclasses.replace(d, metrics=align_metrics(self.policy, d.metrics), respond=None)
+            return to_response(self.semantics.name, current, aligned, self.state, trace)
+        return respond
 
 
 def _any_failed(metrics: dict) -> bool:

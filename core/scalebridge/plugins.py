@@ -31,7 +31,18 @@ class Registry:
     forecasters: dict[str, Registered] = field(default_factory=dict)
     translators: dict[str, Registered] = field(default_factory=dict)
     plugins: list[tuple[str, str]] = field(default_factory=list)   # (name, where from)
+    #: plugin name -> (the distribution that installed it, as its wheel names it — ``scalebridge_proportional`` —
+    #: and its version, or None for a module registered in-process; the module)
+    origins: dict[str, tuple[Optional[str], Optional[str], str]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)         # entry point → why it failed to load
+
+
+def distribution_name(name: str) -> str:
+    """A distribution's name as its wheel and ``.dist-info`` spell it (PEP 427/503
+    normalized, ``-`` and ``.`` as ``_``): ``scalebridge-proportional`` ->
+    ``scalebridge_proportional``, what ``pip show``/``pip uninstall`` accept too."""
+    import re
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 def _plugin_name(pm: pluggy.PluginManager, plugin: object) -> str:
@@ -72,7 +83,8 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
     reg = Registry()
     known = {n for n in dir(hookspecs) if n.startswith("scalebridge_")}
 
-    def add(module: object, name: Optional[str], where: str, failure_key: str) -> None:
+    def add(module: object, name: Optional[str], where: str, failure_key: str,
+            dist: Optional[tuple[str, str]] = None) -> None:
         unknown = sorted(n for n in dir(module) if n.startswith("scalebridge_") and n not in known
                          and callable(getattr(module, n)))
         if unknown:
@@ -84,7 +96,9 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
         except Exception as e:   # e.g. a hookimpl whose arguments are not the hookspec's
             reg.failures[failure_key] = f"{where}: {type(e).__name__}: {e}"
             return
-        reg.plugins.append((_plugin_name(pm, module), where))
+        plugin_name = _plugin_name(pm, module)
+        reg.plugins.append((plugin_name, where))
+        reg.origins[plugin_name] = (*(dist or (None, None)), getattr(module, "__name__", where))
 
     if load_entry_points:
         eps = list(importlib.metadata.entry_points(group=hookspecs.PROJECT))
@@ -98,7 +112,8 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
             if pm.is_registered(module):
                 continue
             dist = getattr(ep, "dist", None)
-            add(module, ep.name, f"{ep.value} ({dist.name} {dist.version})" if dist else ep.value, ep.name)
+            add(module, ep.name, f"{ep.value} ({dist.name} {dist.version})" if dist else ep.value, ep.name,
+                (distribution_name(dist.name), dist.version) if dist else None)
     for p in extra_plugins or []:
         add(p, None, getattr(p, "__name__", repr(p)), getattr(p, "__name__", repr(p)))
 

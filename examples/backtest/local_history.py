@@ -1,6 +1,6 @@
 """Back-test examples/run/backtest.yaml without a cluster: a local Prometheus-API
-server (scalebridge.testing.prometheus_server) holds six hours of a shared trace
-as the Deployment's request rate, and what kube-state-metrics recorded of its
+server (scalebridge.testing.prometheus_server) holds six hours of a real trace
+(examples/traces/azure_llm_code_2024-05-10_00-06.csv, its notice in examples/traces/README.md) as the Deployment's request rate, and what kube-state-metrics recorded of its
 size (a fixed 8 replicas, then 12); the configuration is pointed at it, and
 `scalebridge backtest` runs on it as it would on a real Prometheus."""
 import sys
@@ -12,9 +12,7 @@ from scalebridge.simulator.traces import read_trace
 from scalebridge.testing.prometheus_server import PrometheusServer
 
 HERE = Path(__file__).resolve().parent
-TRACE = HERE.parent.parent.parent / "shared" / "traces" / "azure_llm_code_2024-05-10_16.csv"
-if not TRACE.is_file():
-    TRACE = Path("/work/shared/traces/azure_llm_code_2024-05-10_16.csv")
+TRACE = HERE.parent / "traces" / "azure_llm_code_2024-05-10_00-06.csv"
 
 trace = read_trace(TRACE, scale=1 / 60)          # requests per minute -> per second
 n = 6 * 60

@@ -180,7 +180,6 @@ class SimTarget(Target):
         self._settings: Any = None
         self._world: Any = None
         self._members: Optional[list[dict]] = None   # the members of the tick observed last, as dicts
-        self._faults: dict[str, ProviderError] = {}
         self._virtual = True                  # until the controller says otherwise (use_clock)
         self._origin: Optional[float] = None  # on the real clock: the time the load's first tick played
         # the snapshot, kept up to date in place (persisted after every sync: O(1) to give)
@@ -288,20 +287,8 @@ class SimTarget(Target):
         self._snap = {"v": 1, "origin": self._origin, "observed": [], "resizes": []}
         self._restoring = snapshot
 
-    def _fault(self, call: str) -> None:
-        fault = self._faults.pop(call, None)
-        if fault is not None:
-            raise fault
-
-    def fail_next(self, call: str, kind: ErrorKind | str, *, retry_after: Optional[float] = None) -> None:
-        """Make the next ``call`` (``observe``, ``read_metrics``, ``set_size``) fail
-        with ``kind``: fault injection for tests of what runs the target."""
-        self._faults[call] = ProviderError(kind, f"injected {ErrorKind(kind).value} fault", retry_after=retry_after,
-                                           operation=call)
-
     # -- the provider contract --------------------------------------------------------------------
     def observe(self, now: float) -> Observation:
-        self._fault("observe")
         world = self._at(now)
         obs = world.observations
         if self._members is None:
@@ -315,7 +302,6 @@ class SimTarget(Target):
                      "unit": self.workload.unit})
 
     def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
-        self._fault("read_metrics")
         world = self._at(now)
         out: dict[str, dict] = {}
         for q in queries:
@@ -325,16 +311,19 @@ class SimTarget(Target):
         return out
 
     def set_size(self, size: int) -> SizeChange:
-        self._fault("set_size")
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise ProviderError(ErrorKind.INVALID, f"a size is a count of members, not {size!r}",
                                 operation="set_size")
+        self._write(size)
+        return SizeChange(size=size, in_flight=False)
+
+    def _write(self, size: int) -> None:
+        """The write itself: the simulated world resized (and the resize kept for the snapshot)."""
         world = self.world
         if world.tick < 0:   # resized before anything observed it: at the start
             self._at(world.start_time)
         world.resize(size)
         self._resized(world.tick, size)
-        return SizeChange(size=size, in_flight=False)
 
 
 def _ticks(runs: Any) -> list[int]:

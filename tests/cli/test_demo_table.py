@@ -43,3 +43,27 @@ def test_demo_prints_the_table(cli):
     for row in ("4, 90%", "4, 30%", "4, 180%", "4, 55%", "4, 0%"):
         assert row in proc.stdout
     assert "scalebridge decide --semantics kubernetes" in proc.stdout
+
+
+def test_each_demo_section_names_its_policy():
+    """A newcomer saw azure make 56 scale actions in the demo's first section and "never scaled"
+    in its second, with nothing saying the two sections run different policies: each names its
+    policy, its file and what it scales on (rules for azure, or none)."""
+    from pathlib import Path
+
+    import yaml
+
+    from scalebridge.demo import RUN_CONFIG, _policies_shown
+    from scalebridge.policyfile import load_policy_file
+    from scalebridge.simulator.demo import EXAMPLE, policy_summary
+
+    spec = yaml.safe_load(RUN_CONFIG.read_text())
+    main = _policies_shown(spec, "examples/run/demo.yaml")
+    assert main.startswith("policy 'web' of examples/run/demo.yaml (cpu utilization target 60 %, "
+                           "2 threshold rules in a profile (what azure scales on); 1–200 members)"), main
+    replay = policy_summary(load_policy_file(EXAMPLE))
+    assert replay == ("cpu utilization target 60 %, no threshold rules (azure, which scales on rules only, "
+                      "never scales on it); 1–200 members")
+    recorded = " ".join((Path(__file__).parent / "recorded" / "demo.out").read_text().split())
+    assert f"The main job: {main}" in recorded
+    assert f"Replay: policy 'web' of examples/simulate/policy.yaml — not the main job's: {replay}" in recorded

@@ -271,7 +271,7 @@ def test_help_names_the_contract_flags(capsys) -> None:
 
 def test_example_policy_validates_and_is_the_demos(cli) -> None:
     p = cli("validate", str(EXAMPLE))
-    assert p.returncode == 0 and p.stdout.strip().endswith("ok")
+    assert p.returncode == 0 and p.stdout.strip() == f"{EXAMPLE}: ok (policy file: policy 'web')"
     policy = load_policy_file(EXAMPLE)
     assert policy == parse_policy_text(DEMO_POLICY)
     assert (policy.min_replicas, policy.max_replicas) == (1, 200)

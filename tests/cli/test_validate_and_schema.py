@@ -82,8 +82,11 @@ EXAMPLE_REQUESTS = sorted(glob.glob(str(ROOT / "examples" / "requests" / "*.json
 
 
 # every policy file of examples/ (examples/run/*.yaml are run configurations, not policies)
+# every YAML under examples/ but the run configurations and the simulate scenarios (a scenario names its
+# policies: `policies: [policy.yaml]`)
+SCENARIOS = {ROOT / "examples" / "simulate" / "nasa.yaml"}
 EXAMPLE_POLICIES = sorted(p for p in glob.glob(str(ROOT / "examples" / "**" / "*.yaml"), recursive=True)
-                          if Path(p).parent != ROOT / "examples" / "run")
+                          if Path(p).parent != ROOT / "examples" / "run" and Path(p) not in SCENARIOS)
 
 
 POLICY = """\
@@ -200,7 +203,7 @@ def test_validate_odd_numbers_for_an_integer_field(cli, tmp_path, value):
 def test_validate_anchors_and_aliases_are_resolved(cli, tmp_path):
     f = _write(tmp_path, "p.yaml", POLICY.replace("  - {type", "  - &m {type") + "  - *m\n")
     proc = cli("validate", f)
-    assert proc.returncode == 0 and proc.stdout.strip() == f"{f}: ok", proc.stderr
+    assert proc.returncode == 0 and proc.stdout.strip().startswith(f"{f}: ok (policy file: "), proc.stderr
 
 
 def test_validate_did_you_mean_for_policy_typos(cli, tmp_path):
@@ -218,13 +221,14 @@ def test_validate_every_example_policy_under_every_semantics(cli):
     assert len(EXAMPLE_POLICIES) >= 4
     proc = cli("validate", "--semantics", "all", *EXAMPLE_POLICIES)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [f"{p}: ok" for p in EXAMPLE_POLICIES]
+    assert [line.split(" (")[0] for line in proc.stdout.splitlines()] == [f"{p}: ok" for p in EXAMPLE_POLICIES]
+    assert all(line.endswith("; runs under kubernetes, gce, azure, aws, scalebridge)") for line in proc.stdout.splitlines())
 
 
 def test_validate_keeps_going_after_a_bad_file(cli, tmp_path):
     bad = _write(tmp_path, "empty.yaml", "")
     proc = cli("validate", bad, EXAMPLE_POLICIES[0])
-    assert proc.returncode == 2 and proc.stdout.strip() == f"{EXAMPLE_POLICIES[0]}: ok"
+    assert proc.returncode == 2 and proc.stdout.strip().startswith(f"{EXAMPLE_POLICIES[0]}: ok (policy file: ")
 
 
 def test_schema_is_valid_json_schema_and_accepts_every_example(cli, policy_schema):
@@ -336,3 +340,25 @@ def test_validate_warns_about_what_the_semantics_ignores(tmp_path, capsys):
     assert "target 'web' under azure" in capsys.readouterr().err, "run says it once at start"
     # a policy every part of which its semantics reads: no warning
     assert main(["validate", str(policy), "--semantics", "scalebridge", "--strict"]) == 0
+
+
+def test_validate_says_what_it_checked_for_each_kind_of_file(cli, tmp_path):
+    """A newcomer read "policy files" in validate's summary for run configurations: each ok line
+    names what was checked — a policy file (its policy, the semantics it runs under) or a run
+    configuration (its targets, their policies and the provider instances, built without a
+    cloud) — and the command's help names both kinds."""
+    f = _write(tmp_path, "p.yaml", POLICY)
+    proc = cli("validate", "--semantics", "gce", f, "examples/run/sim.yaml")
+    assert proc.returncode == 0, proc.stderr
+    policy_line, run_line = proc.stdout.splitlines()
+    assert policy_line.startswith(f"{f}: ok (policy file: policy ") and policy_line.endswith("; runs under gce)")
+    assert run_line == ("examples/run/sim.yaml: ok (run configuration: 2 targets with their policies and "
+                        "1 provider instance, built without calling a cloud)")
+    listed = cli("--help").stdout
+    assert "check policy files and run configurations" in " ".join(listed.split())
+
+
+def test_the_example_scenarios_are_scenarios():
+    from scalebridge.simulator.scenario import load_scenario
+    for path in SCENARIOS:
+        assert load_scenario(str(path)) is not None

@@ -173,7 +173,7 @@ def _audit(d: Path) -> dict[str, dict[float, dict]]:
 def _scale_downs_inside_a_window(d: Path, opened: list[dict]) -> list[str]:
     """Scale-downs below a recommendation that a dead process had persisted within
     the stabilization window before them (the protocol's ``state.recommendations``
-    are the unstabilized recommendations, ``spec/decide-protocol.md``)."""
+    are the unstabilized recommendations, ``docs/protocol.md``)."""
     out = []
     for name, history in _histories(d).items():
         window = WINDOWS.get(name.removesuffix("-web"))

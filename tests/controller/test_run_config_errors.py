@@ -98,13 +98,16 @@ def test_a_ref_missing_a_key_the_provider_needs(write_config, scalebridge):
     assert "targets[0].ref.name" in line and "required" in line
 
 
-def test_virtual_clock_on_a_provider_without_it_needs_the_sim_provider(write_config, scalebridge):
+def test_virtual_clock_on_a_provider_without_it_names_the_capability(write_config, scalebridge):
+    """A plugin author read "needs the sim provider" where what is needed is a capability their
+    own provider can declare: the line names Capability.VIRTUAL_CLOCK."""
     path = write_config([{"name": "web", "ref": {"name": "web"}}],
                         providers={"fake": {"type": FAKE, "capabilities": ["metrics"]}})
     code, _, err = scalebridge("run", path, "--clock", "virtual", "--until", "1h")
     assert code == 2
     [line] = _only_lines(err, path)
-    assert "targets[0].provider" in line and "needs the sim provider" in line
+    assert "targets[0].provider" in line and "needs a provider that declares Capability.VIRTUAL_CLOCK" in line
+    assert "'fake'" in line
 
 
 def test_an_unknown_key_says_which_are_valid(write_config, scalebridge):

@@ -59,3 +59,21 @@ def test_observe_exits_1_when_a_target_is_refused(write_config, scalebridge):
     path = write_config([{"name": "web", "ref": {"name": "web", "managed_by": "HorizontalPodAutoscaler web"}}])
     code, out, _ = scalebridge("observe", path)
     assert code == 1 and "HorizontalPodAutoscaler web" in out
+
+
+def test_state_show_and_reset_read_the_configurations_state(write_config, scalebridge, tmp_path, monkeypatch):
+    """A newcomer's `state show` ignored the configuration's `state:`: with --config it reads the
+    file `state:` names, relative to the configuration's directory, not scalebridge-state.db in
+    the working directory."""
+    (tmp_path / "conf").mkdir()
+    path = write_config([{"name": "web", "ref": {"name": "web", "size": 3, "load": 4.2}}], state="conf/web.db")
+    assert scalebridge("run", path, "--once")[0] == 0
+    assert (tmp_path / "conf" / "web.db").is_file()
+    monkeypatch.chdir(tmp_path / "conf")                # elsewhere: only --config can find it
+    code, out, err = scalebridge("state", "show", "--config", path)
+    assert code == 0, err
+    assert set(json.loads(out)) == {"web"}
+    assert not (tmp_path / "conf" / "scalebridge-state.db").exists()
+    code, out, err = scalebridge("state", "reset", "web", "--config", path)
+    assert code == 0, err
+    assert json.loads(scalebridge("state", "show", "--config", path)[1]) == {}

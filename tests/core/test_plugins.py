@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 import sys
 import types
 from pathlib import Path
@@ -431,3 +432,28 @@ def test_plugins_command(cli):
     proc = cli("plugins")
     assert proc.returncode == 0
     assert "kubernetes" in proc.stdout and "scalebridge.semantics.kubernetes" in proc.stdout
+
+
+def test_plugins_names_the_distribution_and_aligns_its_columns_on_long_names(capsys):
+    """A newcomer saw `from proportional` (the entry point's name) where docs/plugins.md says
+    `from scalebridge_proportional`, and columns pushed out of line by names longer than 14
+    characters: each entry names the distribution that installed it as its wheel spells it, then
+    the module, every column aligned whatever the names' lengths."""
+    assert plugins.distribution_name("scalebridge-proportional") == "scalebridge_proportional"
+    assert plugins.distribution_name("Scalebridge.Very--Long_Name") == "scalebridge_very_long_name"
+    rc, out, _ = _run_cli(capsys, "plugins")
+    assert rc == 0
+    sections = re.split(r"^(\w[\w ]*):$", out, flags=re.M)[1:]
+    tables = dict(zip(sections[::2], sections[1::2]))
+    assert {"plugins", "semantics", "providers", "translators"} <= set(tables)
+    assert re.search(r"^  scalebridge_kubernetes +scalebridge_kubernetes +scalebridge \S+$", tables["plugins"], re.M)
+    assert re.search(r"^  kubernetes +from scalebridge +scalebridge_kubernetes$", tables["providers"], re.M)
+    assert re.search(r"^  kubernetes +from scalebridge +scalebridge\.semantics\.kubernetes +Kubernetes ",
+                     tables["semantics"], re.M)
+    for name, table in tables.items():
+        rows = [line for line in table.splitlines() if line.strip()]
+        # each column starts at the same offset on every row: the second, and the third where there is one
+        for column in (1, 2):
+            starts = {m[column].start() for line in rows
+                      if len(m := list(re.finditer(r"(?<=  )\S+|^  \S+", line))) > column}
+            assert len(starts) <= 1, (name, column, rows)

@@ -191,3 +191,23 @@ def test_worked_example(name):
 
 def test_every_example_is_covered():
     assert {p.stem for p in EXAMPLES.glob("*.json")} == set(EXPECTED)
+
+
+def test_protocol_md_is_the_normative_text_itself():
+    """A newcomer found docs/protocol.md calling a file outside the repository
+    (``shared/spec/decide-protocol.md``) its normative text: the page itself is, and it documents
+    every field the request and its parts accept, and every key a response has."""
+    from scalebridge import protocol
+    from scalebridge.policy import Policy
+    text = read("docs/protocol.md")
+    assert "decide-protocol.md" not in text and "shared/" not in text
+    assert "This page is the protocol's normative text" in text
+
+    def documented(name: str) -> bool:      # as code: `name`, `a.b.name`, "name": in a JSON example
+        return re.search(rf"[`.\"]{name}[`\"\[]", text) is not None
+    models = [protocol.Request, protocol.Settings, protocol.Observations, protocol.Member,
+              protocol.MetricObservation, protocol.CapacityForecast, protocol.StateModel, protocol.LastScale, Policy]
+    missing = {f"{m.__name__}.{name}" for m in models for name in m.model_fields if not documented(name)}
+    assert not missing, f"fields docs/protocol.md does not document: {sorted(missing)}"
+    response = decide(request("pods.json"))
+    assert [key for key in response if not documented(key)] == []

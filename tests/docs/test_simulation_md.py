@@ -119,7 +119,10 @@ def test_simulation_md_python_snippet_as_script(tmp_path):
 def test_simulation_md_scenario_keys_accepted(tmp_path):
     from scalebridge.simulator import scenario as sc
     block = yaml_blocks("docs/simulation.md")[0]
-    assert "trace: ../shared/traces/nasa_http_1995-07-01_27.csv" in block
+    # the block is examples/simulate/nasa.yaml as it ships, and its trace ships beside it
+    assert block.strip() == (ROOT / "examples/simulate/nasa.yaml").read_text().strip()
+    assert "trace: ../traces/nasa_http_1995-07-13.csv" in block
+    assert (ROOT / "examples/traces/nasa_http_1995-07-13.csv").is_file()
     keys = set(re.findall(r"^(\w+):", block, re.M))
     src = (ROOT / "core/scalebridge/simulator/scenario.py").read_text()
     for k in keys:

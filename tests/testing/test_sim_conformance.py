@@ -18,11 +18,8 @@ def _sim_factory():
 def test_the_sim_provider_keeps_the_contract():
     sim = _sim_factory()()
 
-    def provoke(target, call: str, kind: ErrorKind) -> bool:
-        target.fail_next(call, kind, retry_after=5.0 if kind is ErrorKind.THROTTLED else None)
-        return True
-
-    report = check_provider(sim, {"workload": "diurnal", "capacity": 100, "startup": 60}, provoke=provoke,
+    from tests.plugins.sim.test_sim_provider import sim_faults
+    report = check_provider(sim, {"workload": "diurnal", "capacity": 100, "startup": 60}, provoke=sim_faults(),
                             bad_refs=[{"workload": "diurnal", "capacity": 100, "startup": 60, "zone": "x"},
                                       {"workload": "no-such-load", "capacity": 100, "startup": 60},
                                       {"workload": "diurnal", "capacity": -1, "startup": 60}])

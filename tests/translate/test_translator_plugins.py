@@ -87,7 +87,7 @@ def test_the_docs_translator_renders_imports_and_applies(with_plugins, tmp_path,
     `import --from pool` and its apply, as the page says."""
     with_plugins(_plugin("scalebridge_pool", _docs_example()))
     code, out, _ = _run(capsys, "plugins")
-    assert re.search(r"^translators:$(\n  .*)*\n  pool +from scalebridge_pool", out, re.M)
+    assert re.search(r"^translators:$(\n  .*)*\n  pool +in-process +scalebridge_pool", out, re.M)   # registered in-process
     f = tmp_path / "web.yaml"
     f.write_text(POLICY)
     code, out, err = _run(capsys, "render", str(f), "--to", "pool", "--target", "{pool: web}")

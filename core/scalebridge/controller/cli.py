@@ -457,7 +457,9 @@ def _validate_with_run_configs(original):
                 print(line, file=sys.stderr)
             n = len(runtime.targets)
             runtime.close()
-            print(f"{path}: ok (run configuration: {n} target{'s' if n != 1 else ''})")
+            k = len(runtime.providers)
+            print(f"{path}: ok (run configuration: {n} target{'s' if n != 1 else ''} with their policies and "
+                  f"{k} provider instance{'s' if k != 1 else ''}, built without calling a cloud)")
             if lines and getattr(args, "strict", False) and code == 0:
                 code = 1
         return code
@@ -519,9 +521,12 @@ def add_controller_commands(sub: Any) -> None:
     o = sub.add_parser("observe", help="read each target once and print what its provider saw; never writes",
                        description="Observe each target (or the ones named) once: size, members, metric samples. "
                                    "Exit 0 when every target was observed, 1 when any failed or was refused.")
-    o.add_argument("config", metavar="CONFIG")
-    o.add_argument("targets", nargs="*", metavar="TARGET")
-    o.add_argument("--output", choices=("text", "json"), default="text")
+    o.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
+    o.add_argument("targets", nargs="*", metavar="TARGET", help="the targets to observe, by name (default: all)")
+    o.add_argument("--output", choices=("text", "json"), default="text",
+                   help="text: a few lines per target, for a person (default); json: a JSON array with one object per "
+                        "target — its size, members, metric observations in the protocol's shapes and any "
+                        "operation in flight, or its error — secrets masked")
     o.set_defaults(func=cmd_observe)
 
     s = sub.add_parser("state", help="the persisted decision state: show, reset",
@@ -544,7 +549,7 @@ def add_controller_commands(sub: Any) -> None:
                                       "state, as a changed policy does. With a controller running on the file, "
                                       "the reset is recorded and that controller carries it out at its next "
                                       "sync (it keeps the state in memory and would write it back otherwise).")
-    reset.add_argument("target", metavar="TARGET")
+    reset.add_argument("target", metavar="TARGET", help="the target whose history is forgotten, by name")
     reset.add_argument("--state", metavar="PATH", help=state_help)
     reset.add_argument("--config", metavar="CONFIG", help=config_help)
     reset.set_defaults(func=cmd_state)
@@ -558,7 +563,7 @@ def add_controller_commands(sub: Any) -> None:
         c = sub.add_parser(name, help=f"{what} targets (recorded in the state store; honoured at the next sync)",
                            description=desc + " Reference: docs/run.md (Pausing a target).")
         c.add_argument("config", metavar="CONFIG", help="the run configuration (its `state:` names the store)")
-        c.add_argument("targets", nargs="+", metavar="TARGET")
+        c.add_argument("targets", nargs="+", metavar="TARGET", help=f"the targets to {name}, by name")
         c.add_argument("--state", metavar="PATH", help="the state file (default: the configuration's `state:`)")
         if name == "pause":
             c.add_argument("--replicas", type=_replicas, metavar="N", default=None,

@@ -534,9 +534,9 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             problems.append(f"{loaded.where(*loc, 'settings', *path.lstrip('$.').split('.'))}: {msg}")
             continue
         if clock == "virtual" and Capability.VIRTUAL_CLOCK not in getattr(provider, "capabilities", ()):
-            problems.append(f"{loaded.where(*loc, 'provider')}: --clock virtual needs the sim provider; provider "
-                            f"{t.provider!r} ({getattr(provider, 'name', type(provider).__name__)}) does not run on "
-                            "a virtual clock")
+            problems.append(f"{loaded.where(*loc, 'provider')}: --clock virtual needs a provider that declares "
+                            f"Capability.VIRTUAL_CLOCK (the sim provider does); provider {t.provider!r} "
+                            f"({getattr(provider, 'name', type(provider).__name__)}) does not run on a virtual clock")
             continue
         try:
             handle = provider.target(_resolve_ref_paths(provider, t.ref, loaded.path.parent))

@@ -43,6 +43,27 @@ def _policy():
     return parse_policy_text(DEMO_POLICY, "<demo policy>"), "the embedded demo policy"
 
 
+def policy_summary(policy: Any) -> str:
+    """What a policy scales on, in one line, for a person: its target metrics, its threshold
+    rules (its own and its profiles') and its bounds — so that a demo section says which policy
+    it runs and why a semantics reading only rules (azure) or only metrics does what it does."""
+    parts = []
+    for m in policy.metrics or ():
+        t = m.target
+        if t is not None and t.type == "Utilization":
+            parts.append(f"{m.name} utilization target {t.average_utilization:g} %")
+        else:
+            parts.append(f"{m.type} metric {m.name}")
+    rules = len(policy.rules or ()) + sum(len(p.rules or ()) for p in policy.profiles or ())
+    if rules:
+        where = " in a profile" if not policy.rules else ""
+        parts.append(f"{rules} threshold rule{'s' if rules != 1 else ''}{where} (what azure scales on)")
+    else:
+        parts.append("no threshold rules (azure, which scales on rules only, never scales on it)")
+    lo = policy.min_replicas if policy.min_replicas is not None else "?"
+    return f"{', '.join(parts)}; {lo}–{policy.max_replicas} members"
+
+
 def run_simulation_demo(console: Any, output_dir: str = "out") -> int:
     """Compare the five semantics on the flash crowd; 0 when at least one ran."""
     try:
@@ -65,7 +86,8 @@ def _demo(console: Any, out: Path) -> int:
     registered = set(registered_semantics())
     names = [n for n in BUILTIN_SEMANTICS if n in registered]
     missing = [n for n in BUILTIN_SEMANTICS if n not in registered]
-    console.print(f"[bold]Replay:[/bold] {where} on the built-in {WORKLOAD} workload "
+    console.print(f"[bold]Replay:[/bold] policy {policy.name or 'web'!r} of {where} — not the main job's: "
+                  f"{policy_summary(policy)} — on the built-in {WORKLOAD} workload "
                   f"(6 h, 100 → 1,000 requests/s), {CAPACITY:g} requests/s per member, {STARTUP:g} s startup")
     if missing:
         console.print(f"[yellow]not registered yet, skipped:[/yellow] {', '.join(missing)}")

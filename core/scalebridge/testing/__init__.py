@@ -29,7 +29,7 @@ import json
 from typing import Iterable, Optional
 
 from ..engine import Decider, decide, parse_request
-from .conformance import ConformanceReport, check_provider
+from .conformance import ConformanceReport, FailNext, check_provider
 from .fake import FakeProvider, FakeTarget, Load
 
 #: the local API servers, imported on first use (the Monitoring server needs grpc, the
@@ -47,7 +47,7 @@ def __getattr__(name: str):
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
-__all__ = ["ConformanceReport", "FakeProvider", "FakeTarget", "Load", "check_provider", "check_semantics",
+__all__ = ["ConformanceReport", "FailNext", "FakeProvider", "FakeTarget", "Load", "check_provider", "check_semantics",
            "contract_requests"]
 
 NOW = 1767225600.0

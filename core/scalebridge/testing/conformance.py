@@ -8,6 +8,16 @@ provider to show it keeps the :mod:`scalebridge.providers` contract::
         check_provider(provider, {"group": "web"},
                        provoke=lambda target, call, kind: my_server.fail_next(call, kind))
 
+A provider with no server to ask for a fault (one keeping sizes in a file, an
+in-process one) gets the same checks through :class:`FailNext`, built in its
+test — its production class carries no fault injection::
+
+    provoke = FailNext({"observe": "store.read", "set_size": "store.write"},
+                       {ErrorKind.NOT_FOUND: lambda: FileNotFoundError(2, "gone", "sizes.json"),
+                        ErrorKind.FORBIDDEN: lambda: PermissionError(13, "denied", "sizes.json")})
+    check_provider(FileProvider(path=tmp_path / "sizes.json"), {"name": "web"}, provoke=provoke,
+                   fault_kinds=provoke.kinds)
+
 It drives one real target through what ``scalebridge run`` does with it and
 checks, raising one ``AssertionError`` that lists every broken promise:
 
@@ -28,9 +38,10 @@ checks, raising one ``AssertionError`` that lists every broken promise:
   asked, only with ``Capability.METRICS`` (without it, nothing);
 - every failure the ``provoke(target, call, kind)`` hook arranges (the next
   ``call`` — ``observe``, ``read_metrics``, ``set_size`` — to fail as the cloud
-  fails for ``kind``; the hook returns False for a kind it cannot provoke) comes out
-  as a :class:`~scalebridge.providers.ProviderError` of that kind, never an SDK's
-  exception, and ``retry_after`` is None or a non-negative number;
+  fails for ``kind``; the hook returns False for a kind it cannot provoke, or a
+  callable the suite calls once that call is over, to undo what it arranged) comes
+  out as a :class:`~scalebridge.providers.ProviderError` of that kind, never an
+  SDK's exception, and ``retry_after`` is None or a non-negative number;
 - a ref lacking a required key (each of ``ref_keys``) and each of ``bad_refs``
   raises :class:`~scalebridge.providers.RefError` naming a key.
 
@@ -54,7 +65,7 @@ from pydantic import ValidationError
 from ..providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider, ProviderError,
                          RefError, SizeChange, Target)
 
-__all__ = ["check_provider", "ConformanceReport", "DEFAULT_POLICY", "DEFAULT_QUERIES", "FAULT_CALLS"]
+__all__ = ["check_provider", "ConformanceReport", "DEFAULT_POLICY", "DEFAULT_QUERIES", "FAULT_CALLS", "FailNext"]
 
 #: a policy with one CPU utilization metric, handed to ``Target.use_policy`` first
 DEFAULT_POLICY: dict = {"min_replicas": 1, "max_replicas": 20,
@@ -66,7 +77,80 @@ FAULT_CALLS = ("observe", "read_metrics", "set_size")
 FAULT_KINDS = (ErrorKind.THROTTLED, ErrorKind.TRANSIENT, ErrorKind.CONFLICT, ErrorKind.NOT_FOUND,
                ErrorKind.FORBIDDEN)
 
-Provoke = Callable[[Target, str, ErrorKind], Optional[bool]]
+Provoke = Callable[[Target, str, ErrorKind], "Optional[bool] | Callable[[], None]"]
+
+
+class FailNext:
+    """The suite's ``provoke`` hook for a provider without a server that can fail on
+    request: fault injection that lives in the provider's *test*, not in its
+    production class.
+
+    ``seams`` maps each call the suite provokes (``observe``, ``read_metrics``,
+    ``set_size``) to the attribute through which that call reaches what the provider
+    talks to — its file store, its client, its socket — as a dotted path from the
+    target (``"store.read"``, ``"_client.get"``), or a function ``target -> (owner,
+    attribute name)``. ``errors`` maps each :class:`ErrorKind` the test can provoke
+    to a function making the exception that backend raises for it
+    (``FileNotFoundError``, ``PermissionError``, the SDK's own error). Asked for
+    ``(call, kind)``, it replaces that attribute *on the instance* so that its next
+    use raises the exception once, inside the provider, which must turn it into a
+    :class:`~scalebridge.providers.ProviderError` of ``kind``; it returns the undo
+    the suite calls once the call is over (whether or not the seam was used). A call
+    or kind it has no entry for is answered False: the suite reports it skipped.
+    ``provoked`` lists the ``(call, kind, exception)`` raised."""
+
+    def __init__(self, seams: Mapping[str, "str | Callable[[Target], tuple[Any, str]]"],
+                 errors: Mapping["ErrorKind | str", Callable[[], BaseException]]):
+        unknown = set(seams) - set(FAULT_CALLS)
+        if unknown:
+            raise ValueError(f"FailNext: no such call {sorted(unknown)} (the calls are {', '.join(FAULT_CALLS)})")
+        self.seams = dict(seams)
+        self.errors = {ErrorKind(k): v for k, v in errors.items()}
+        self.provoked: list[tuple[str, str, BaseException]] = []
+
+    @property
+    def kinds(self) -> tuple[ErrorKind, ...]:
+        """The kinds it can provoke, for ``check_provider(..., fault_kinds=...)``."""
+        return tuple(k for k in FAULT_KINDS if k in self.errors) + \
+            tuple(k for k in self.errors if k not in FAULT_KINDS)
+
+    def _owner(self, target: Target, call: str) -> tuple[Any, str]:
+        seam = self.seams[call]
+        if callable(seam):
+            return seam(target)
+        *path, attr = seam.split(".")
+        owner: Any = target
+        for part in path:
+            owner = getattr(owner, part)
+        if not hasattr(owner, attr):
+            raise AttributeError(f"FailNext: {type(target).__name__} has no {seam!r} (the seam of {call})")
+        return owner, attr
+
+    def __call__(self, target: Target, call: str, kind: ErrorKind) -> "bool | Callable[[], None]":
+        kind = ErrorKind(kind)
+        if call not in self.seams or kind not in self.errors:
+            return False
+        owner, attr = self._owner(target, call)
+        own = attr in getattr(owner, "__dict__", {})
+        saved = owner.__dict__[attr] if own else None
+        state = {"armed": True}
+
+        def undo() -> None:
+            if state["armed"]:
+                state["armed"] = False
+                if own:
+                    setattr(owner, attr, saved)
+                else:
+                    delattr(owner, attr)
+
+        def failing(*args: Any, **kwargs: Any) -> Any:
+            undo()
+            error = self.errors[kind]()
+            self.provoked.append((call, kind.value, error))
+            raise error
+
+        setattr(owner, attr, failing)
+        return undo
 
 
 @dataclass
@@ -258,25 +342,34 @@ class _Suite:
             if call == "read_metrics" and Capability.METRICS not in self.provider.capabilities:
                 continue
             for kind in kinds:
-                if provoke(target, call, kind) is False:
+                armed = provoke(target, call, kind)
+                if armed is False:
                     self.report.skipped.append(f"faults: {call} {kind.value} (the hook cannot provoke it)")
                     continue
-                self.report.provoked.append((call, kind.value))
-                name = f"faults: {call} failing as {kind.value}"
-                fn: Callable[[], Any] = {"observe": lambda: target.observe(self.tick()),
-                                         "read_metrics": lambda: target.read_metrics(self.now, obs, list(queries)),
-                                         "set_size": lambda: target.set_size(obs.current_replicas)}[call]
                 try:
-                    fn()
-                except ProviderError as e:
-                    ra = e.retry_after
-                    self.check(name, e.kind == kind and (ra is None or (isinstance(ra, (int, float)) and ra >= 0)),
-                               f"raised {e.kind.value} (retry_after {ra!r}), expected {kind.value}")
-                except Exception as e:
-                    self.failures.append(f"{name}: raised {type(e).__module__}.{type(e).__name__}: {e} "
-                                         "(a provider raises only ProviderError)")
-                else:
-                    self.failures.append(f"{name}: the call succeeded (the hook did not make it fail)")
+                    self.fault(target, obs, queries, call, kind)
+                finally:
+                    if callable(armed):
+                        armed()
+
+    def fault(self, target: Target, obs: Observation, queries: Sequence[MetricQuery], call: str,
+              kind: ErrorKind) -> None:
+        self.report.provoked.append((call, kind.value))
+        name = f"faults: {call} failing as {kind.value}"
+        fn: Callable[[], Any] = {"observe": lambda: target.observe(self.tick()),
+                                 "read_metrics": lambda: target.read_metrics(self.now, obs, list(queries)),
+                                 "set_size": lambda: target.set_size(obs.current_replicas)}[call]
+        try:
+            fn()
+        except ProviderError as e:
+            ra = e.retry_after
+            self.check(name, e.kind == kind and (ra is None or (isinstance(ra, (int, float)) and ra >= 0)),
+                       f"raised {e.kind.value} (retry_after {ra!r}), expected {kind.value}")
+        except Exception as e:
+            self.failures.append(f"{name}: raised {type(e).__module__}.{type(e).__name__}: {e} "
+                                 "(a provider raises only ProviderError)")
+        else:
+            self.failures.append(f"{name}: the call succeeded (the hook did not make it fail)")
 
     def refs(self, bad_refs: Sequence[Mapping[str, Any]]) -> None:
         cases = [({k: v for k, v in self.ref.items() if k != key}, key) for key in sorted(self.provider.ref_keys)]

@@ -13,10 +13,22 @@ from scalebridge import plugins
 from scalebridge.engine import load_policy
 from scalebridge.providers import TargetEnded, Capability, ErrorKind, MetricQuery, ProviderError, RefError
 from scalebridge.protocol import MetricObservation, Settings
-from scalebridge.testing.conformance import check_provider
-from scalebridge_sim.provider import SimProvider
+from scalebridge.testing.conformance import FailNext, check_provider
+from scalebridge_sim.provider import SimProvider, SimTarget
 
 REF = {"workload": "flash_crowd", "duration": "1h", "capacity": 10, "startup": 60}
+
+
+def sim_faults() -> FailNext:
+    """Fault injection for the sim provider from its tests, not its production class: its
+    "cloud" is the simulated world, which fails as the provider would report it (the error kinds
+    themselves, a throttle with a retry-after). observe and read_metrics reach the world through
+    ``_at``; set_size writes through ``_write``."""
+    def error(kind: ErrorKind):
+        return lambda: ProviderError(kind, f"injected {kind.value} fault",
+                                     retry_after=2.0 if kind is ErrorKind.THROTTLED else None)
+    return FailNext({"observe": "_at", "read_metrics": "_at", "set_size": "_write"},
+                    {kind: error(kind) for kind in ErrorKind})
 
 
 def test_registered_through_the_entry_point_like_any_plugin() -> None:
@@ -27,10 +39,8 @@ def test_registered_through_the_entry_point_like_any_plugin() -> None:
 
 
 def test_it_keeps_the_provider_contract() -> None:
-    def provoke(target, call, kind):
-        target.fail_next(call, kind, retry_after=2.0 if kind is ErrorKind.THROTTLED else None)
-
-    report = check_provider(SimProvider(), REF, provoke=provoke,
+    assert not hasattr(SimTarget, "fail_next")        # fault injection lives in the test (FailNext)
+    report = check_provider(SimProvider(), REF, provoke=sim_faults(),
                             bad_refs=[{**REF, "capacity": 0}, {**REF, "workload": "tsunami"}, {**REF, "zone": "x"}])
     assert ("set_size", "throttled") in report.provoked
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-TRACE = ROOT.parent / "shared" / "traces" / "nasa_http_1995-07-01_27.csv"
+TRACE = ROOT / "examples" / "traces" / "nasa_http_1995-07-13.csv"     # shipped with the repository
 
 
 def test_a_relative_trace_is_read_beside_the_configuration(tmp_path):

@@ -151,14 +151,22 @@ RISK_WEIGHT = 0.1
 GOAL, STRETCH_GOAL = 0.90, 0.80
 
 CANDIDATES: dict[str, dict] = {
-    # the example as it is (examples/predictive/policy.yaml): 99.95th percentile, the HPA-60% risk budget, ramps
+    # the example as it is (examples/predictive/policy.yaml): the 99.95th percentile lowered by the
+    # HPA-60% risk budget, the ramp lines
     "example": {},
     # examples/predictive/count-noise.yaml: the 97th percentile, no budget, no ramp lines
     "count-noise": {"margin_quantile": 0.97, "reactive_baseline_utilization": None, "extrapolate_ramps": False},
-    # the example at the 99th percentile
-    "example-q99": {"margin_quantile": 0.99},
     # the example without the ramp lines
     "example-no-ramps": {"extrapolate_ramps": False},
+    # the quantile on the peak: persistence as the model, so that the margin is the quantile of the
+    # peak over the lead window relative to the last load, per level (the error model fitted to it)
+    "peak-quantile": {"model": "naive"},
+    # adaptive conformal inference of the margin toward the HPA-60% shortfall rate (at least 0.05%)
+    "aci": {"margin_adaptation": "aci"},
+    # ... toward the HPA-60% shortfall rate, at least 0.001% (a few seconds a week)
+    "aci-strict": {"margin_adaptation": "aci", "margin_quantile": 0.99999},
+    # ... without the ramp lines
+    "aci-no-ramps": {"margin_adaptation": "aci", "extrapolate_ramps": False},
 }
 
 
@@ -189,7 +197,6 @@ def _source_hash(*, planner: bool) -> str:
             continue
         h.update(str(rel).encode())
         h.update(f.read_bytes())
-    h.update(Path(__file__).read_bytes() if planner else b"")
     return h.hexdigest()[:16]
 
 

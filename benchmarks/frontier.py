@@ -289,6 +289,22 @@ def _scored(pred: dict, reactive: dict) -> dict:
             "fallback_share": pred["fallback_share"]}
 
 
+def select_folds(scores: dict[tuple[str, str], float], wids: list[str], candidates: list[str],
+                 groups: list[str]) -> dict[str, dict]:
+    """For each group ``g``: the candidate with the lowest mean score over the other groups
+    (each group the mean over its workloads; ties by name). ``g``'s own scores are never read."""
+    def group_score(c: str, g: str) -> float:
+        xs = [scores[(w, c)] for w in wids if group_of(w) == g]
+        return sum(xs) / len(xs)
+
+    folds = {}
+    for g in groups:
+        train = [h for h in groups if h != g]
+        ranked = sorted(candidates, key=lambda c: (sum(group_score(c, h) for h in train) / len(train), c))
+        folds[g] = {"chosen": ranked[0], "training_score": sum(group_score(ranked[0], h) for h in train) / len(train)}
+    return folds
+
+
 def leave_one_out(policy_path: Path, candidates: dict[str, dict], workers: int = 2, verbose: bool = True) -> dict:
     """Replay every candidate on every workload (cached), then select and score, group by group."""
     import multiprocessing
@@ -311,15 +327,7 @@ def leave_one_out(policy_path: Path, candidates: dict[str, dict], workers: int =
     groups = sorted({group_of(w) for w in wids}, key=lambda g: (g not in LOO_TRACES, wids.index(
         next(w for w in wids if group_of(w) == g))))
 
-    def group_score(c: str, g: str) -> float:
-        xs = [scored[(w, c)]["score"] for w in wids if group_of(w) == g]
-        return sum(xs) / len(xs)
-
-    folds = {}
-    for g in groups:
-        train = [h for h in groups if h != g]
-        ranking = sorted(candidates, key=lambda c: (sum(group_score(c, h) for h in train) / len(train), c))
-        folds[g] = {"chosen": ranking[0], "training_score": sum(group_score(ranking[0], h) for h in train) / len(train)}
+    folds = select_folds({k: v["score"] for k, v in scored.items()}, wids, list(candidates), groups)
     rows = []
     for w in wids:
         c = folds[group_of(w)]["chosen"]

@@ -17,6 +17,16 @@ of 25,000 (the second seed's websocket pod), with a 2-minute start-up:
 
     .venv/bin/python benchmarks/frontier.py [--workloads a,b] [--markdown table.md] [--json out.json]
         [--plot docs/img/frontier.png] [--margin-quantile 0.99] [--policy examples/predictive/count-noise.yaml]
+
+Those numbers are in sample: the planner's constants were chosen on these traces. The
+honest one (issue #30) is the leave-one-out: every candidate choice (``CANDIDATES``)
+selected on all workload groups but one and scored on the one left out, in turn, over
+the shared traces and four generators at three seeds each (docs/predictive.md):
+
+    .venv/bin/python benchmarks/frontier.py --leave-one-out [--markdown loo.md] [--json docs/leave-one-out.json]
+        [--candidates example,aci] [--workers 2]
+
+Replays are cached under .cache/frontier/, keyed by the code they run and the policy.
 """
 from __future__ import annotations
 

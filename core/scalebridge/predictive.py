@@ -58,6 +58,13 @@ rule (the highest of all signals; a forecast never scales in by itself):
   the quantile that makes the plan as often short as a reactive HPA at that
   target would have been on the same load, never safer than
   ``margin_quantile`` (:mod:`scalebridge.risk`);
+- **adaptive margin**: with ``margin_adaptation: aci`` the margin's ``q`` is
+  instead learned online by adaptive conformal inference
+  (:class:`~scalebridge.risk.AdaptiveMargin`, Gibbs & Candès 2021): raised
+  after each sample the plan in force was short, lowered a little after each
+  other one, toward the risk budget's target rate (never below
+  ``1 − margin_quantile``). Measured out of sample (``benchmarks/frontier.py
+  --leave-one-out``) it reaches its rate and costs more than the budget;
 - **fallback**: when the guarded forecaster says the forecast is unreliable
   (too little history, NaN, a large recent error), the plan follows the
   reactive proposal and carries the reason, which the response reports.

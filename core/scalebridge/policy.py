@@ -492,6 +492,21 @@ class Predictive(_Model):
                           "last 5 values, and a 5-minute trend); false for count noise — a few events per "
                           "member-minute — where an apparent ramp is noise (docs/predictive.md)")
 
+    margin_adaptation: Optional[Literal["aci"]] = Field(
+        None, description="aci: learn the margin online toward a target shortfall rate (adaptive conformal "
+                          "inference, Gibbs & Candès 2021): raised after every sample the plan was short, lowered "
+                          "a little after every other one; the target is the shortfall rate of the reactive "
+                          "baseline (reactive_baseline_utilization) on the same load, never below "
+                          "1 − margin_quantile; needs margin_quantile (docs/predictive.md)")
+
+    @model_validator(mode="after")
+    def _adaptation_needs_quantile(self) -> "Predictive":
+        if self.margin_adaptation is not None and self.margin_quantile is None:
+            raise FieldError("margin_adaptation",
+                             "needs margin_quantile: the margin starts at that quantile of the forecast's error "
+                             "and its complement is the lowest shortfall rate aimed at")
+        return self
+
     @model_validator(mode="after")
     def _baseline_needs_quantile(self) -> "Predictive":
         if self.reactive_baseline_utilization is not None and self.margin_quantile is None:

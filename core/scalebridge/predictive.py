@@ -58,6 +58,13 @@ rule (the highest of all signals; a forecast never scales in by itself):
   the quantile that makes the plan as often short as a reactive HPA at that
   target would have been on the same load, never safer than
   ``margin_quantile`` (:mod:`scalebridge.risk`);
+- **adaptive margin**: with ``margin_adaptation: aci`` the margin's ``q`` is
+  instead learned online by adaptive conformal inference
+  (:class:`~scalebridge.risk.AdaptiveMargin`, Gibbs & Candès 2021): raised
+  after each sample the plan in force was short, lowered a little after each
+  other one, toward the risk budget's target rate (never below
+  ``1 − margin_quantile``). Measured out of sample (``benchmarks/frontier.py
+  --leave-one-out``) it reaches its rate and costs more than the budget;
 - **fallback**: when the guarded forecaster says the forecast is unreliable
   (too little history, NaN, a large recent error), the plan follows the
   reactive proposal and carries the reason, which the response reports.
@@ -75,7 +82,7 @@ import numpy as np
 from .forecasting import guarded, make_forecaster
 from .policy import Predictive
 from .protocol import CapacityForecast
-from .risk import ReactiveBaseline, RiskBudget
+from .risk import AdaptiveMargin, ReactiveBaseline, RiskBudget
 
 RAMP_SAMPLES = 5
 """The websocket autoscaler's first model: "根据最近5个websocketConnectionCount值进行线性拟合" — a
@@ -269,6 +276,9 @@ class PredictivePlanner:
         self._q: Optional[float] = None                          # q at the budget's quantile
         self._plans: deque = deque()                             # (time, replicas) over the last lead
         self._ramps: deque = deque()                             # (time, a ramp's proposal) over the last lead
+        self.aci: Optional[AdaptiveMargin] = None
+        if self.quantile is not None and spec.margin_adaptation == "aci":
+            self.aci = AdaptiveMargin(1.0 - float(self.quantile))
         if self.quantile is not None and spec.reactive_baseline_utilization is not None:
             self.budget = RiskBudget(self.quantile, self._error_horizon)
             self.baseline = ReactiveBaseline(spec.reactive_baseline_utilization, self.capacity,
@@ -286,7 +296,9 @@ class PredictivePlanner:
             self.last_load = load
             if self.quantile is not None:
                 self._score(t, load)
-                if self.budget is not None:
+                if self.aci is not None:
+                    self._adapt(t, load)
+                elif self.budget is not None:
                     self._budget(t, load)
                 r = self._recent
                 r.append((t, load))
@@ -323,6 +335,24 @@ class PredictivePlanner:
             in_force = min(n for when, n in plans if when <= t)
             self.budget.own(t, load > in_force * self.capacity)
 
+    def _adapt(self, t: float, load: float) -> None:
+        """Adaptive conformal inference of the margin (:class:`~scalebridge.risk.AdaptiveMargin`):
+        the sample scored against the plan in force (as :meth:`_budget` does), the
+        target the reactive baseline's shortfall rate over the margin's history
+        (without a baseline: ``1 − margin_quantile``)."""
+        target = 0.0
+        if self.baseline is not None:
+            short = self.baseline.observe(t, load)
+            if short is not None:
+                self.budget.baseline(t, short)
+            target = self.budget.target
+        plans = self._plans
+        while len(plans) > 1 and plans[0][0] < t - self.lead:
+            plans.popleft()
+        if self.aci.q is not None and plans and plans[0][0] <= t:
+            in_force = min(n for when, n in plans if when <= t)
+            self.aci.update(t, load > in_force * self.capacity, target)
+
     def margin(self, now: float, peak: float) -> float:
         """The multiplier on a forecast ``peak``: ``1 + q × σ(level)`` of the
         :class:`ErrorModel` refitted every ``MARGIN_REFIT_SECONDS``, or ``1 / target_utilization``
@@ -335,13 +365,17 @@ class PredictivePlanner:
             if len(errors) and errors.span() >= MARGIN_MIN_HISTORY_SECONDS:
                 self.error_model = fit_error_model(errors.column(0), errors.column(1), self.quantile) \
                     or self.error_model
-            if self.budget is not None and self.error_model is not None:
+            if self.aci is not None and self.error_model is not None:
+                self.aci.start(self.error_model.q)
+            elif self.budget is not None and self.error_model is not None:
                 alpha = self.budget.update()
                 self._q = self.error_model.q_at(1.0 - alpha) if alpha > self.budget.floor else None
         model = self.error_model
         if model is None:
             return 1.0 / float(self.spec.target_utilization)
         level = peak / self.capacity
+        if self.aci is not None and self.aci.q is not None and level > 0:
+            return 1.0 + self.aci.q * model.sigma(level)
         if self._q is None or level <= 0:
             return model.margin(level)
         return 1.0 + self._q * model.sigma(level)
@@ -415,7 +449,7 @@ class PredictivePlanner:
                 ramp_up = ramp * self.margin(now, ramp) * self.headroom / self.capacity
         self.envelope, self.last_time = max(held, up, self._sustained(now, ramp_up)), now
         replicas = max(0, math.ceil(max(self.envelope, ramp_up) - 1e-9))
-        if self.budget is not None:
+        if self.budget is not None or self.aci is not None:
             self._plans.append((now, replicas))
         return Plan(replicas, reactive, peak, reason)
 

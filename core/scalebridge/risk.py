@@ -148,3 +148,67 @@ class RiskBudget:
             per_alpha = (self._own_misses + 1.0) / (max(self._own_alpha, 0.0) + 1.0)
             self.alpha = min(0.5, max(self.floor, target / per_alpha))
         return self.alpha
+
+
+ACI_DAILY_STEP = 0.5
+"""How far the margin may wander in a day, in units of the forecast error's own
+σ at that level: the step of adaptive conformal inference is set so that a
+day of samples at the target shortfall rate moves ``q`` by about this much
+(one standard deviation of its random walk): ``step = ACI_DAILY_STEP /
+√(target × samples per day)``. Its long-run guarantee (the share of short
+samples converges to the target, whatever the load does) holds for any step;
+the step trades how fast the margin follows a change of regime against how
+much it moves on noise — and a margin that moves costs, because what a high
+margin asked for is held on the slow decay. Not tuned on any trace: half a σ
+a day against the 2–4 σ a margin at the 99th–99.95th percentile is. A fixed
+quarter σ per short sample was measured first: on NASA (44 short samples a
+day at its target) the margin swung by about 2 σ a day and cost 8% more
+instance-hours than the risk budget at the same risk."""
+ACI_MAX_Q = 20.0
+"""The margin's ceiling in σ (ACI's bounded-iterate condition; never reached in practice)."""
+
+
+class AdaptiveMargin:
+    """The margin's quantile learned online: adaptive conformal inference
+    (Gibbs & Candès, "Adaptive conformal inference under distribution shift",
+    NeurIPS 2021), in its quantile-tracking form (Angelopoulos, Candès &
+    Tibshirani, "Conformal PID control for time series prediction", 2023,
+    the P term): after every sample scored against the plan in force,
+
+        q ← q + step × (short − target)
+
+    so ``q`` (the margin in σ of the forecast's error, ``1 + q × σ(level)``)
+    rises by ``step`` on each short sample and sinks by ``step × target`` on
+    each other one: in the long run the plan is short on a ``target`` share of
+    the samples, per workload, with no quantile fixed in advance. ``target``
+    comes in with each sample (the reactive baseline's shortfall rate over the
+    margin's history, never below ``floor``). ``q`` starts at the error model's
+    ``margin_quantile`` (``start``): safe first, then learned down."""
+
+    __slots__ = ("floor", "step", "q", "shorts", "scored", "_last_t")
+
+    def __init__(self, floor: float, step: float = ACI_DAILY_STEP):
+        if not 0.0 < floor < 1.0:
+            raise ValueError(f"the target shortfall rate must be in (0, 1), got {floor!r}")
+        self.floor = float(floor)
+        self.step = float(step)
+        self.q: Optional[float] = None
+        self.shorts = 0
+        self.scored = 0
+        self._last_t: Optional[float] = None
+
+    def start(self, q: float) -> None:
+        if self.q is None:
+            self.q = min(max(0.0, float(q)), ACI_MAX_Q)
+
+    def update(self, t: float, short: bool, target: float = 0.0) -> None:
+        """A sample at ``t`` scored against the plan in force (``short``), at the target rate ``target``."""
+        last, self._last_t = self._last_t, t
+        if self.q is None or last is None or t <= last:
+            return
+        self.scored += 1
+        self.shorts += short
+        rate = max(self.floor, float(target))
+        per_day = 86400.0 / (t - last)
+        step = self.step / math.sqrt(rate * per_day)
+        self.q = min(ACI_MAX_Q, max(0.0, self.q + step * ((1.0 if short else 0.0) - rate)))

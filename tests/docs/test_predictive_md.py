@@ -43,7 +43,7 @@ def test_predictive_md_disabled_replay_test_exists():
 
 
 def test_predictive_md_benchmark_flags(capsys):
-    for script, flags in (("benchmarks/frontier.py", ("--plot", "--margin-quantile", "--policy")),
+    for script, flags in (("benchmarks/frontier.py", ("--plot", "--margin-quantile", "--policy", "--leave-one-out")),
                           ("benchmarks/forecast_accuracy.py", ("--lead", "--guard"))):
         src = read(script)
         for flag in flags:

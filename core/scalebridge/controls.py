@@ -146,6 +146,7 @@ def decide(semantics, ctx: Context, align: Callable) -> Decision:
     obs = ctx.obs
     failed: dict[str, str] = {k: o.error if o.error.startswith(INVALID) else f"metric could not be read: {o.error}"
                               for k, o in obs.metrics.items() if o.error is not None}
+    unread = frozenset(failed)
     metrics = {k: o for k, o in obs.metrics.items() if o.error is None} if failed else None
     values: dict[str, Optional[float]] = {}
     if c is not None and c.formulas:
@@ -170,7 +171,7 @@ def decide(semantics, ctx: Context, align: Callable) -> Decision:
             ctx.note("controls", None, sorted(failed), "metrics that failed to be read or computed")
     if c is None:   # only failed observations to report
         d = semantics.decide(ctx)
-        _patch(d, original, failed, values, c, align, ctx.policy)
+        _patch(d, original, failed, values, c, align, ctx.policy, unread)
         return d
     if c.phases is None:
         ctx.policy = c.effective
@@ -180,7 +181,7 @@ def decide(semantics, ctx: Context, align: Callable) -> Decision:
         d = _activation_phase(semantics, ctx, c, failed, values, align)
         if d.cause == "activation":   # the semantics did not run: its entries are the policy's already
             return d
-    _patch(d, original, failed, values, c, align, ctx.policy)
+    _patch(d, original, failed, values, c, align, ctx.policy, unread)
     return d
 
 
@@ -357,11 +358,18 @@ def _store(state, c: Controls, counts: Optional[dict], last: Any) -> None:
             state.extra[A.STATE_LAST_ACTIVE] = last
 
 
+#: how the semantics' summary of invalid metrics names the first (the HPA's
+#: "invalid metrics (N invalid out of M), first error is: …", replica_calculator.go)
+FIRST_ERROR = "first error is: "
+
+
 def _patch(d: Decision, policy: Policy, failed: dict, values: dict, c: Optional[Controls],
-           align: Callable, ran: Policy) -> None:
+           align: Callable, ran: Policy, unread: frozenset = frozenset()) -> None:
     """The response's entries in the policy's terms (``ran``: the policy the semantics
     ran, aligned to first): the error of a metric that failed to be read or computed,
-    and the metrics a formula replaced (their value, the formula)."""
+    and the metrics a formula replaced (their value, the formula); where the first
+    error is of a metric in ``unread`` (its observation failed: not read, or impossible),
+    the decision's error names it as the entry does."""
     if not failed and (c is None or not c.replaced):
         return
     entries = [_entry(m) for m in align(ran, d.metrics)]
@@ -382,3 +390,7 @@ def _patch(d: Decision, policy: Policy, failed: dict, values: dict, c: Optional[
         if rule.metric in failed:
             e["error"] = failed[rule.metric]
     d.metrics = entries
+    if unread and d.error and FIRST_ERROR in d.error:   # the semantics saw it missing: say why it was
+        first = next((e for e in entries if e.get("error") and e["error"] != "disabled"), None)
+        if first is not None and first["name"] in unread:
+            d.error = d.error[:d.error.index(FIRST_ERROR) + len(FIRST_ERROR)] + first["error"]

@@ -227,3 +227,26 @@ def test_validate_refuses_what_is_not_a_small_regular_file(name, says, hostile, 
     assert o.code == 2, o.stderr
     assert says in o.stderr and str(hostile[name]) in o.stderr, o.stderr
     assert o.seconds < LIMIT_SECONDS
+
+
+@pytest.mark.parametrize("sample", ["-400m", -1e308, "NaN", "-Infinity"])
+def test_an_impossible_sample_in_a_request_file_never_makes_a_decision(sample, tmp_path):
+    """A negative sample is decided as an invalid metric (exit 0, the size held, the error
+    naming the member); a non-finite one is refused (exit 2, one line)."""
+    req = json.loads(REQUEST.read_text())
+    cpu = req["observations"]["metrics"]["cpu"]["members"]
+    member = next(iter(cpu))
+    cpu[member] = "@@"
+    f = tmp_path / "req.json"
+    f.write_text(json.dumps(req).replace('"@@"', sample if sample in ("NaN", "-Infinity") else json.dumps(sample)))
+    argv = ["decide", "--semantics", "all", str(f)]
+    o = run_forked(argv, tmp_path)
+    bounded(o, argv)
+    if o.code == 0:
+        for line in o.stdout.splitlines():
+            r = json.loads(line)
+            assert r["desired_replicas"] == r["current_replicas"], r
+            if r["metrics"]:   # azure decides from rules: this policy has none, so it reads no metric
+                assert member in (r["metrics"][0]["error"] or "") and member in r["error"], r
+    else:
+        assert "got -Infinity" in o.stderr or "got NaN" in o.stderr or "out of range" in o.stderr, o.stderr

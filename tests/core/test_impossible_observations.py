@@ -59,6 +59,7 @@ def test_a_negative_member_sample_makes_the_metric_invalid_naming_the_member(sem
     assert entry["error"] == f"invalid observation: negative value {usage[0]!r} for member {member}"
     assert entry["replicas"] is None
     assert r["desired_replicas"] == 3   # no scale-up on the others' samples, and no scale-in either
+    assert r["error"].endswith(f"first error is: {entry['error']}"), r["error"]   # not "no data for metric cpu"
 
 
 def test_minus_zero_is_zero_not_negative():

@@ -17,7 +17,7 @@ demo: $(STAMP)
 	$(BIN)/scalebridge demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/decide.py

@@ -94,7 +94,8 @@ def parse_ref(ref: Mapping[str, Any], base: Optional[Path] = None) -> tuple[Any,
 
     if not isinstance(ref, Mapping):
         raise RefError("ref", f"expected a mapping of {', '.join(REF_KEYS)}")
-    base = Path.cwd() if base is None else base
+    if base is None and (ref.get("trace") is not None or ref.get("scenario") is not None):
+        base = Path.cwd()   # only a path is read from it (one system call per target otherwise)
     for key in ref:
         if key not in REF_KEYS:
             import difflib
@@ -207,9 +208,11 @@ class SimTarget(Target):
             from scalebridge.simulator.world import World
             policy = self._policy if self._policy is not None else Policy()
             start = self.start_time if self._virtual or self._origin is None else self._origin
+            # record=False: the per-tick series (desired, paid, ready) a replay scores are not
+            # kept — three lists of every tick for each of thousands of targets, never read here
             self._world = World(policy, self.workload.load, self.model,
                                 settings=self._settings if self._settings is not None else Settings(),
-                                start_time=start)
+                                start_time=start, record=False)
             if self._restoring is not None:
                 self._replay(self._restoring)
         return self._world

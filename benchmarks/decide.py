@@ -65,6 +65,26 @@ def bench_in_process(semantics: str, seconds: float) -> float:
     return n / (clock() - start)
 
 
+def _count_child(semantics: str, n: int) -> None:
+    """(run under valgrind) build 200 requests, decide ``n`` of them."""
+    from scalebridge import decide
+    reqs = [request(semantics, i) for i in range(200)]
+    decide(reqs[0])
+    for k in range(n):
+        decide(reqs[k % len(reqs)])
+
+
+def instructions_per_decision(semantics: str, n: int) -> float:
+    """Instructions (valgrind's callgrind) of ``n`` decisions less those of none, per
+    decision: the figure that does not move with the machine's load."""
+    def refs(count: int) -> int:
+        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
+                               __file__, "--count-child", f"{semantics}:{count}"], capture_output=True, text=True)
+        line = next(x for x in proc.stderr.splitlines() if "refs:" in x)
+        return int(line.split("refs:")[1].replace(",", "").strip())
+    return (refs(n) - refs(0)) / n
+
+
 def bench_decider(semantics: str, seconds: float) -> float:
     """Steady state: one target's Decider stepping every 15 s with persistent history
     (what the controller and the simulator pay per sync period; no JSON, no validation)."""
@@ -110,7 +130,14 @@ def main() -> None:
                     help="measure decide(dict) this many times per semantics: median and range (issue #29)")
     ap.add_argument("--only-dict", action="store_true", help="only decide(dict) (no Decider.step, no CLI)")
     ap.add_argument("--profile", action="store_true", help="cProfile of decide(dict), the first semantics")
+    ap.add_argument("--instructions", type=int, default=0, metavar="N",
+                    help="also count instructions per decide(dict) over N decisions (valgrind; slow)")
+    ap.add_argument("--count-child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.count_child:
+        name, n = args.count_child.split(":")
+        _count_child(name, int(n))
+        return
     if args.profile:
         import cProfile
         import pstats
@@ -131,6 +158,8 @@ def main() -> None:
         runs = [bench_in_process(name, args.seconds) for _ in range(max(1, args.repeat))]
         ip = statistics.median(runs)
         spread = f" (range {min(runs):,.0f}–{max(runs):,.0f}, n={len(runs)})" if len(runs) > 1 else ""
+        if args.instructions:
+            spread += f"; {instructions_per_decision(name, args.instructions):,.0f} instructions/decision"
         if args.only_dict:
             print(f"{name:<12} {ip:>15,.0f}{spread}")
             continue

@@ -184,6 +184,13 @@ _DISCARD = _Discard()
 _LISTS: dict[int, tuple[Any, list]] = {}
 
 
+def _shared(loads: np.ndarray) -> bool:
+    """Whether ``loads`` is a read-only array a world already replays (so checked then,
+    and unchanged since)."""
+    hit = _LISTS.get(id(loads))
+    return hit is not None and hit[0]() is loads and not loads.flags.writeable
+
+
 def _load_list(loads: np.ndarray, record: bool) -> Any:
     """``loads`` as a sequence of Python floats, indexed per tick: a list (a list of a
     read-only array is shared by the worlds that replay it); for a world that records no
@@ -247,7 +254,7 @@ class World:
         loads = np.ascontiguousarray(load, dtype=np.float64)
         if loads.size == 0:
             raise ValueError("the load series is empty")
-        if not np.all(np.isfinite(loads)) or np.any(loads < 0):
+        if not _shared(loads) and (not np.all(np.isfinite(loads)) or np.any(loads < 0)):
             raise ValueError("load values must be finite and non-negative")
         self.policy = policy
         self.model = model

@@ -428,9 +428,12 @@ def _resolve_ref_paths(provider: Any, ref: Any, base: Path) -> Any:
     """A target's ``ref`` with the keys its provider declares as file paths
     (``Provider.ref_path_keys``: the ``sim`` provider's ``trace``) read from the
     configuration's directory, as the options' are (:func:`_resolve_paths`)."""
-    if not isinstance(ref, dict) or not getattr(provider, "ref_path_keys", None):
+    keys = getattr(provider, "ref_path_keys", None)
+    if not isinstance(ref, dict) or not keys:
         return ref
-    return _resolve_paths(type("_Keys", (), {"path_options": provider.ref_path_keys}), ref, base)
+    if not any(k in ref for k in keys):
+        return dict(ref)   # what _resolve_paths gives a ref with none of them, without a class per target
+    return _resolve_paths(type("_Keys", (), {"path_options": keys}), ref, base)
 
 
 def _factory(type_name: str):
@@ -507,6 +510,10 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
 
     specs: list[TargetSpec] = []
     seen: dict[str, int] = {}
+    # what depends only on a (shared) policy and its semantics, computed once per pair:
+    # a configuration of 10,000 targets names a few policies
+    # (the policy is kept in the entry: its id is never another policy's while the entry lives)
+    per_policy: dict[tuple[int, str], tuple[Policy, list, list, str]] = {}
     for i, t in enumerate(cfg.targets):
         loc = ("targets", i)
         if t.name in seen:
@@ -578,8 +585,16 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
         if "metric_delay_seconds" not in settings.model_fields_set:
             settings = settings.model_copy(update={"metric_delay_seconds": float(handle.metric_delay_seconds or 0.0)})
         sources = {name: m.source for name, m in t.metrics.items()}
-        queries = queries_for(policy, sem.name, sources)
-        names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
+        memo = per_policy.get((id(policy), sem.name)) if not sources else None
+        if memo is None:
+            queries = queries_for(policy, sem.name, sources)
+            names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
+            digest = policy_hash(policy, sem.name)
+            if not sources:
+                per_policy[(id(policy), sem.name)] = (policy, queries, names, digest)
+        else:
+            _, queries, names, digest = memo
+            queries = list(queries)   # the queries themselves are frozen; the list is the target's
         unknown = sorted(set(sources) - set(names))
         if unknown:
             problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
@@ -602,7 +617,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 bad = True
         if bad:
             continue
-        specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, policy_hash(policy, sem.name),
+        specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, digest,
                                 sem.name, settings, bool(t.dry_run), queries, routes, t.backtest,
                                 bool(t.paused)))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \

@@ -171,8 +171,8 @@ def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None
     skip = int(round(offset_seconds / tick_seconds))
     if skip >= data.values.size:
         raise ScenarioError(f"offset {offset_seconds:g}s is past the workload's end")
-    load = data.values[skip:] * scale
-    load.flags.writeable = False   # shared by every caller that asks for the same load
+    from .world import share
+    load = share(data.values[skip:] * scale)   # read-only: shared by every caller that asks for the same load
     start = float(data.times[skip])
     if len(_GENERATED) >= _GENERATED_MAX:
         _GENERATED.pop(next(iter(_GENERATED)))

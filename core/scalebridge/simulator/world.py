@@ -179,32 +179,42 @@ class _Discard:
 
 
 _DISCARD = _Discard()
-#: the load series as Python floats, by id of its read-only array (a shared generated load is
-#: converted once for every world that replays it): (weak reference to the array, the list)
-_LISTS: dict[int, tuple[Any, list]] = {}
+#: loads that nothing changes (a generated load shared by every world that replays it,
+#: :func:`share`), by id: [weak reference to the array, its list of floats or None, checked]
+_SHARED: dict[int, list] = {}
+
+
+def share(loads: np.ndarray) -> np.ndarray:
+    """Mark ``loads`` (an array that owns its data) read-only and shared: every world
+    replaying it converts it to Python floats and checks its values once."""
+    import weakref
+    loads.flags.writeable = False
+    key = id(loads)
+    _SHARED[key] = [weakref.ref(loads, lambda _, key=key: _SHARED.pop(key, None)), None, False]
+    return loads
+
+
+def _entry(loads: np.ndarray) -> Optional[list]:
+    e = _SHARED.get(id(loads))
+    return e if e is not None and e[0]() is loads else None
 
 
 def _shared(loads: np.ndarray) -> bool:
-    """Whether ``loads`` is a read-only array a world already replays (so checked then,
-    and unchanged since)."""
-    hit = _LISTS.get(id(loads))
-    return hit is not None and hit[0]() is loads and not loads.flags.writeable
+    """Whether ``loads`` is a shared load (:func:`share`) whose values were checked."""
+    e = _entry(loads)
+    return e is not None and e[2]
 
 
 def _load_list(loads: np.ndarray, record: bool) -> Any:
-    """``loads`` as a sequence of Python floats, indexed per tick: a list (a list of a
-    read-only array is shared by the worlds that replay it); for a world that records no
-    per-tick series (the sim provider's, thousands in a process) an unshared load is an
+    """``loads`` as a sequence of Python floats, indexed per tick: a list (one list for a
+    shared load, whatever the worlds replaying it); for a world that records no per-tick
+    series (the sim provider's, thousands in a process) an unshared load is an
     ``array('d')``, 8 bytes a tick instead of a float object's 32 — the same values."""
-    if not loads.flags.writeable:
-        hit = _LISTS.get(id(loads))
-        if hit is not None and hit[0]() is loads:
-            return hit[1]
-        import weakref
-        key = id(loads)
-        values = loads.tolist()
-        _LISTS[key] = (weakref.ref(loads, lambda _, key=key: _LISTS.pop(key, None)), values)
-        return values
+    e = _entry(loads)
+    if e is not None:
+        if e[1] is None:
+            e[1] = loads.tolist()
+        return e[1]
     if record:
         return loads.tolist()
     from array import array
@@ -254,8 +264,12 @@ class World:
         loads = np.ascontiguousarray(load, dtype=np.float64)
         if loads.size == 0:
             raise ValueError("the load series is empty")
-        if not _shared(loads) and (not np.all(np.isfinite(loads)) or np.any(loads < 0)):
-            raise ValueError("load values must be finite and non-negative")
+        if not _shared(loads):
+            if not np.all(np.isfinite(loads)) or np.any(loads < 0):
+                raise ValueError("load values must be finite and non-negative")
+            e = _entry(loads)
+            if e is not None:
+                e[2] = True
         self.policy = policy
         self.model = model
         self._settings = settings if settings is not None else Settings()

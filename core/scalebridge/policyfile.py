@@ -72,7 +72,7 @@ def _construct_node(node: yaml.Node, path: tuple, pos: Positions, file: Optional
         tag = node.tag
         if tag == _STR_TAG:
             return node.value          # what construct_yaml_str gives: the text itself
-        if node.style is None:
+        if not node.style:   # plain: None from PyYAML's composer, "" from libyaml's
             # YAML 1.1 reads `mode: ON` / `mode: OFF` (and yes/no) as booleans and an
             # unquoted `2026-01-01T08:00:00` as a datetime; a policy file holds the
             # protocol's JSON values, so only true/false are booleans and times stay

@@ -35,7 +35,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-TRACE = REPO.parent / "shared" / "traces" / "worldcup98_day46-78.csv"
+TRACE = next((p for p in (REPO.parent / "shared" / "traces" / "worldcup98_day46-78.csv",
+                          Path("/work/shared/traces/worldcup98_day46-78.csv")) if p.is_file()),
+             REPO.parent / "shared" / "traces" / "worldcup98_day46-78.csv")
 POLICY = REPO / "examples" / "simulate" / "policy.yaml"
 TICK = 15.0
 GOAL_SECONDS = 10.0

@@ -385,7 +385,15 @@ def cmd_demo(args) -> int:
     return run_demo(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: the commands this module implements that need none of the other command modules
+#: (simulator, controller, backtest, translate: numpy, sqlite, the SDK-facing code)
+_SELF_CONTAINED = ("decide", "explain")
+
+
+def build_parser(full: bool = True) -> argparse.ArgumentParser:
+    """The ``scalebridge`` parser; ``full=False``: only this module's commands (what
+    ``decide`` and ``explain`` parse with: a shell loop of them does not import the
+    simulator, numpy and the controller for nothing)."""
     p = Parser(
         prog="scalebridge",
         description="One autoscaling policy, every cloud: decide, compare and replay provider autoscaling semantics.",
@@ -467,6 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument("--quick", action="store_true", help="only the seed decision table")
     dm.set_defaults(func=cmd_demo)
 
+    if not full:
+        return p
     try:
         from .simulator.cli import add_simulate_commands
     except ImportError:  # the simulator is optional until its module lands
@@ -485,7 +495,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[list[str]] = None) -> int:
     from .secrets import forget_all
     forget_all()   # each command starts with no secret known (an embedding program calls main many times)
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    # `scalebridge decide ...`: the command comes first, so no other command's parser is
+    # asked for (a top-level option before it, -h or --version, builds them all)
+    parser = build_parser(full=not (given and given[0] in _SELF_CONTAINED))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

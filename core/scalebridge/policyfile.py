@@ -41,10 +41,24 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str]
     :data:`MAX_YAML_ALIAS_NODES` values, and nesting is at most :data:`MAX_YAML_DEPTH` levels."""
     if budget is None:
         budget = _Budget()
-    if isinstance(node, yaml.CollectionNode):
-        if not aliased and id(node) in budget.seen:   # a second visit: an alias of it
-            aliased = True
-        budget.seen.add(id(node))
+        try:
+            return _construct_node(node, path, pos, file, budget, aliased, {})
+        finally:   # the constructor memoizes every node it built: keep none of them past this document
+            _LOADER.constructed_objects.clear()
+    return _construct_node(node, path, pos, file, budget, aliased, {})
+
+
+def _construct_node(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str], budget: _Budget,
+                    aliased: bool, scalars: dict) -> Any:
+    # ``scalars``: the plain scalars of the document built so far, by (tag, text): a
+    # configuration of 10,000 targets repeats a few dozen values 10,000 times each
+    cls = node.__class__
+    scalar = cls is _SCALAR or isinstance(node, yaml.ScalarNode)
+    if not scalar:
+        if isinstance(node, yaml.CollectionNode):
+            if not aliased and id(node) in budget.seen:   # a second visit: an alias of it
+                aliased = True
+            budget.seen.add(id(node))
     if aliased:
         budget.left -= 1
         if budget.left < 0:
@@ -52,30 +66,50 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str]
                                "values (aliases of aliases?); write the values out"])
     if len(path) > MAX_YAML_DEPTH:
         raise PolicyError([f"{_where(file, node)}: nested deeper than {MAX_YAML_DEPTH} levels"])
-    pos[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
-    if isinstance(node, yaml.MappingNode):
+    mark = node.start_mark
+    pos[path] = (mark.line + 1, mark.column + 1)
+    if scalar:
+        tag = node.tag
+        if tag == _STR_TAG:
+            return node.value          # what construct_yaml_str gives: the text itself
+        if not node.style:   # plain: None from PyYAML's composer, "" from libyaml's
+            # YAML 1.1 reads `mode: ON` / `mode: OFF` (and yes/no) as booleans and an
+            # unquoted `2026-01-01T08:00:00` as a datetime; a policy file holds the
+            # protocol's JSON values, so only true/false are booleans and times stay
+            # the ISO-8601 strings the protocol allows (fixed_date.start/end).
+            if tag == _BOOL_TAG and node.value.lower() not in ("true", "false"):
+                return node.value
+            if tag == _TIMESTAMP_TAG:
+                return node.value
+        if tag in _IMMUTABLE_TAGS:   # int, float, bool, null: the same text is the same value
+            key = (tag, node.value)
+            try:
+                return scalars[key]
+            except KeyError:
+                pass
+            value = scalars[key] = _construct_scalar(node, path, file)
+            return value
+        return _construct_scalar(node, path, file)
+    if cls is _MAPPING or isinstance(node, yaml.MappingNode):
         out: dict = {}
         for k, v in node.value:
-            if not isinstance(k, yaml.ScalarNode):
+            if k.__class__ is not _SCALAR and not isinstance(k, yaml.ScalarNode):
                 raise PolicyError([f"{_where(file, k)}: {json_path(path, root='policy')}: a key must be a plain "
                                    f"string, not a {'sequence' if isinstance(k, yaml.SequenceNode) else 'mapping'}"])
-            key = yaml.SafeLoader.construct_scalar(_LOADER, k)
+            key = k.value   # yaml.SafeLoader.construct_scalar of a scalar node: its text
             if key in out:
                 raise PolicyError([f"{_where(file, k)}: {json_path(path + (key,), root='policy')}: duplicate key"])
-            pos[("__key__",) + path + (key,)] = (k.start_mark.line + 1, k.start_mark.column + 1)
-            out[key] = _construct(v, path + (key,), pos, file, budget, aliased)
+            km = k.start_mark
+            sub = path + (key,)
+            pos[("__key__",) + sub] = (km.line + 1, km.column + 1)
+            out[key] = _construct_node(v, sub, pos, file, budget, aliased, scalars)
         return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(v, path + (i,), pos, file, budget, aliased) for i, v in enumerate(node.value)]
-    if isinstance(node, yaml.ScalarNode) and node.style is None:
-        # YAML 1.1 reads `mode: ON` / `mode: OFF` (and yes/no) as booleans and an
-        # unquoted `2026-01-01T08:00:00` as a datetime; a policy file holds the
-        # protocol's JSON values, so only true/false are booleans and times stay
-        # the ISO-8601 strings the protocol allows (fixed_date.start/end).
-        if node.tag == _BOOL_TAG and node.value.lower() not in ("true", "false"):
-            return node.value
-        if node.tag == _TIMESTAMP_TAG:
-            return node.value
+    if cls is _SEQUENCE or isinstance(node, yaml.SequenceNode):
+        return [_construct_node(v, path + (i,), pos, file, budget, aliased, scalars) for i, v in enumerate(node.value)]
+    return _construct_scalar(node, path, file)
+
+
+def _construct_scalar(node: yaml.Node, path: tuple, file: Optional[str]) -> Any:
     try:
         return _LOADER.construct_object(node, deep=True)
     except ValueError:   # an integer literal past Python's 4,300-digit conversion limit
@@ -83,6 +117,11 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str]
                            "a number with more than 4,300 digits"]) from None
 
 
+_SCALAR, _MAPPING, _SEQUENCE = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+_STR_TAG = "tag:yaml.org,2002:str"
+#: tags whose value is immutable and a function of the scalar's text alone
+_IMMUTABLE_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+                             "tag:yaml.org,2002:null"})
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 

@@ -44,8 +44,18 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 def is_secret_key(key: Any) -> bool:
     """Whether a key (``client_secret``, ``bearer_token``, ``Authorization``) holds a secret."""
+    if type(key) is str:   # a run configuration asks about the same few keys 100,000 times
+        known = _SECRET_KEYS.get(key)
+        if known is not None:
+            return known
     k = str(key).lower().replace("-", "_")
-    return any(w in k for w in SECRET_WORDS)
+    answer = any(w in k for w in SECRET_WORDS)
+    if type(key) is str and len(_SECRET_KEYS) < 4096:
+        _SECRET_KEYS[key] = answer
+    return answer
+
+
+_SECRET_KEYS: dict[str, bool] = {}
 
 
 def remember(value: Any) -> None:
@@ -127,7 +137,7 @@ def expand(data: Any, problem: Callable[[tuple, str], None], loc: tuple = (),
         return [expand(v, problem, loc + (i,), env) for i, v in enumerate(data)]
     if not isinstance(data, str):
         return data
-    secret_key = any(isinstance(k, str) and is_secret_key(k) for k in loc[-1:])
+    secret_key = bool(loc) and isinstance(loc[-1], str) and is_secret_key(loc[-1])
     if "$" not in data:
         if secret_key:
             remember(data)

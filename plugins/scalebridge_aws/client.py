@@ -27,7 +27,6 @@ import json
 import threading
 from collections import Counter
 from typing import Any, Optional
-from xml.sax.saxutils import escape
 
 from scalebridge.providers import ErrorKind, ProviderError, require
 
@@ -152,6 +151,9 @@ def _parseable(body: bytes, protocol: str) -> bool:
 
 def protocol_error_body(protocol: str, code: str, fault: str, message: str) -> Optional[bytes]:
     """An error body in the protocol's own shape (what the service itself sends)."""
+    # imported here: xml.sax.saxutils imports urllib.request (http.client, ssl, email), which
+    # every process that loads the plugins (`scalebridge decide` too) would otherwise pay for
+    from xml.sax.saxutils import escape
     if protocol == "query":
         return (f'<ErrorResponse><Error><Type>{fault}</Type><Code>{escape(code)}</Code>'
                 f'<Message>{escape(message)}</Message></Error><RequestId>scalebridge</RequestId>'

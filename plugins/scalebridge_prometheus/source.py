@@ -47,16 +47,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import socket
-import ssl
-import urllib.error
 import urllib.parse
-import urllib.request
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from scalebridge.secrets import remember, shown
 from scalebridge.metric_sources import MetricSource, RangeSeries, Sample, parse_prometheus_duration
 from scalebridge.providers import ErrorKind, ProviderError, RefError
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["PrometheusSource", "MAX_POINTS", "DEFAULT_TIMEOUT_SECONDS"]
 
@@ -102,6 +101,7 @@ class PrometheusSource(MetricSource):
         self.bearer_token_file = bearer_token_file
         self._ssl: Optional[ssl.SSLContext] = None
         if ca_bundle is not None:
+            import ssl
             if not isinstance(ca_bundle, str) or not os.path.isfile(ca_bundle):
                 raise RefError("ca_bundle", f"no such file: {ca_bundle!r} (a PEM file of CA certificates)")
             try:
@@ -116,6 +116,11 @@ class PrometheusSource(MetricSource):
 
     # ------------------------------------------------------------------ HTTP
     def _request(self, path: str, form: Optional[dict] = None) -> Any:
+        # imported here, not with the module: every process that loads the plugins
+        # (`scalebridge decide` too) would pay for urllib.request, http.client and ssl
+        import socket
+        import urllib.error
+        import urllib.request
         headers = {"Accept": "application/json", "User-Agent": "scalebridge", **self.headers}
         if self.bearer_token_file is not None:
             try:

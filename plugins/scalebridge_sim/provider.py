@@ -77,11 +77,39 @@ class SimProvider(Provider):
         if options:
             key = sorted(options)[0]
             raise RefError(key, "the sim provider takes no options (a target's fleet and load are in its `ref`)")
+        self._parsed: dict = {}   # parse_ref's answers by the ref's values (refs that name no file)
 
     def target(self, ref: Mapping[str, Any]) -> "SimTarget":
-        workload, model = parse_ref(ref)
+        # a ref that names no file is a pure function of its values: a fleet of targets
+        # sharing a few refs reads each once (the workload and the fleet model are never
+        # changed by a target; a file's content could change, so a path is read every time)
+        key = None
+        if isinstance(ref, dict) and ref.get("trace") is None and ref.get("scenario") is None:
+            key = _frozen(ref)
+        cache = self.__dict__.setdefault("_parsed", {})
+        parsed = cache.get(key) if key is not None else None
+        if parsed is None:
+            parsed = parse_ref(ref)
+            if key is not None:
+                if len(cache) >= 1024:
+                    cache.clear()
+                cache[key] = parsed
+        workload, model = parsed
         source = Path(workload.source).name if workload.kind == "trace" else workload.source
         return SimTarget(workload, model, name=f"sim/{source}")
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable key holding ``value``'s types and values (``1``, ``1.0`` and ``True``
+    apart; a mapping's order kept, as a ref's keys are read in order)."""
+    t = type(value)
+    if t is dict:
+        return (dict, tuple((k, _frozen(v)) for k, v in value.items()))
+    if t is list:
+        return (list, tuple(_frozen(v) for v in value))
+    if t in (str, int, float, bool, type(None)):
+        return (t, value)
+    return (t, repr(value))
 
 
 def parse_ref(ref: Mapping[str, Any], base: Optional[Path] = None) -> tuple[Any, Any]:
@@ -94,7 +122,8 @@ def parse_ref(ref: Mapping[str, Any], base: Optional[Path] = None) -> tuple[Any,
 
     if not isinstance(ref, Mapping):
         raise RefError("ref", f"expected a mapping of {', '.join(REF_KEYS)}")
-    base = Path.cwd() if base is None else base
+    if base is None and (ref.get("trace") is not None or ref.get("scenario") is not None):
+        base = Path.cwd()   # only a path is read from it (one system call per target otherwise)
     for key in ref:
         if key not in REF_KEYS:
             import difflib
@@ -206,9 +235,11 @@ class SimTarget(Target):
             from scalebridge.simulator.world import World
             policy = self._policy if self._policy is not None else Policy()
             start = self.start_time if self._virtual or self._origin is None else self._origin
+            # record=False: the per-tick series (desired, paid, ready) a replay scores are not
+            # kept — three lists of every tick for each of thousands of targets, never read here
             self._world = World(policy, self.workload.load, self.model,
                                 settings=self._settings if self._settings is not None else Settings(),
-                                start_time=start)
+                                start_time=start, record=False)
             if self._restoring is not None:
                 self._replay(self._restoring)
         return self._world

@@ -222,7 +222,29 @@ def read_yaml(path: str | Path) -> tuple[Any, dict]:
 
 
 try:   # libyaml composes a 10,000-target configuration in a fraction of pure Python's time
-    from yaml import CSafeLoader as _CLOADER
+    from yaml import CSafeLoader as _CSafeLoader
+
+    class _CLOADER(_CSafeLoader):   # type: ignore[no-redef]
+        """libyaml's safe loader, each distinct plain scalar's tag resolved once per
+        document (PyYAML's resolver matches regular expressions in Python for every
+        scalar; a 10,000-target configuration holds a few thousand distinct ones)."""
+
+        def __init__(self, stream: Any) -> None:
+            super().__init__(stream)
+            self._tags: dict = {}
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            # a pure function of (value, implicit) for scalars: the safe loader has no
+            # path resolvers (yaml.add_path_resolver is never called here)
+            if kind is _ScalarNode and not self.yaml_path_resolvers:
+                key = (value, implicit)
+                tag = self._tags.get(key)
+                if tag is None:
+                    tag = self._tags[key] = _CSafeLoader.resolve(self, kind, value, implicit)
+                return tag
+            return _CSafeLoader.resolve(self, kind, value, implicit)
+
+    from yaml import ScalarNode as _ScalarNode
 except ImportError:  # pragma: no cover - PyYAML without libyaml
     _CLOADER = None
 
@@ -245,12 +267,13 @@ def _load_yaml_fast(text: str, file: str) -> tuple[Any, dict]:
         return load_yaml(text, file)
 
 
-def load_config(path: str | Path) -> LoadedConfig:
+def load_config(path: str | Path, read: Optional[tuple[Any, dict]] = None) -> LoadedConfig:
     """The run configuration at ``path``, with ``${NAME}`` expanded from the
     environment (:func:`scalebridge.secrets.expand`), validated (raises
-    :class:`ConfigError`)."""
+    :class:`ConfigError`). ``read``: what :func:`read_yaml` returned for ``path``
+    (a caller that has read it already does not parse it twice)."""
     from ..secrets import expand
-    data, pos = read_yaml(path)
+    data, pos = read if read is not None else read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError([f"{path}:1:1: a run configuration is a mapping (sync_period_seconds, providers, "
                            "policies, targets), not a list or a value"])
@@ -405,9 +428,12 @@ def _resolve_ref_paths(provider: Any, ref: Any, base: Path) -> Any:
     """A target's ``ref`` with the keys its provider declares as file paths
     (``Provider.ref_path_keys``: the ``sim`` provider's ``trace``) read from the
     configuration's directory, as the options' are (:func:`_resolve_paths`)."""
-    if not isinstance(ref, dict) or not getattr(provider, "ref_path_keys", None):
+    keys = getattr(provider, "ref_path_keys", None)
+    if not isinstance(ref, dict) or not keys:
         return ref
-    return _resolve_paths(type("_Keys", (), {"path_options": provider.ref_path_keys}), ref, base)
+    if not any(k in ref for k in keys):
+        return dict(ref)   # what _resolve_paths gives a ref with none of them, without a class per target
+    return _resolve_paths(type("_Keys", (), {"path_options": keys}), ref, base)
 
 
 def _factory(type_name: str):
@@ -484,6 +510,10 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
 
     specs: list[TargetSpec] = []
     seen: dict[str, int] = {}
+    # what depends only on a (shared) policy and its semantics, computed once per pair:
+    # a configuration of 10,000 targets names a few policies
+    # (the policy is kept in the entry: its id is never another policy's while the entry lives)
+    per_policy: dict[tuple[int, str], tuple[Policy, list, list, str]] = {}
     for i, t in enumerate(cfg.targets):
         loc = ("targets", i)
         if t.name in seen:
@@ -555,8 +585,16 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
         if "metric_delay_seconds" not in settings.model_fields_set:
             settings = settings.model_copy(update={"metric_delay_seconds": float(handle.metric_delay_seconds or 0.0)})
         sources = {name: m.source for name, m in t.metrics.items()}
-        queries = queries_for(policy, sem.name, sources)
-        names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
+        memo = per_policy.get((id(policy), sem.name)) if not sources else None
+        if memo is None:
+            queries = queries_for(policy, sem.name, sources)
+            names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
+            digest = policy_hash(policy, sem.name)
+            if not sources:
+                per_policy[(id(policy), sem.name)] = (policy, queries, names, digest)
+        else:
+            _, queries, names, digest = memo
+            queries = list(queries)   # the queries themselves are frozen; the list is the target's
         unknown = sorted(set(sources) - set(names))
         if unknown:
             problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
@@ -579,7 +617,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 bad = True
         if bad:
             continue
-        specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, policy_hash(policy, sem.name),
+        specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, digest,
                                 sem.name, settings, bool(t.dry_run), queries, routes, t.backtest,
                                 bool(t.paused)))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \

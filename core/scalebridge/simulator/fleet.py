@@ -127,7 +127,7 @@ class Fleet:
     ``version`` changed).
     """
 
-    __slots__ = ("t0", "tick", "startup", "rng", "drain_ticks", "settle_ticks", "const_ticks",
+    __slots__ = ("t0", "tick", "startup", "_seed", "_rng", "drain_ticks", "settle_ticks", "const_ticks",
                  "pending", "young", "settled", "settled_times", "draining",
                  "n_pending", "n_ready", "n_draining", "next_event", "version",
                  "_members", "_members_version", "_serving_names", "_serving_since", "_cache")
@@ -139,7 +139,8 @@ class Fleet:
         self.t0 = float(t0)
         self.tick = float(tick_seconds)
         self.startup = startup
-        self.rng = np.random.default_rng(seed)
+        self._seed = seed
+        self._rng: Optional[np.random.Generator] = None   # made at the first random draw (a constant startup never draws)
         self.const_ticks: Optional[int] = (startup_ticks(startup.minimum, self.tick)
                                            if startup.constant else None)
         self.drain_ticks = startup_ticks(drain_seconds, self.tick) if drain_seconds > 0 else 0
@@ -160,6 +161,14 @@ class Fleet:
         self._serving_names: list[str] = []
         self._serving_since: list[float] = []
         self._cache: dict = {}
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The startup draws' generator, seeded with ``seed`` (made when first drawn from:
+        the same draws as one made at construction)."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._seed)
+        return self._rng
 
     # -- counts ---------------------------------------------------------------------------
     @property

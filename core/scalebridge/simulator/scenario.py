@@ -151,6 +151,15 @@ def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None
     for key, value in args.items():
         if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
             raise ScenarioError(f"workload parameter {key}: expected a number, got {value!r}")
+    shown = {"name": workload, "seed": seed, **({"peak": peak} if peak is not None else {}), **args}
+    # a generator is a pure function of its arguments: the same load for the same ones,
+    # generated once and shared read-only (10,000 sim targets on a few loads)
+    key = tuple((v, type(v)) for v in (workload, seed, tick_seconds, peak, duration_seconds, offset_seconds,
+                                       scale)) + tuple((k, type(v), v) for k, v in args.items())
+    hit = _GENERATED.get(key)
+    if hit is not None:
+        load, start, source = hit
+        return Workload(load, tick_seconds, start, source, unit or "load", scale, "workload", shown)
     try:
         data = make_workload(workload, seed=seed, tick_seconds=tick_seconds, peak=peak,  # type: ignore[arg-type]
                              duration_seconds=None if duration_seconds is None else duration_seconds + offset_seconds,
@@ -162,9 +171,18 @@ def load_workload(*, trace: Optional[str] = None, workload: Optional[str] = None
     skip = int(round(offset_seconds / tick_seconds))
     if skip >= data.values.size:
         raise ScenarioError(f"offset {offset_seconds:g}s is past the workload's end")
-    load = data.values[skip:] * scale
-    shown = {"name": workload, "seed": seed, **({"peak": peak} if peak is not None else {}), **args}
-    return Workload(load, tick_seconds, float(data.times[skip]), data.source, unit or "load", scale, "workload", shown)
+    from .world import share
+    load = share(data.values[skip:] * scale)   # read-only: shared by every caller that asks for the same load
+    start = float(data.times[skip])
+    if len(_GENERATED) >= _GENERATED_MAX:
+        _GENERATED.pop(next(iter(_GENERATED)))
+    _GENERATED[key] = (load, start, data.source)
+    return Workload(load, tick_seconds, start, data.source, unit or "load", scale, "workload", shown)
+
+
+#: generated loads by their arguments (oldest dropped first past the bound)
+_GENERATED: dict = {}
+_GENERATED_MAX = 256
 
 
 # -- scenario files -------------------------------------------------------------------------

@@ -68,7 +68,7 @@ from ..protocol import CapacityForecast, MetricObservation, Observations, Settin
 from ..stages.proposals import default_utilization
 from .bounds import bounds
 from .fleet import Fleet, FleetModel
-from .oracle import members_needed
+from .oracle import member_needed
 
 __all__ = ["Forecaster", "Progress", "World", "default_initial", "published_metrics"]
 
@@ -129,7 +129,7 @@ def default_initial(policy: Policy, first_load: float, capacity: float) -> int:
     if spec is not None and spec.mode == "ForecastAndScale":
         per_member = float(spec.capacity_per_replica or capacity) * float(spec.target_utilization)
         need = max(need, first_load / per_member)
-    size = int(members_needed(np.array([need]), 1.0)[0])
+    size = member_needed(need, 1.0)
     lo, hi = bounds(policy)
     size = max(size, lo)
     return size if hi is None else min(size, hi)
@@ -170,6 +170,57 @@ def _fresh(cls: type, fields_set: frozenset, data: dict,
     return obj
 
 
+class _Discard:
+    """Per-tick series of a world stepped from outside: writes go nowhere."""
+    __slots__ = ()
+
+    def __setitem__(self, k: int, v: Any) -> None:
+        pass
+
+
+_DISCARD = _Discard()
+#: loads that nothing changes (a generated load shared by every world that replays it,
+#: :func:`share`), by id: [weak reference to the array, its list of floats or None, checked]
+_SHARED: dict[int, list] = {}
+
+
+def share(loads: np.ndarray) -> np.ndarray:
+    """Mark ``loads`` (an array that owns its data) read-only and shared: every world
+    replaying it converts it to Python floats and checks its values once."""
+    import weakref
+    loads.flags.writeable = False
+    key = id(loads)
+    _SHARED[key] = [weakref.ref(loads, lambda _, key=key: _SHARED.pop(key, None)), None, False]
+    return loads
+
+
+def _entry(loads: np.ndarray) -> Optional[list]:
+    e = _SHARED.get(id(loads))
+    return e if e is not None and e[0]() is loads else None
+
+
+def _shared(loads: np.ndarray) -> bool:
+    """Whether ``loads`` is a shared load (:func:`share`) whose values were checked."""
+    e = _entry(loads)
+    return e is not None and e[2]
+
+
+def _load_list(loads: np.ndarray, record: bool) -> Any:
+    """``loads`` as a sequence of Python floats, indexed per tick: a list (one list for a
+    shared load, whatever the worlds replaying it); for a world that records no per-tick
+    series (the sim provider's, thousands in a process) an unshared load is an
+    ``array('d')``, 8 bytes a tick instead of a float object's 32 — the same values."""
+    e = _entry(loads)
+    if e is not None:
+        if e[1] is None:
+            e[1] = loads.tolist()
+        return e[1]
+    if record:
+        return loads.tolist()
+    from array import array
+    return array("d", loads.tobytes())
+
+
 def _as_forecast(value: Any) -> Optional[CapacityForecast]:
     if value is None or isinstance(value, CapacityForecast):
         return value
@@ -194,6 +245,10 @@ class World:
     :attr:`ready` (lists of ``ticks`` ints; complete after :meth:`finish` or
     :meth:`run`).
 
+    ``record=False`` keeps no per-tick series (:attr:`desired`, :attr:`paid` and
+    :attr:`ready` then take writes and keep nothing): a world stepped from outside
+    whose replay nobody scores (the sim provider's).
+
     ``settings`` are the decisions' protocol settings (initialization periods
     and cooldowns decide how long a ready cohort keeps its own member entry);
     ``progress(ticks)`` is called every few thousand ticks with the ticks
@@ -201,16 +256,20 @@ class World:
 
     __slots__ = ("policy", "model", "start_time", "tick_seconds", "lag_seconds", "ticks", "initial", "published",
                  "observations", "metrics", "desired", "paid", "ready", "tick", "_current", "_pending", "_gen",
-                 "_forecaster", "_settings", "_loads", "_progress")
+                 "_forecaster", "_settings", "_loads", "_progress", "_record")
 
     def __init__(self, policy: Policy, load: np.ndarray, model: FleetModel, *,
                  settings: Optional[Settings] = None, forecaster: Optional[Forecaster] = None,
-                 start_time: float = 0.0, progress: Optional[Progress] = None) -> None:
+                 start_time: float = 0.0, progress: Optional[Progress] = None, record: bool = True) -> None:
         loads = np.ascontiguousarray(load, dtype=np.float64)
         if loads.size == 0:
             raise ValueError("the load series is empty")
-        if not np.all(np.isfinite(loads)) or np.any(loads < 0):
-            raise ValueError("load values must be finite and non-negative")
+        if not _shared(loads):
+            if not np.all(np.isfinite(loads)) or np.any(loads < 0):
+                raise ValueError("load values must be finite and non-negative")
+            e = _entry(loads)
+            if e is not None:
+                e[2] = True
         self.policy = policy
         self.model = model
         self._settings = settings if settings is not None else Settings()
@@ -229,9 +288,13 @@ class World:
         self.published = published_metrics(policy)
         self.observations = _fresh(Observations, _OBSERVATIONS_FIELDS, {})
         self.metrics: dict[str, MetricObservation] = {}
-        self.desired = [0] * self.ticks
-        self.paid = [0] * self.ticks
-        self.ready = [0] * self.ticks
+        self._record = record
+        if record:
+            self.desired = [0] * self.ticks
+            self.paid = [0] * self.ticks
+            self.ready = [0] * self.ticks
+        else:   # stepped from outside (the sim provider): nobody reads the per-tick series
+            self.desired = self.paid = self.ready = _DISCARD
         self.tick = -1                   #: the tick of the last :meth:`observe` (-1: none yet)
         self._current = self.initial
         self._pending: Optional[int] = None
@@ -318,7 +381,7 @@ class World:
         tick = self.tick_seconds
         lag = self.lag_seconds
         n = self.ticks
-        load_list = self._loads.tolist()
+        load_list = _load_list(self._loads, self._record)
         history = self._loads.view()
         history.flags.writeable = False
         cap = float(model.capacity)
@@ -343,7 +406,8 @@ class World:
         u0 = first / (initial * cap) if initial else first / cap
         pad = lag_ticks + window_ticks
         util_hist = [u0] * pad            # per-member utilization (fraction of capacity), appended per tick
-        total_hist = [first] * pad + load_list
+        # the load's window at sync tick k is total_hist[k : k + W] of [first] * pad + load_list,
+        # read from load_list itself (no copy of the series per world)
         retention = _retention_points(policy, grain_ticks * tick)
         grain = grain_ticks * tick
         # prefilled points up to t0; those newer than t0 - lag stay hidden until the lag has
@@ -422,11 +486,14 @@ class World:
                     stamp = now - lag
                     if W == 1:
                         u = util_hist[k]
-                        total = total_hist[k]
+                        total = load_list[k - pad] if k >= pad else first
                     else:
                         us = util_hist[k:k + W]
                         u = us[0] if min(us) == max(us) else fsum(us) / W
-                        ts = total_hist[k:k + W]
+                        if k >= pad:
+                            ts = load_list[k - pad:k - pad + W]
+                        else:
+                            ts = [first] * min(W, pad - k) + list(load_list[0:max(0, k + W - pad)])
                         total = ts[0] if min(ts) == max(ts) else fsum(ts) / W
                     if next_point <= stamp:
                         while visible < len(cpu_points) and cpu_points[visible][0] <= stamp:

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""What a shell user waits for (issue #29), each command run ``--repeat`` times
+as a child process; printed: wall time, CPU time (user + system, the steadier
+number on a shared machine) and peak RSS, as median and range.
+
+- ``cold``: one ``scalebridge decide FILE`` (examples/requests/pods.json): the
+  interpreter's start, the imports, one decision (goal <= 0.3 s); also
+  ``python -c "import scalebridge"`` alone, for reference. Each command is run
+  once first, unmeasured, with the bytecode cached as an installed package has
+  it (``PYTHONPYCACHEPREFIX`` in the temporary directory; PYTHONDONTWRITEBYTECODE
+  unset for the children);
+- ``simulate``: ``scalebridge simulate examples/simulate/policy.yaml --trace
+  worldcup98 --scale 1/60 --duration 30d --capacity 25 --startup 90 --semantics
+  all`` — a 30-day trace at 15-s ticks (172,800 ticks) under all five semantics
+  (goal <= 5 s, <= 300 MB). The trace is shared/traces/worldcup98_day46-78.csv
+  (beside the repository or at /work/shared); without it, ``--workload diurnal
+  --duration 30d --peak 3000``.
+
+    .venv/bin/python benchmarks/cli.py [--only cold,simulate] [--repeat 5]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = [REPO.parent / "shared" / "traces", Path("/work/shared/traces")]
+
+
+def scalebridge() -> str:
+    exe = Path(sys.executable).with_name("scalebridge")
+    return str(exe) if exe.exists() else "scalebridge"
+
+
+#: as an installed package runs: with its bytecode cached (pip compiles it at install; a
+#: shell whose PYTHONDONTWRITEBYTECODE is set would otherwise compile every module
+#: from source at every start), kept outside the repository
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), "scalebridge-bench-pycache")
+
+
+def timed_child(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall s, cpu s, peak RSS MB) of one child process, from wait4's rusage."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO, env=ENV)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed: {err.strip()[-400:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+
+
+def stats(xs: list[float], unit: str, digits: int = 2) -> str:
+    return (f"median {statistics.median(xs):.{digits}f} {unit} "
+            f"(range {min(xs):.{digits}f}–{max(xs):.{digits}f})")
+
+
+def measure(label: str, cmd: list[str], repeat: int, goal: str) -> None:
+    timed_child(cmd)   # warm: the bytecode cache and the page cache
+    rows = [timed_child(cmd) for _ in range(repeat)]
+    wall, cpu, mb = zip(*rows)
+    print(f"{label}: wall {stats(list(wall), 's')}; cpu {stats(list(cpu), 's')}; "
+          f"peak RSS {stats(list(mb), 'MB', 0)}; n={repeat}  ({goal})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="cold,simulate")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--instructions", action="store_true",
+                    help="cold: also count the instructions of one run (valgrind's callgrind): the number "
+                         "that does not vary with the machine's load")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    if "cold" in only:
+        measure("python -c 'import scalebridge'", [sys.executable, "-c", "import scalebridge"], args.repeat,
+                "reference")
+        measure("scalebridge decide examples/requests/pods.json",
+                [scalebridge(), "decide", "examples/requests/pods.json"], args.repeat, "goal <= 0.3 s")
+        if args.instructions:
+            for cmd in ([sys.executable, "-c", "import scalebridge"],
+                        [sys.executable, "-m", "scalebridge.cli", "decide", "examples/requests/pods.json"]):
+                proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                                      cwd=REPO, env=ENV, capture_output=True, text=True)
+                refs = next((line.split("refs:")[1].strip() for line in proc.stderr.splitlines() if "refs:" in line),
+                            "?")
+                print(f"  instructions of {' '.join(cmd[1:])}: {refs}")
+    if "simulate" in only:
+        trace = next((d / "worldcup98_day46-78.csv" for d in TRACES if (d / "worldcup98_day46-78.csv").is_file()),
+                     None)
+        load = ["--trace", str(trace), "--scale", "1/60"] if trace else ["--workload", "diurnal", "--peak", "3000"]
+        cmd = [scalebridge(), "simulate", "examples/simulate/policy.yaml", *load, "--duration", "30d",
+               "--capacity", "25", "--startup", "90", "--semantics", "all", "--quiet"]
+        print("$ " + " ".join(cmd[1:]))
+        measure("scalebridge simulate (30 days, 5 semantics)", cmd, max(1, min(args.repeat, 3)),
+                "goal <= 5 s, <= 300 MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,6 +7,7 @@ where (``file:line:column: key``), exit 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -48,6 +49,21 @@ def cmd_run(args) -> int:
         unconfigure()
 
 
+@contextlib.contextmanager
+def _no_collection():
+    """The cycle collector off while a run configuration is built: a build makes only
+    objects that live as long as it (10,000 targets: ~0.8 s of full collections that
+    find nothing)."""
+    import gc
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _run(args) -> int:
     from .config import ConfigError
     from .logs import log
@@ -57,6 +73,9 @@ def _run(args) -> int:
     if args.metrics_port is not None:
         from .metrics import Metrics
         metrics = Metrics()
+    import gc
+    collection = _no_collection()
+    collection.__enter__()
     try:
         controller = build_controller(args.config, clock=args.clock, state=args.state, dry_run=args.dry_run,
                                       audit=args.audit, metrics=metrics, leader_elect=args.leader_elect,
@@ -79,6 +98,9 @@ def _run(args) -> int:
     except OSError as e:
         _say("run", f"{getattr(e, 'filename', None) or args.config}: {e.strerror or e}")
         return EXIT_BAD_INPUT
+    finally:
+        collection.__exit__(None, None, None)
+    gc.freeze()   # what was built lives as long as the run: later collections skip it (a reload unfreezes)
     previous: dict = {}
 
     def stop(signum, frame) -> None:
@@ -119,6 +141,7 @@ def _run(args) -> int:
         controller.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        gc.unfreeze()   # an embedding program calling main() again collects what this run built
 
 
 # ----------------------------------------------------------------------------- observe
@@ -435,7 +458,8 @@ def _validate_with_run_configs(original):
         read: dict = {}   # each run configuration parsed once (10,000 targets: seconds of YAML)
         for path in args.files:
             try:
-                data, pos = read_yaml(path)
+                with _no_collection():
+                    data, pos = read_yaml(path)
             except ConfigError:
                 policies.append(path)   # the policy validation reports it
                 continue
@@ -449,7 +473,8 @@ def _validate_with_run_configs(original):
             code = original(argparse.Namespace(**{**vars(args), "files": policies}))
         for path in configs:
             try:
-                runtime = build(load_config(path, read.pop(path, None)))
+                with _no_collection():
+                    runtime = build(load_config(path, read.pop(path, None)))
             except ScalebridgeError as e:
                 from ..secrets import redact
                 for line in getattr(e, "problems", None) or [str(e)]:

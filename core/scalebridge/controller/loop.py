@@ -517,6 +517,10 @@ class Controller:
             except Exception:  # noqa: BLE001 — closing never fails a run
                 pass
         self._retired.append(self.runtime)
+        if gc.get_freeze_count():   # `scalebridge run` froze the first build: let what was reloaded away go
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
         now = self.clock.now()
         self.runtime = runtime
         self.runs = runs

@@ -544,13 +544,7 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
     rd.unknown(spec, {"scaleTargetRef", "pollingInterval", "cooldownPeriod", "initialCooldownPeriod",
                       "idleReplicaCount", "minReplicaCount", "maxReplicaCount", "fallback", "advanced", "triggers"},
                "spec")
-    policy: dict = {"semantics": "kubernetes"}
-    name = rd.string(meta.get("name"), "metadata", "name")
-    if name:
-        policy["name"] = name
-    if "scaleTargetRef" in spec:
-        losses.note(rd.where("spec", "scaleTargetRef"), "the scaled workload is the run configuration's `ref`, "
-                                                        "not part of a policy")
+    policy = hpa.workload_policy(rd, meta, spec, losses)
     mn = rd.count(spec.get("minReplicaCount"), "spec", "minReplicaCount")
     mx = rd.count(spec.get("maxReplicaCount"), "spec", "maxReplicaCount")
     idle = rd.count(spec.get("idleReplicaCount"), "spec", "idleReplicaCount")

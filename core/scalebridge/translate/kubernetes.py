@@ -249,13 +249,7 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
                                                   "autoscaling/v2beta2, autoscaling/v2beta1 or autoscaling/v1")
     meta = rd.mapping(doc.get("metadata"), "metadata")
     spec = rd.mapping(doc.get("spec"), "spec")
-    policy: dict = {"semantics": "kubernetes"}
-    name = rd.string(meta.get("name"), "metadata", "name")
-    if name:
-        policy["name"] = name
-    if "scaleTargetRef" in spec:
-        losses.note(rd.where("spec", "scaleTargetRef"), "the scaled workload is the run configuration's `ref`, "
-                                                        "not part of a policy")
+    policy = workload_policy(rd, meta, spec, losses)
     mn = rd.count(spec.get("minReplicas"), "spec", "minReplicas")
     mx = rd.count(spec.get("maxReplicas"), "spec", "maxReplicas")
     if mx is None:
@@ -437,3 +431,17 @@ class HpaTranslator(ModuleTranslator):
 @hookimpl
 def scalebridge_register_translators(register):
     register(HpaTranslator())
+
+
+def workload_policy(rd: Reader, meta: dict, spec: dict, losses: Losses) -> dict:
+    """The start of a policy read from a workload autoscaler (an HPA, a KEDA
+    ScaledObject): the ``kubernetes`` semantics, the object's name, and a note that
+    its ``scaleTargetRef`` is the run configuration's ``ref``."""
+    policy: dict = {"semantics": "kubernetes"}
+    name = rd.string(meta.get("name"), "metadata", "name")
+    if name:
+        policy["name"] = name
+    if "scaleTargetRef" in spec:
+        losses.note(rd.where("spec", "scaleTargetRef"), "the scaled workload is the run configuration's `ref`, "
+                                                        "not part of a policy")
+    return policy

@@ -86,8 +86,10 @@ def external_value_sum(values) -> int:
 
 def external_per_pod_sum(values) -> int:
     """The sum in ``GetExternalPerPodMetricReplicas``: ``usage = usage + val; if usage < 0
-    { usage = MaxInt64; break }``. The overflow guard also fires when the running sum
-    goes negative (a negative value): the usage is then read as MaxInt64."""
+    { usage = MaxInt64; break }``. The overflow guard fires when the int64 running sum
+    wraps below zero; upstream's guard would fire on a negative value too, but the
+    engine decides a negative reading as an invalid metric before this runs
+    (scalebridge.stages.impossible), so only valid values reach it through ``decide``."""
     usage = 0
     for val in values:
         usage = _wrap64(usage + val)

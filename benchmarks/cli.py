@@ -21,40 +21,16 @@ number on a shared machine) and peak RSS, as median and range.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TRACES = [REPO.parent / "shared" / "traces", Path("/work/shared/traces")]
 
 
-def scalebridge() -> str:
-    exe = Path(sys.executable).with_name("scalebridge")
-    return str(exe) if exe.exists() else "scalebridge"
-
-
-#: as an installed package runs: with its bytecode cached (pip compiles it at install; a
-#: shell whose PYTHONDONTWRITEBYTECODE is set would otherwise compile every module
-#: from source at every start), kept outside the repository
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-ENV["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), "scalebridge-bench-pycache")
-
-
-def timed_child(cmd: list[str]) -> tuple[float, float, float]:
-    """(wall s, cpu s, peak RSS MB) of one child process, from wait4's rusage."""
-    t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO, env=ENV)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t
-    err = proc.stderr.read().decode()
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {err.strip()[-400:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+from children import ENV, scalebridge, timed_child  # noqa: E402 (benchmarks/ is the script's directory)
 
 
 def stats(xs: list[float], unit: str, digits: int = 2) -> str:
@@ -63,8 +39,8 @@ def stats(xs: list[float], unit: str, digits: int = 2) -> str:
 
 
 def measure(label: str, cmd: list[str], repeat: int, goal: str) -> None:
-    timed_child(cmd)   # warm: the bytecode cache and the page cache
-    rows = [timed_child(cmd) for _ in range(repeat)]
+    timed_child(cmd, REPO)   # warm: the bytecode cache and the page cache
+    rows = [timed_child(cmd, REPO) for _ in range(repeat)]
     wall, cpu, mb = zip(*rows)
     print(f"{label}: wall {stats(list(wall), 's')}; cpu {stats(list(cpu), 's')}; "
           f"peak RSS {stats(list(mb), 'MB', 0)}; n={repeat}  ({goal})")

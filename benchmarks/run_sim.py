@@ -25,12 +25,10 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,28 +54,7 @@ def write_config(directory: Path, n: int) -> Path:
     return path
 
 
-def scalebridge() -> str:
-    exe = Path(sys.executable).with_name("scalebridge")
-    return str(exe) if exe.exists() else "scalebridge"
-
-
-#: as an installed package runs: its bytecode cached (see benchmarks/cli.py), outside the repository
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-ENV["PYTHONPYCACHEPREFIX"] = os.path.join(os.environ.get("TMPDIR", "/tmp"), "scalebridge-bench-pycache")
-
-
-def timed_child(cmd: list[str]) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds (user + system) and the peak RSS (MB) of one child
-    process (wait4's rusage)."""
-    t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t
-    err = proc.stderr.read().decode()
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {err.strip()[-400:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+from children import scalebridge, timed_child  # noqa: E402 (benchmarks/ is the script's directory)
 
 
 def summary(xs: list[float], unit: str = "s") -> str:

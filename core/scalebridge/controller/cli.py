@@ -74,32 +74,29 @@ def _run(args) -> int:
         from .metrics import Metrics
         metrics = Metrics()
     import gc
-    collection = _no_collection()
-    collection.__enter__()
-    try:
-        controller = build_controller(args.config, clock=args.clock, state=args.state, dry_run=args.dry_run,
-                                      audit=args.audit, metrics=metrics, leader_elect=args.leader_elect,
-                                      until=args.until, seed=args.seed, workers=args.workers,
-                                      processes=args.processes)
-    except ConfigError as e:
-        return _problems("run", e)
-    except StoreClaimed as e:
-        _say("run", f"{e}; stop it first, run this one with --leader-elect to stand by until it stops, or give "
-                    "this one its own --state")
-        return 1
-    except NotAStateFile as e:
-        _say("run", str(e))
-        return EXIT_BAD_INPUT
-    except StoreError as e:
-        _say("run", f"the state store failed: {e}")
-        return 1
-    except ScalebridgeError as e:
-        return _problems("run", e)
-    except OSError as e:
-        _say("run", f"{getattr(e, 'filename', None) or args.config}: {e.strerror or e}")
-        return EXIT_BAD_INPUT
-    finally:
-        collection.__exit__(None, None, None)
+    with _no_collection():
+        try:
+            controller = build_controller(args.config, clock=args.clock, state=args.state, dry_run=args.dry_run,
+                                          audit=args.audit, metrics=metrics, leader_elect=args.leader_elect,
+                                          until=args.until, seed=args.seed, workers=args.workers,
+                                          processes=args.processes)
+        except ConfigError as e:
+            return _problems("run", e)
+        except StoreClaimed as e:
+            _say("run", f"{e}; stop it first, run this one with --leader-elect to stand by until it stops, or give "
+                        "this one its own --state")
+            return 1
+        except NotAStateFile as e:
+            _say("run", str(e))
+            return EXIT_BAD_INPUT
+        except StoreError as e:
+            _say("run", f"the state store failed: {e}")
+            return 1
+        except ScalebridgeError as e:
+            return _problems("run", e)
+        except OSError as e:
+            _say("run", f"{getattr(e, 'filename', None) or args.config}: {e.strerror or e}")
+            return EXIT_BAD_INPUT
     gc.freeze()   # what was built lives as long as the run: later collections skip it (a reload unfreezes)
     previous: dict = {}
 

@@ -138,14 +138,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     p = as_policy(policy)
     losses = Losses()
     ref = dict(target_ref or {})
-    name = ref.get("name") or losses.placeholder("spec.scaleTargetRef.name",
-                                                  "pass --target name (the workload's name)")
-    meta: dict = {"name": p.name or name}
-    if ref.get("namespace"):
-        meta["namespace"] = ref["namespace"]
-    else:
-        losses.note("metadata.namespace", "not set: a ScaledObject goes in the namespace kubectl applies it to, "
-                                          "which must be the workload's (pass --target namespace to write it)")
+    name, meta = hpa.workload_metadata(p, ref, losses, "a ScaledObject")
     target: dict = {"name": name}
     kind = ref.get("kind")
     if kind and (kind != "Deployment" or ref.get("api_version")):

@@ -56,22 +56,31 @@ def _target(t) -> dict:
     return {"type": "Value", "value": num(t.value)}
 
 
-def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
-    p = as_policy(policy)
-    losses = Losses()
-    ref = dict(target_ref or {})
+def workload_metadata(p: Policy, ref: Mapping[str, Any], losses: Losses, what: str) -> tuple[str, dict]:
+    """The scaled workload's name (a placeholder and its note when ``--target name`` is
+    missing) and the ``metadata`` of the autoscaler object ``what`` (an HPA, a
+    ScaledObject): named as the policy, in the target's namespace or a note saying
+    where it will go."""
     name = ref.get("name") or losses.placeholder("spec.scaleTargetRef.name",
                                                   "pass --target name (the workload's name)")
-    kind = ref.get("kind") or losses.placeholder("spec.scaleTargetRef.kind",
-                                                  "pass --target kind (Deployment, StatefulSet, …)", "Deployment")
-    api = ref.get("api_version") or _BUILTIN_KINDS.get(kind) or losses.placeholder(
-        "spec.scaleTargetRef.apiVersion", f"pass --target api_version (the group/version serving {kind})")
     meta: dict = {"name": p.name or name}
     if ref.get("namespace"):
         meta["namespace"] = ref["namespace"]
     else:
-        losses.note("metadata.namespace", "not set: the HPA goes in the namespace kubectl applies it to, which must "
-                                          "be the workload's (pass --target namespace to write it)")
+        losses.note("metadata.namespace", f"not set: {what} goes in the namespace kubectl applies it to, which "
+                                          "must be the workload's (pass --target namespace to write it)")
+    return name, meta
+
+
+def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
+    p = as_policy(policy)
+    losses = Losses()
+    ref = dict(target_ref or {})
+    name, meta = workload_metadata(p, ref, losses, "the HPA")
+    kind = ref.get("kind") or losses.placeholder("spec.scaleTargetRef.kind",
+                                                  "pass --target kind (Deployment, StatefulSet, …)", "Deployment")
+    api = ref.get("api_version") or _BUILTIN_KINDS.get(kind) or losses.placeholder(
+        "spec.scaleTargetRef.apiVersion", f"pass --target api_version (the group/version serving {kind})")
     spec: dict = {"scaleTargetRef": {"apiVersion": api, "kind": kind, "name": name}}
     if p.min_replicas is not None:
         spec["minReplicas"] = p.min_replicas

@@ -126,12 +126,16 @@ class _Parser:
 
     def args(self) -> list:
         self.take("(")
+        return self.items(")")
+
+    def items(self, close: str) -> list:
+        """Comma-separated expressions up to ``close`` (taken): call arguments, list items."""
         out = []
-        while not self.at(")"):
+        while not self.at(close):
             out.append(self.ternary())
-            if not self.at(")"):
+            if not self.at(close):
                 self.take(",")
-        self.take(")")
+        self.take(close)
         return out
 
     def primary(self):
@@ -154,13 +158,7 @@ class _Parser:
             self.take(")")
             return node
         if v == "[":
-            items = []
-            while not self.at("]"):
-                items.append(self.ternary())
-                if not self.at("]"):
-                    self.take(",")
-            self.take("]")
-            return ("list", items)
+            return ("list", self.items("]"))
         if v == "{":
             body = self.ternary()
             self.take("}")

@@ -102,8 +102,21 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
 
     if load_entry_points:
         eps = list(importlib.metadata.entry_points(group=hookspecs.PROJECT))
-        own = lambda ep: getattr(getattr(ep, "dist", None), "name", None) == "scalebridge"  # noqa: E731
-        for ep in sorted(eps, key=lambda ep: not own(ep)):
+        # a distribution's name and version, read once each: every read of either parses
+        # its METADATA file again (importlib.metadata caches nothing), and a distribution
+        # declares several entry points
+        about: dict[int, tuple[Any, Optional[str], Optional[str]]] = {}
+
+        def name_version(ep: Any) -> tuple[Optional[str], Optional[str]]:
+            dist = getattr(ep, "dist", None)
+            if dist is None:
+                return None, None
+            if id(dist) not in about:
+                meta = dist.metadata
+                about[id(dist)] = (dist, meta["Name"], meta["Version"])
+            return about[id(dist)][1:]
+
+        for ep in sorted(eps, key=lambda ep: name_version(ep)[0] != "scalebridge"):
             try:
                 module = ep.load()
             except Exception as e:  # a broken plugin must not take the others down
@@ -111,9 +124,9 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
                 continue
             if pm.is_registered(module):
                 continue
-            dist = getattr(ep, "dist", None)
-            add(module, ep.name, f"{ep.value} ({dist.name} {dist.version})" if dist else ep.value, ep.name,
-                (distribution_name(dist.name), dist.version) if dist else None)
+            dist_name, version = name_version(ep)
+            add(module, ep.name, f"{ep.value} ({dist_name} {version})" if dist_name else ep.value, ep.name,
+                (distribution_name(dist_name), version) if dist_name else None)
     for p in extra_plugins or []:
         add(p, None, getattr(p, "__name__", repr(p)), getattr(p, "__name__", repr(p)))
 

@@ -514,6 +514,9 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     # a configuration of 10,000 targets names a few policies
     # (the policy is kept in the entry: its id is never another policy's while the entry lives)
     per_policy: dict[tuple[int, str], tuple[Policy, list, list, str]] = {}
+    semantics_of: dict[tuple[int, str], tuple[Policy, Any, Optional[str]]] = {}
+    no_settings = Settings()   # read only: a target with settings of its own gets a copy (below)
+    delayed: dict[float, Settings] = {}   # no_settings with each provider's metric delay
     for i, t in enumerate(cfg.targets):
         loc = ("targets", i)
         if t.name in seen:
@@ -549,20 +552,30 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             if policy is None:
                 continue
         sem_name = t.semantics or policy.semantics or provider_semantics(provider)
-        try:
-            sem = resolve_semantics(sem_name, path="semantics")
-            sem.check(policy)
-        except RequestError as e:
+        checked = semantics_of.get((id(policy), sem_name))
+        if checked is None:   # the semantics and its check of the policy: once per pair
+            try:
+                sem = resolve_semantics(sem_name, path="semantics")
+                sem.check(policy)
+                checked = (policy, sem, None)
+            except RequestError as e:
+                checked = (policy, None, e.message)
+            semantics_of[(id(policy), sem_name)] = checked
+        _, sem, message = checked
+        if sem is None:
             where = loaded.where(*loc, "semantics") if t.semantics else loaded.where(*loc, "policy")
-            problems.append(f"{where}: {e.message}")
+            problems.append(f"{where}: {message}")
             continue
-        try:
-            settings = Settings.model_validate(t.settings or {})
-        except ValidationError as e:
-            from ..engine import describe_validation_error
-            path, msg = describe_validation_error(e)
-            problems.append(f"{loaded.where(*loc, 'settings', *path.lstrip('$.').split('.'))}: {msg}")
-            continue
+        if t.settings:
+            try:
+                settings = Settings.model_validate(t.settings)
+            except ValidationError as e:
+                from ..engine import describe_validation_error
+                path, msg = describe_validation_error(e)
+                problems.append(f"{loaded.where(*loc, 'settings', *path.lstrip('$.').split('.'))}: {msg}")
+                continue
+        else:
+            settings = no_settings
         if clock == "virtual" and Capability.VIRTUAL_CLOCK not in getattr(provider, "capabilities", ()):
             problems.append(f"{loaded.where(*loc, 'provider')}: --clock virtual needs a provider that declares "
                             f"Capability.VIRTUAL_CLOCK (the sim provider does); provider {t.provider!r} "
@@ -583,7 +596,12 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             problems.append(f"{loaded.where(*loc, 'ref')}: {e}")
             continue
         if "metric_delay_seconds" not in settings.model_fields_set:
-            settings = settings.model_copy(update={"metric_delay_seconds": float(handle.metric_delay_seconds or 0.0)})
+            delay = float(handle.metric_delay_seconds or 0.0)
+            if settings is no_settings:   # shared: settings are never changed once built
+                settings = delayed.get(delay) or delayed.setdefault(
+                    delay, settings.model_copy(update={"metric_delay_seconds": delay}))
+            else:
+                settings = settings.model_copy(update={"metric_delay_seconds": delay})
         sources = {name: m.source for name, m in t.metrics.items()}
         memo = per_policy.get((id(policy), sem.name)) if not sources else None
         if memo is None:
@@ -647,11 +665,18 @@ def ignored_parts(runtime: Runtime) -> list[str]:
     for ``validate`` and the start of ``run``."""
     from ..engine import resolve_semantics
     by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
+    # a function of the (shared) policy and the semantics: 10,000 targets name a few pairs
+    # (each entry keeps its policy, so the id is never another's while the dict lives)
+    per_policy: dict[tuple[int, str], tuple[Policy, list[str]]] = {}
     out = []
     for spec in runtime.targets:
-        where = runtime.loaded.where("targets", by_name[spec.name], "policy")
-        for line in resolve_semantics(spec.semantics).ignored_parts(spec.policy):
-            out.append(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}")
+        key = (id(spec.policy), spec.semantics)
+        memo = per_policy.get(key)
+        if memo is None:
+            memo = per_policy[key] = (spec.policy, resolve_semantics(spec.semantics).ignored_parts(spec.policy))
+        if memo[1]:
+            where = runtime.loaded.where("targets", by_name[spec.name], "policy")
+            out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in memo[1])
     return out
 
 

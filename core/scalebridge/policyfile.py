@@ -34,10 +34,10 @@ class _Budget:
         self.seen: set[int] = set()
 
 
-def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str] = None,
+def _construct(node: yaml.Node, path: tuple, pos: Optional[Positions], file: Optional[str] = None,
                budget: Optional[_Budget] = None, aliased: bool = False) -> Any:
     """The plain value of ``node`` (mappings with string keys, sequences, scalars),
-    recording every value's line and column in ``pos``; aliases expand to at most
+    recording every value's line and column in ``pos`` (``None``: none); aliases expand to at most
     :data:`MAX_YAML_ALIAS_NODES` values, and nesting is at most :data:`MAX_YAML_DEPTH` levels."""
     if budget is None:
         budget = _Budget()
@@ -48,7 +48,7 @@ def _construct(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str]
     return _construct_node(node, path, pos, file, budget, aliased, {})
 
 
-def _construct_node(node: yaml.Node, path: tuple, pos: Positions, file: Optional[str], budget: _Budget,
+def _construct_node(node: yaml.Node, path: tuple, pos: Optional[Positions], file: Optional[str], budget: _Budget,
                     aliased: bool, scalars: dict) -> Any:
     # ``scalars``: the plain scalars of the document built so far, by (tag, text): a
     # configuration of 10,000 targets repeats a few dozen values 10,000 times each
@@ -66,8 +66,9 @@ def _construct_node(node: yaml.Node, path: tuple, pos: Positions, file: Optional
                                "values (aliases of aliases?); write the values out"])
     if len(path) > MAX_YAML_DEPTH:
         raise PolicyError([f"{_where(file, node)}: nested deeper than {MAX_YAML_DEPTH} levels"])
-    mark = node.start_mark
-    pos[path] = (mark.line + 1, mark.column + 1)
+    if pos is not None:
+        mark = node.start_mark
+        pos[path] = (mark.line + 1, mark.column + 1)
     if scalar:
         tag = node.tag
         if tag == _STR_TAG:
@@ -99,9 +100,10 @@ def _construct_node(node: yaml.Node, path: tuple, pos: Positions, file: Optional
             key = k.value   # yaml.SafeLoader.construct_scalar of a scalar node: its text
             if key in out:
                 raise PolicyError([f"{_where(file, k)}: {json_path(path + (key,), root='policy')}: duplicate key"])
-            km = k.start_mark
             sub = path + (key,)
-            pos[("__key__",) + sub] = (km.line + 1, km.column + 1)
+            if pos is not None:
+                km = k.start_mark
+                pos[("__key__",) + sub] = (km.line + 1, km.column + 1)
             out[key] = _construct_node(v, sub, pos, file, budget, aliased, scalars)
         return out
     if cls is _SEQUENCE or isinstance(node, yaml.SequenceNode):

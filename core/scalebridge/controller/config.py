@@ -138,7 +138,7 @@ class LoadedConfig:
     """A validated run configuration and where each of its keys is in the file."""
     path: Path
     config: RunConfig
-    positions: dict
+    positions: Any   #: path → (line, column): a dict, or _Positions (found when first asked for)
 
     def where(self, *loc: object) -> str:
         """``file:line:column: key`` of the deepest key of ``loc`` the file has."""
@@ -249,9 +249,10 @@ except ImportError:  # pragma: no cover - PyYAML without libyaml
     _CLOADER = None
 
 
-def _load_yaml_fast(text: str, file: str) -> tuple[Any, dict]:
-    """The positioned loader of policy files (``scalebridge.policyfile``: every key's
-    line and column, duplicate keys refused), on nodes libyaml composed."""
+def _load_yaml_fast(text: str, file: str, positions: bool = False) -> tuple[Any, Any]:
+    """The loader of policy files (``scalebridge.policyfile``: duplicate keys refused,
+    the same values), on nodes libyaml composed; the positions are
+    :class:`_Positions`, found when first asked for (``positions``: now, a dict)."""
     import yaml
     from ..policyfile import _construct, load_yaml
     try:
@@ -260,11 +261,32 @@ def _load_yaml_fast(text: str, file: str) -> tuple[Any, dict]:
         return load_yaml(text, file)   # its message names the line and column
     if node is None:
         return load_yaml(text, file)
-    pos: dict = {}
+    pos: Optional[dict] = {} if positions else None
     try:
-        return _construct(node, (), pos, file), pos
+        data = _construct(node, (), pos, file)
     except yaml.constructor.ConstructorError:
         return load_yaml(text, file)
+    return data, pos if positions else _Positions(text, file)
+
+
+class _Positions:
+    """Where each value of a run configuration is (``path`` → ``(line, column)``, as
+    ``policyfile.load_yaml``'s dict; only :meth:`get`), found by parsing the text
+    again the first time one is asked for: a configuration with nothing to report
+    never needs one, and 10,000 targets hold about 190,000 of them."""
+    __slots__ = ("_text", "_file", "_pos")
+
+    def __init__(self, text: str, file: str) -> None:
+        self._text: Optional[str] = text
+        self._file = file
+        self._pos: Optional[dict] = None
+
+    def get(self, key: tuple, default: Any = None) -> Any:
+        if self._pos is None:
+            assert self._text is not None
+            self._pos = _load_yaml_fast(self._text, self._file, positions=True)[1]
+            self._text = None
+        return self._pos.get(key, default)
 
 
 def load_config(path: str | Path, read: Optional[tuple[Any, dict]] = None) -> LoadedConfig:

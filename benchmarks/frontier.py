@@ -195,8 +195,20 @@ def _load(wid: str) -> tuple[np.ndarray, float]:
     return load_of(name, int(seed or 0))
 
 
+_SOURCE_HASHES: dict[bool, str] = {}
+
+
 def _source_hash(*, planner: bool) -> str:
-    """A digest of the code a replay runs (the planner's modules only for the predictive runs)."""
+    """A digest of the code a replay runs (the planner's modules only for the predictive runs),
+    taken once per process: :func:`leave_one_out` takes it, and imports that code, before
+    its workers fork, so that a file edited while a run is under way can neither be run
+    under the old digest nor the old code be cached under the new one."""
+    if planner not in _SOURCE_HASHES:
+        _SOURCE_HASHES[planner] = _digest(planner=planner)
+    return _SOURCE_HASHES[planner]
+
+
+def _digest(*, planner: bool) -> str:
     import hashlib
     h = hashlib.sha256()
     core = REPO / "core" / "scalebridge"
@@ -326,6 +338,9 @@ def leave_one_out(policy_path: Path, candidates: dict[str, dict], workers: int =
     tasks_p = sorted([(w, c, o, str(policy_path)) for w in wids for c, o in candidates.items()],
                      key=lambda t: "@" in t[0])
     t0 = time.perf_counter()
+    import scalebridge.predictive, scalebridge.simulator.frontier, scalebridge.simulator.run  # noqa: E401,F401
+    from scalebridge.forecasting import registry                                             # noqa: F401
+    _source_hash(planner=False), _source_hash(planner=True)
     with multiprocessing.get_context("fork").Pool(max(1, min(workers, 2))) as pool:
         for wid, value in pool.imap_unordered(_reactive_task, tasks_r):
             reactive[wid] = value

@@ -374,10 +374,15 @@ class PredictivePlanner:
         clients reconnecting. The share that came back over the margin's history,
         with one prior drop of each kind (so: hold, until the load has shown a drop
         that stayed down), decides: below one half, a new drop releases the held
-        proposal for ``REBOUND_SECONDS``: it is not carried, and the forecast is capped
-        at the last load (a model fitted across the drop still forecasts the level
-        before it), so only the reactive need, the last load with its margin and a
-        serving ramp count; otherwise it decays at the rate."""
+        proposal for ``REBOUND_SECONDS``: it is not carried, the forecast is capped at
+        the last load (a model fitted across the drop still forecasts the level before
+        it) and the margin is at least ``1 / target_utilization``, the margin of the
+        first hour (the error model was measured on forecasts the drop has just made
+        stale) — so only the reactive need, the last load with that margin and a
+        serving ramp count; otherwise it decays at the rate. Measured on the sawtooth,
+        the forecast left uncapped saved half as much (0.92 of the frontier against
+        0.91), and the error model's margin kept was short 0.07–0.28% of the time
+        where the HPA at 60% never is."""
         drops = self._drops
         for d in drops:
             if load > d[2]:
@@ -527,10 +532,14 @@ class PredictivePlanner:
                 reason = f.reason or "forecast is not finite"
             if self.quantile is not None and self.last_load:
                 target = self.last_load      # no trusted forecast: the last load is the forecast, same margin
-        if target is not None and now < self._release_until and self.last_load is not None:
+        released = target is not None and now < self._release_until and self.last_load is not None
+        if released:
             target = min(target, self.last_load)   # a drop that stays down: the pre-drop fit is not the forecast
         if target is not None:
-            up = target * self.margin(now, target) * self.headroom / self.capacity
+            margin = self.margin(now, target)
+            if released:                           # ...nor is its error model: the margin of the first hour
+                margin = max(margin, 1.0 / float(self.spec.target_utilization))
+            up = target * margin * self.headroom / self.capacity
             ramp = self.ramp_peak(now)
             if ramp is not None and ramp > target:
                 ramp_up = ramp * self.margin(now, ramp) * self.headroom / self.capacity

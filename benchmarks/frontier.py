@@ -21,7 +21,7 @@ of 25,000 (the second seed's websocket pod), with a 2-minute start-up:
 Those numbers are in sample: the planner's constants were chosen on these traces. The
 honest one (issue #30) is the leave-one-out: every candidate choice (``CANDIDATES``)
 selected on all workload groups but one and scored on the one left out, in turn, over
-the shared traces and four generators at three seeds each (docs/predictive.md):
+the shared traces and every built-in generator at three seeds each (docs/predictive.md):
 
     .venv/bin/python benchmarks/frontier.py --leave-one-out [--markdown loo.md] [--json docs/leave-one-out.json]
         [--candidates example,aci] [--workers 2]
@@ -58,9 +58,11 @@ WORKLOADS = {
     "exponential_growth": ("workload", "exponential_growth"),
     "diurnal": ("workload", "diurnal"),
     "sawtooth": ("workload", "sawtooth"),
+    "step": ("workload", "step"),
 }
 CLASSIC_WORKLOADS = ("worldcup98", "nasa_http", "azure_llm_code", "flash_crowd", "exponential_growth")
-GENERATOR_PARAMS = {"sawtooth": {"noise": 0.03}}   # noiseless by default: its seeds would be one workload
+GENERATOR_PARAMS = {"sawtooth": {"noise": 0.03}, "step": {"noise": 0.03}}   # noiseless by default: its seeds
+                                                                            # would be one workload
 
 
 def load_of(name: str, seed: int = 0) -> tuple[np.ndarray, float]:
@@ -154,7 +156,7 @@ def markdown(results: list[dict]) -> str:
 # more often short); averaged over a generator's seeds, then over the groups.
 
 LOO_SEEDS = (0, 1, 2)
-LOO_GENERATORS = ("flash_crowd", "exponential_growth", "diurnal", "sawtooth")
+LOO_GENERATORS = ("flash_crowd", "exponential_growth", "diurnal", "sawtooth", "step")   # every built-in one
 LOO_TRACES = ("worldcup98", "nasa_http", "azure_llm_code")
 RISK_FLOOR = 1e-4
 RISK_WEIGHT = 0.1

@@ -70,3 +70,9 @@ def test_every_candidate_and_screened_setting_is_a_valid_predictive_block(fronti
         assert set(overrides) <= set(type(spec).model_fields), name
         assert all(getattr(spec, k) == v for k, v in overrides.items()), name
         assert name == "example" or spec != example, name
+
+
+def test_every_built_in_generator_is_a_group(frontier):
+    """Issue #30: the leave-one-out runs over every shared trace and every built-in generator."""
+    from scalebridge.simulator.workloads import WORKLOADS
+    assert set(frontier.LOO_GENERATORS) == set(WORKLOADS)

@@ -492,6 +492,28 @@ class Predictive(_Model):
                           "last 5 values, and a 5-minute trend); false for count noise — a few events per "
                           "member-minute — where an apparent ramp is noise (docs/predictive.md)")
 
+    # the planner's inner constants (scalebridge.predictive, scalebridge.risk), selected by the
+    # leave-one-out of benchmarks/frontier.py rather than fixed: defaults are the values they had
+    ramp_significance: Annotated[Number, Field(gt=0)] = Field(
+        3.0, description="the line through the last 5 values is extrapolated when its rise is more than this many "
+                         "times what the margin covers (docs/predictive.md, step 3)")
+    trend_significance: Annotated[Number, Field(gt=0)] = Field(
+        5.0, description="the line through the last 5 minutes is extrapolated when its slope is more than this "
+                         "many standard errors above zero...")
+    trend_size: Annotated[Number, Field(ge=0)] = Field(
+        2.0, description="...and its rise over the 5 minutes is more than this many σ of the forecast's error")
+    outlier_fence_iqr: Annotated[Number, Field(gt=0)] = Field(
+        3.0, description="forecast errors beyond Q1 − k·IQR and Q3 + k·IQR (Tukey's fences; 3: the outer ones) are "
+                         "left out of the margin's error model")
+    baseline_reaction_seconds: NonNegDuration = Field(
+        45.0, description="the replayed HPA's members serve this long after their start-up (metric age, sync "
+                          "period, a first sample; scalebridge.risk.REACTION_SECONDS)")
+    scale_down_adaptation: Optional[Literal["rebound"]] = Field(
+        None, description="rebound: learn from the load whether its significant drops come back within the HPA's "
+                          "5-minute stabilization window; while most do not, a new drop releases the held "
+                          "proposal at once, down to the reactive need (never below it), instead of at "
+                          "scale_down_rate_percent; needs margin_quantile (docs/predictive.md)")
+
     margin_adaptation: Optional[Literal["aci"]] = Field(
         None, description="aci: learn the margin online toward a target shortfall rate (adaptive conformal "
                           "inference, Gibbs & Candès 2021): raised after every sample the plan was short, lowered "
@@ -505,6 +527,14 @@ class Predictive(_Model):
             raise FieldError("margin_adaptation",
                              "needs margin_quantile: the margin starts at that quantile of the forecast's error "
                              "and its complement is the lowest shortfall rate aimed at")
+        return self
+
+    @model_validator(mode="after")
+    def _rebound_needs_quantile(self) -> "Predictive":
+        if self.scale_down_adaptation is not None and self.margin_quantile is None:
+            raise FieldError("scale_down_adaptation",
+                             "needs margin_quantile: a drop is significant beyond what the margin's error "
+                             "model covers")
         return self
 
     @model_validator(mode="after")

@@ -65,6 +65,16 @@ rule (the highest of all signals; a forecast never scales in by itself):
   other one, toward the risk budget's target rate (never below
   ``1 − margin_quantile``). Measured out of sample (``benchmarks/frontier.py
   --leave-one-out``) it reaches its rate and costs more than the budget;
+- **rebound** (``scale_down_adaptation: rebound``): the decay's rate is the policy's
+  statement that a drop comes back (clients reconnect); the planner checks it on the
+  load itself — whether its significant drops regained, within the HPA's 5-minute
+  stabilization window, what the decay would still hold — and, where most did not, lets
+  the held proposal go on the next drop, down to the reactive need (never below it);
+- **inner constants**: the ramp tests' thresholds, the error model's outlier fences and
+  the replayed HPA's reaction time are policy keys (``ramp_significance``,
+  ``trend_significance``, ``trend_size``, ``outlier_fence_iqr``,
+  ``baseline_reaction_seconds``), defaults the constants below, so that the
+  leave-one-out can select them on the other workloads;
 - **fallback**: when the guarded forecaster says the forecast is unreliable
   (too little history, NaN, a large recent error), the plan follows the
   reactive proposal and carries the reason, which the response reports.
@@ -82,13 +92,15 @@ import numpy as np
 from .forecasting import guarded, make_forecaster
 from .policy import Predictive
 from .protocol import CapacityForecast
+from .constants import K8S_DOWNSCALE_STABILIZATION
 from .risk import AdaptiveMargin, ReactiveBaseline, RiskBudget
 
 RAMP_SAMPLES = 5
 """The websocket autoscaler's first model: "根据最近5个websocketConnectionCount值进行线性拟合" — a
 line through the last 5 values."""
 RAMP_SIGNIFICANCE = 3.0
-"""...extrapolated when its rise is this many times what the margin covers."""
+"""...extrapolated when its rise is this many times what the margin covers
+(the default of ``predictive.ramp_significance``)."""
 TREND_SECONDS = 300.0
 """A second line over the last 5 minutes of samples: a surge that builds over
 minutes (a match's audience arriving) moves a per-minute metric too little
@@ -96,11 +108,21 @@ between 5 samples taken every 15 s to pass the test above."""
 TREND_SIGNIFICANCE = 5.0
 """...extrapolated when its slope is this many standard errors above zero (the
 samples of a per-minute metric read every 15 s repeat 4 times, which
-inflates the t-statistic about 2×: 5 is about 2.5 on the distinct values)."""
+inflates the t-statistic about 2×: 5 is about 2.5 on the distinct values;
+the default of ``predictive.trend_significance``)."""
 TREND_SIZE = 2.0
 """...and when the line rises over its 5 minutes by more than this many σ of the
 forecast's relative error at that level: on a count of a few requests a
-minute a slope can be significant and still be noise the margin covers."""
+minute a slope can be significant and still be noise the margin covers
+(the default of ``predictive.trend_size``)."""
+OUTLIER_FENCE = 3.0
+"""Errors beyond Q1 − 3 IQR and Q3 + 3 IQR (Tukey's outer fences) are left out of the
+error model (the default of ``predictive.outlier_fence_iqr``)."""
+REBOUND_SECONDS = float(K8S_DOWNSCALE_STABILIZATION)
+"""``scale_down_adaptation: rebound``: a drop "comes back" when the load regains, within
+this long, what the slow decay would still be holding — the reactive HPA's own
+statement of how long a fall may be noise (horizontal.go's default downscale
+stabilization window, 300 s). Not tuned."""
 
 DEFAULT_SCALE_DOWN_PERIOD = 60.0
 """5% "per period": the websocket autoscaler's controller ran every 10 s; a minute keeps the
@@ -174,11 +196,12 @@ class ErrorModel:
         return 1.0 + self.q * self.sigma(level) if level > 0 else 1.0
 
 
-def fit_error_model(relative: np.ndarray, inverse_level: np.ndarray, quantile: float) -> Optional[ErrorModel]:
+def fit_error_model(relative: np.ndarray, inverse_level: np.ndarray, quantile: float,
+                    fence: float = OUTLIER_FENCE) -> Optional[ErrorModel]:
     """Fit :class:`ErrorModel` to relative errors ``observed / forecast − 1`` made
     at levels ``1 / inverse_level`` (in members).
 
-    Outliers first: errors beyond Tukey's outer fences (Q1 − 3 IQR, Q3 + 3 IQR)
+    Outliers first: errors beyond Tukey's fences (Q1 − fence × IQR, Q3 + fence × IQR; 3: the outer ones)
     of the √level-normalised errors are a flash crowd (far above) or a load
     falling off a cliff (far below), not a forecast's spread.
     Then least squares of ``r²`` on ``1 / level`` gives ``a`` and ``b``
@@ -187,7 +210,7 @@ def fit_error_model(relative: np.ndarray, inverse_level: np.ndarray, quantile: f
     z = relative / np.sqrt(inverse_level)
     q1, q3 = np.quantile(z, (0.25, 0.75))
     iqr = q3 - q1
-    kept = (z <= q3 + 3.0 * iqr) & (z >= q1 - 3.0 * iqr)
+    kept = (z <= q3 + fence * iqr) & (z >= q1 - fence * iqr)
     r, x = relative[kept], inverse_level[kept]
     if r.size < 2:
         return None
@@ -276,13 +299,28 @@ class PredictivePlanner:
         self._q: Optional[float] = None                          # q at the budget's quantile
         self._plans: deque = deque()                             # (time, replicas) over the last lead
         self._ramps: deque = deque()                             # (time, a ramp's proposal) over the last lead
+        self.ramp_significance = float(spec.ramp_significance)
+        self.trend_significance = float(spec.trend_significance)
+        self.trend_size = float(spec.trend_size)
+        self.fence = float(spec.outlier_fence_iqr)
+        # scale_down_adaptation: rebound — significant drops waiting REBOUND_SECONDS for their
+        # outcome ([time, the peak before, the highest load since]), the outcomes over the
+        # margin's history (time, came back), and until when the held proposal is released
+        self.rebound = self.quantile is not None and spec.scale_down_adaptation == "rebound"
+        self._drops: deque = deque()
+        self._outcomes: deque = deque()
+        self._came_back = 0
+        self._last_drop = -math.inf
+        self._release_until = -math.inf
+        self.drops_released = 0                                  #: drops on which the held proposal was let go
         self.aci: Optional[AdaptiveMargin] = None
         if self.quantile is not None and spec.margin_adaptation == "aci":
             self.aci = AdaptiveMargin(1.0 - float(self.quantile))
         if self.quantile is not None and spec.reactive_baseline_utilization is not None:
             self.budget = RiskBudget(self.quantile, self._error_horizon)
             self.baseline = ReactiveBaseline(spec.reactive_baseline_utilization, self.capacity,
-                                             startup_seconds if startup_seconds > 0 else self.lead)
+                                             startup_seconds if startup_seconds > 0 else self.lead,
+                                             spec.baseline_reaction_seconds)
 
     def observe(self, t: float, load: float) -> None:
         """A sample of the load signal (in time order: a late sample is dropped here as
@@ -300,6 +338,8 @@ class PredictivePlanner:
                     self._adapt(t, load)
                 elif self.budget is not None:
                     self._budget(t, load)
+                if self.rebound:
+                    self._rebound(t, load)
                 r = self._recent
                 r.append((t, load))
                 while r[0][0] <= t - TREND_SECONDS:
@@ -320,6 +360,55 @@ class PredictivePlanner:
             if w and peak > 0:
                 self._errors.append(t, w[0][1] / peak - 1.0, self.capacity / peak)
         self._errors.drop_before(t - self._error_horizon)
+
+    def _rebound(self, t: float, load: float) -> None:
+        """``scale_down_adaptation: rebound``: learn whether the load's significant drops
+        come back, and release the held proposal on a drop when most did not.
+
+        A **drop** is a sample below the highest of the last scale-down period by more
+        than the decay lets go in a period and more than ``ramp_significance`` times
+        what the margin covers at that level (the ramp test, mirrored: a fall the
+        forecast's own error cannot explain); at most one per period. It **came back**
+        if within ``REBOUND_SECONDS`` the load regained what the slow decay would still
+        be holding then (the peak before × the decay over that time) — a websocket's
+        clients reconnecting. The share that came back over the margin's history,
+        with one prior drop of each kind (so: hold, until the load has shown a drop
+        that stayed down), decides: below one half, a new drop releases the held
+        proposal for ``REBOUND_SECONDS``: it is not carried, the forecast is capped at
+        the last load (a model fitted across the drop still forecasts the level before
+        it) and the margin is at least ``1 / target_utilization``, the margin of the
+        first hour (the error model was measured on forecasts the drop has just made
+        stale) — so only the reactive need, the last load with that margin and a
+        serving ramp count; otherwise it decays at the rate. Measured on the three
+        sawtooths: the forecast left uncapped, 0.923–0.926 of the frontier against
+        0.905–0.908; the error model's margin kept, short 0.07–0.28% of the time
+        where the HPA at 60% never is."""
+        drops = self._drops
+        for d in drops:
+            if load > d[2]:
+                d[2] = load
+        back = self.keep ** (REBOUND_SECONDS / self.period)
+        while drops and drops[0][0] + REBOUND_SECONDS <= t:
+            made, prior, highest = drops.popleft()
+            came = highest >= prior * back
+            self._outcomes.append((made, came))
+            self._came_back += came
+        outcomes = self._outcomes
+        while outcomes and outcomes[0][0] < t - self._error_horizon:
+            self._came_back -= outcomes.popleft()[1]
+        model = self.error_model
+        if model is None or t - self._last_drop < self.period:
+            return
+        prior = max((v for when, v in self._recent if when >= t - self.period), default=0.0)
+        if prior <= 0.0:
+            return
+        fall = 1.0 - load / prior
+        if fall > max(1.0 - self.keep, self.ramp_significance * (model.margin(prior / self.capacity) - 1.0)):
+            self._last_drop = t
+            drops.append([t, prior, load])
+            if (self._came_back + 1.0) / (len(outcomes) + 2.0) < 0.5:
+                self._release_until = t + REBOUND_SECONDS
+                self.drops_released += 1
 
     def _budget(self, t: float, load: float) -> None:
         """Score the sample against the reactive baseline and, once the margin
@@ -363,8 +452,8 @@ class PredictivePlanner:
             self._margin_at = now
             errors = self._errors
             if len(errors) and errors.span() >= MARGIN_MIN_HISTORY_SECONDS:
-                self.error_model = fit_error_model(errors.column(0), errors.column(1), self.quantile) \
-                    or self.error_model
+                self.error_model = fit_error_model(errors.column(0), errors.column(1), self.quantile,
+                                                   self.fence) or self.error_model
             if self.aci is not None and self.error_model is not None:
                 self.aci.start(self.error_model.q)
             elif self.budget is not None and self.error_model is not None:
@@ -385,13 +474,13 @@ class PredictivePlanner:
         ramp), the higher of two least-squares lines extrapolated upward:
 
         - through the last ``RAMP_SAMPLES`` samples (the websocket autoscaler's line), when the
-          rise from the first to the last is beyond ``RAMP_SIGNIFICANCE``
+          rise from the first to the last is beyond ``ramp_significance`` (``RAMP_SIGNIFICANCE``)
           times what the margin covers at that level — a step the forecast's
           own error cannot explain;
         - through the last ``TREND_SECONDS`` of samples, when its slope is more
-          than ``TREND_SIGNIFICANCE`` standard errors above zero — a rise the
+          than ``trend_significance`` (``TREND_SIGNIFICANCE``) standard errors above zero — a rise the
           samples' scatter around the line cannot explain — and its rise over
-          the window is beyond ``TREND_SIZE`` σ of the error model.
+          the window is beyond ``trend_size`` (``TREND_SIZE``) σ of the error model.
 
         Never with ``extrapolate_ramps: false`` (count noise)."""
         r = self._recent
@@ -402,7 +491,8 @@ class PredictivePlanner:
         best = None
         short = list(itertools.islice(r, max(0, n - RAMP_SAMPLES), n))
         first, last = short[0][1], short[-1][1]
-        if last > first > 0 and last / first - 1.0 > RAMP_SIGNIFICANCE * (model.margin(first / self.capacity) - 1.0):
+        if last > first > 0 and \
+                last / first - 1.0 > self.ramp_significance * (model.margin(first / self.capacity) - 1.0):
             line = _line(short)
             if line is not None:
                 best = line[0] + line[1] * (now + self.lead - line[2])
@@ -410,8 +500,8 @@ class PredictivePlanner:
         if line is not None:
             level, slope, mt, sxx, sse = line
             span = r[-1][0] - r[0][0]
-            if slope * slope * sxx * (n - 2) > TREND_SIGNIFICANCE ** 2 * sse and level > 0 and \
-                    slope * span / level > TREND_SIZE * model.sigma(level / self.capacity):
+            if slope * slope * sxx * (n - 2) > self.trend_significance ** 2 * sse and level > 0 and \
+                    slope * span / level > self.trend_size * model.sigma(level / self.capacity):
                 trend = level + slope * (now + self.lead - mt)
                 best = trend if best is None else max(best, trend)
         return best
@@ -423,7 +513,7 @@ class PredictivePlanner:
         reactive = max(0, math.ceil(self.last_load * self.headroom / self.floor_per_replica - 1e-9)) \
             if self.last_load is not None else 0
         held = float(reactive)
-        if self.envelope is not None and self.last_time is not None:
+        if self.envelope is not None and self.last_time is not None and now >= self._release_until:
             held = max(held, self.envelope * self.keep ** (max(now - self.last_time, 0.0) / self.period))
         f = self.model.forecast(now, self.lead) if self.lead > 0 else None
         up, ramp_up, peak, reason = 0.0, 0.0, None, None
@@ -442,8 +532,14 @@ class PredictivePlanner:
                 reason = f.reason or "forecast is not finite"
             if self.quantile is not None and self.last_load:
                 target = self.last_load      # no trusted forecast: the last load is the forecast, same margin
+        released = target is not None and now < self._release_until and self.last_load is not None
+        if released:
+            target = min(target, self.last_load)   # a drop that stays down: the pre-drop fit is not the forecast
         if target is not None:
-            up = target * self.margin(now, target) * self.headroom / self.capacity
+            margin = self.margin(now, target)
+            if released:                           # ...nor is its error model: the margin of the first hour
+                margin = max(margin, 1.0 / float(self.spec.target_utilization))
+            up = target * margin * self.headroom / self.capacity
             ramp = self.ramp_peak(now)
             if ramp is not None and ramp > target:
                 ramp_up = ramp * self.margin(now, ramp) * self.headroom / self.capacity

@@ -52,14 +52,16 @@ class ReactiveBaseline:
     stabilization and scale-up limit, at the HPA's defaults (tolerance
     ``K8S_TOLERANCE``, the ``K8S_DOWNSCALE_STABILIZATION`` window, the larger of
     ``+K8S_SCALE_UP_PERCENT``% and ``+K8S_SCALE_UP_PODS`` pods). Members ordered within the last
-    ``startup + REACTION_SECONDS`` do not serve yet; removals take effect at once."""
+    ``startup + reaction_seconds`` (default ``REACTION_SECONDS``; the policy's
+    ``predictive.baseline_reaction_seconds``) do not serve yet; removals take effect at once."""
 
     __slots__ = ("utilization", "capacity", "delay", "ordered", "_recommendations", "_orders")
 
-    def __init__(self, utilization: float, capacity: float, startup_seconds: float):
+    def __init__(self, utilization: float, capacity: float, startup_seconds: float,
+                 reaction_seconds: float = REACTION_SECONDS):
         self.utilization = float(utilization)
         self.capacity = float(capacity)
-        self.delay = max(0.0, float(startup_seconds)) + REACTION_SECONDS
+        self.delay = max(0.0, float(startup_seconds)) + max(0.0, float(reaction_seconds))
         self.ordered: Optional[int] = None
         self._recommendations: deque = deque()        # (t, recommendation) over the stabilization window
         self._orders: deque = deque()                 # (t, ordered) since the oldest not yet serving

@@ -59,3 +59,20 @@ def test_the_score_penalises_being_more_often_short_than_the_hpa_at_60(frontier)
                                 "oracle_instance_hours": 50.0, "fallback_share": 0.0}, reactive)
     assert at["safe"] and at["score"] == at["ratio"] == pytest.approx(0.72)
     assert not riskier["safe"] and riskier["score"] > riskier["ratio"]
+
+
+def test_every_candidate_and_screened_setting_is_a_valid_predictive_block(frontier):
+    """Each override is a predictive key the policy validates (a misspelt key or a bad value
+    would otherwise replay the example under another name)."""
+    example = frontier._policy(frontier.DEFAULT_POLICY, {}).predictive
+    for name, overrides in {**frontier.CANDIDATES, **frontier.SCREENED}.items():
+        spec = frontier._policy(frontier.DEFAULT_POLICY, overrides).predictive
+        assert set(overrides) <= set(type(spec).model_fields), name
+        assert all(getattr(spec, k) == v for k, v in overrides.items()), name
+        assert name == "example" or spec != example, name
+
+
+def test_every_built_in_generator_is_a_group(frontier):
+    """Issue #30: the leave-one-out runs over every shared trace and every built-in generator."""
+    from scalebridge.simulator.workloads import WORKLOADS
+    assert set(frontier.LOO_GENERATORS) == set(WORKLOADS)

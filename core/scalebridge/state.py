@@ -82,8 +82,7 @@ class _Sum:
         return self.total
 
 
-def _ordered(entries: list) -> bool:
-    return all(a[0] <= b[0] for a, b in zip(entries, entries[1:]))
+_FIRST = itemgetter(0)
 
 
 class TimeLog:
@@ -97,8 +96,8 @@ class TimeLog:
 
     def __init__(self, entries: Iterable[tuple] = ()):
         entries = list(entries)
-        if len(entries) > 1 and not _ordered(entries):
-            entries.sort(key=itemgetter(0))
+        # stable: entries already in time order stay as they are (cheaper than checking)
+        entries.sort(key=_FIRST)
         self.entries: deque = deque(entries)
         self._views: dict = {}
         self._asked: set = set()

@@ -210,8 +210,9 @@ class DecisionState:
                                       if state.scale_down_events else ())
         if state.last_scale is not None:
             s.last_scale = state.last_scale.model_dump(exclude_none=True)
-        if state.model_extra:
-            s.extra = dict(state.model_extra)
+        extra = getattr(state, "__pydantic_extra__", None)   # state.model_extra, without its property's call
+        if extra:
+            s.extra = dict(extra)
         return s
 
     def to_protocol(self) -> dict:

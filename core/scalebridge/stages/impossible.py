@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..protocol import MetricObservation
-from ..units import exact
+from ..units import exact, none_negative
 
 __all__ = ["INVALID", "USAGE_METRICS", "impossible", "refuse_impossible"]
 
@@ -51,23 +51,6 @@ def _shown(v: object) -> str:
     return repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else str(v)
 
 
-def _clear(values) -> bool:
-    """Whether none of ``values`` (a collection, not an iterator) can be negative, found
-    at C speed for the common shapes: all quantity strings, none written with a ``-``
-    (only such a string can be negative, :func:`_negative`), or all numbers whose least is
-    not below zero (``min`` never skips a negative that comes after a first number, and a
-    NaN first stays its result, which is not ``>= 0``). Any other mix (a null, a number
-    beside a string, a ``-`` in a string): False, and the caller looks value by value."""
-    try:
-        return "-" not in "".join(values)
-    except TypeError:
-        pass
-    try:
-        return min(values) >= 0
-    except (TypeError, ValueError):   # a mix of types, or none (ValueError): look one by one
-        return False
-
-
 def _second(points) -> list:
     return [p[1] for p in points]
 
@@ -80,9 +63,9 @@ def impossible(o: MetricObservation) -> Optional[str]:
     # the common case, no value that can be negative, without a Python call per value;
     # anything else is looked at value by value below (which finds the first)
     members, values, series, member_series = o.members, o.values, o.series, o.member_series
-    if (not members or _clear(members.values())) and (o.value is None or not _negative(o.value)) and \
-            (not values or _clear(values)) and (not series or _clear(_second(series))) and \
-            (not member_series or all(not pts or _clear(_second(pts)) for pts in member_series.values())):
+    if (not members or none_negative(members.values())) and (o.value is None or not _negative(o.value)) and \
+            (not values or none_negative(values)) and (not series or none_negative(_second(series))) and \
+            (not member_series or all(not pts or none_negative(_second(pts)) for pts in member_series.values())):
         return None
     for name, v in (o.members or {}).items():
         if _negative(v):

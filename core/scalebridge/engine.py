@@ -312,6 +312,23 @@ def to_response(semantics: str, current: int, d: Decision, state: DecisionState,
     return out
 
 
+_CHECKED = ("engine", "checked by")   # policy.compiled() key: the semantics this policy passed the check of
+
+
+def _check(sem: Semantics, policy: Policy) -> None:
+    """``sem.check(policy)``, once per policy and semantics: a check is of the policy
+    alone (the contract of :meth:`Semantics.check`), and a validated policy is not
+    changed (what every semantics caches in ``policy.compiled()`` relies on too).
+    A check that raises is not recorded: every decision on that policy raises."""
+    cache = policy.compiled()
+    passed = cache.get(_CHECKED)
+    if passed is None:
+        passed = cache[_CHECKED] = set()
+    if sem not in passed:
+        sem.check(policy)
+        passed.add(sem)
+
+
 def decide(request: Union[dict, Request], semantics: Optional[str] = None, *, explain: bool = False) -> dict:
     """One decision: a protocol request (a dict or a :class:`Request`) in, the
     response dict out. ``semantics`` overrides ``request.semantics``.
@@ -321,7 +338,7 @@ def decide(request: Union[dict, Request], semantics: Optional[str] = None, *, ex
     name = semantics or env.semantics or policy.semantics or DEFAULT_SEMANTICS
     path = "$.policy.semantics" if not (semantics or env.semantics) and policy.semantics else "$.semantics"
     sem = resolve_semantics(name, path)
-    sem.check(policy)
+    _check(sem, policy)
     state = DecisionState.from_protocol(env.state)
     trace: Optional[list] = [] if explain else None
     ctx = Context(env.now, env.current_replicas, policy, env.settings, env.observations, state, trace)

@@ -82,8 +82,7 @@ class _Sum:
         return self.total
 
 
-def _ordered(entries: list) -> bool:
-    return all(a[0] <= b[0] for a, b in zip(entries, entries[1:]))
+_FIRST = itemgetter(0)
 
 
 class TimeLog:
@@ -97,8 +96,8 @@ class TimeLog:
 
     def __init__(self, entries: Iterable[tuple] = ()):
         entries = list(entries)
-        if len(entries) > 1 and not _ordered(entries):
-            entries.sort(key=itemgetter(0))
+        # stable: entries already in time order stay as they are (cheaper than checking)
+        entries.sort(key=_FIRST)
         self.entries: deque = deque(entries)
         self._views: dict = {}
         self._asked: set = set()
@@ -211,8 +210,9 @@ class DecisionState:
                                       if state.scale_down_events else ())
         if state.last_scale is not None:
             s.last_scale = state.last_scale.model_dump(exclude_none=True)
-        if state.model_extra:
-            s.extra = dict(state.model_extra)
+        extra = getattr(state, "__pydantic_extra__", None)   # state.model_extra, without its property's call
+        if extra:
+            s.extra = dict(extra)
         return s
 
     def to_protocol(self) -> dict:

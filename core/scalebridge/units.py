@@ -158,6 +158,11 @@ def _exact_float(x: float) -> Fraction:
 
 def exact(value: object) -> Fraction | int:
     """The exact rational value of a protocol number or quantity."""
+    t = type(value)   # the validated types first, each as the chain below answers it:
+    if t is str:      # ``isinstance(value, Fraction)`` is an ABC check (Python code) a string need not pay
+        return _parse_quantity_text(value)
+    if t is int:
+        return value
     if isinstance(value, bool):
         raise ValueError("expected a number, got a boolean")
     if isinstance(value, int):
@@ -174,6 +179,23 @@ def exact(value: object) -> Fraction | int:
 
 
 parse_quantity = exact
+
+
+def none_negative(values) -> bool:
+    """Whether none of ``values`` (a collection, not an iterator) can be negative, found
+    at C speed for the common shapes: all quantity strings, none written with a ``-``
+    (only such a string can be negative), or all numbers whose least is
+    not below zero (``min`` never skips a negative that comes after a first number, and a
+    NaN first stays its result, which is not ``>= 0``). Any other mix (a null, a number
+    beside a string, a ``-`` in a string): False, and the caller looks value by value (with :func:`exact`)."""
+    try:
+        return "-" not in "".join(values)
+    except TypeError:
+        pass
+    try:
+        return min(values) >= 0
+    except (TypeError, ValueError):   # a mix of types, or none (ValueError): look one by one
+        return False
 
 
 @lru_cache(maxsize=65536)

@@ -67,6 +67,23 @@ def test_minus_zero_is_zero_not_negative():
     assert r["metrics"][0]["error"] is None
 
 
+@pytest.mark.parametrize("semantics", TARGET_SEMANTICS)
+@pytest.mark.parametrize("usage, negative", [
+    (["1e-3", "900m", "900m"], None),            # a minus in an exponent is not a sign
+    ([0.5, "900m", 1], None),                     # numbers beside quantity strings
+    (["1e-3", "900m", "-0.5"], 2),                # the negative one among them is found...
+    ([1, "-0", -0.25], 2),
+    ([-2, 0.5, 1], 0),                            # ...as the first one when it is first
+])
+def test_a_negative_sample_is_found_among_samples_of_every_form(semantics, usage, negative):
+    req = cpu_request(3, usage, semantics=semantics, members=pods(3, "1"))
+    entry = decide(req)["metrics"][0]
+    if negative is None:
+        assert entry["error"] is None, entry
+    else:
+        assert entry["error"] == f"invalid observation: negative value {usage[negative]!r} for member web-{negative}"
+
+
 def test_an_impossible_sample_is_a_failure_a_fallback_counts():
     req = cpu_request(3, ["-400m", "900m", "900m"], members=pods(3, "1"),
                       policy={"fallback": {"failure_threshold": 1, "replicas": 6}})

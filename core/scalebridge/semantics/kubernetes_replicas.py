@@ -144,7 +144,11 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
             unready.append(m)
             continue
         v = get(name)
-        if v is None or (usage and (v < 0 if type(v) is int else milli_value(v) < 0)):
+        if v is None:
+            missing.append(m)
+            continue
+        milli = v * 1000 if type(v) is int else milli_value(v)   # once: the usage check reads it too
+        if usage and milli < 0:
             missing.append(m)
             continue
         if cpu:
@@ -168,7 +172,7 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
                 unready.append(m)
                 continue
         ready_count += m.count
-        values[name] = v * 1000 if type(v) is int else milli_value(v)
+        values[name] = milli
     for name, v in samples.items():           # extraneous samples: pods the selector did not return
         if name not in counts and v is not None and not (
                 usage and (v < 0 if type(v) is int else milli_value(v) < 0)):

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..protocol import MetricObservation
-from ..units import exact
+from ..units import exact, none_negative
 
 __all__ = ["INVALID", "USAGE_METRICS", "impossible", "refuse_impossible"]
 
@@ -51,10 +51,21 @@ def _shown(v: object) -> str:
     return repr(v) if isinstance(v, str) else f"{v:g}" if isinstance(v, float) else str(v)
 
 
+def _second(points) -> list:
+    return [p[1] for p in points]
+
+
 def impossible(o: MetricObservation) -> Optional[str]:
     """Why an observation of a metric that cannot be negative is impossible (the first
     negative reading, by member where it is one), or None."""
     if o.error is not None:
+        return None
+    # the common case, no value that can be negative, without a Python call per value;
+    # anything else is looked at value by value below (which finds the first)
+    members, values, series, member_series = o.members, o.values, o.series, o.member_series
+    if (not members or none_negative(members.values())) and (o.value is None or not _negative(o.value)) and \
+            (not values or none_negative(values)) and (not series or none_negative(_second(series))) and \
+            (not member_series or all(not pts or none_negative(_second(pts)) for pts in member_series.values())):
         return None
     for name, v in (o.members or {}).items():
         if _negative(v):
@@ -78,11 +89,7 @@ def refuse_impossible(policy, metrics: dict) -> dict:
     """``metrics`` (the observations by key) with every impossible observation of a
     metric that cannot be negative replaced by a failed one carrying why; the same
     mapping when none is (the common case costs one scan, no copy)."""
-    keys = [m.name for m in policy.metrics] if policy.metrics else []
-    rules = list(policy.rules)
-    for profile in policy.profiles:
-        rules.extend(profile.rules)
-    keys.extend(r.metric for r in rules if r.metric in USAGE_METRICS)
+    keys = _checked_keys(policy)
     out = metrics
     for k in keys:
         o = metrics.get(k)
@@ -94,3 +101,22 @@ def refuse_impossible(policy, metrics: dict) -> dict:
                 out = dict(metrics)
             out[k] = MetricObservation(error=why)
     return out
+
+
+def _checked_keys(policy) -> tuple:
+    """The observation keys whose readings cannot be negative: every metric of the policy,
+    and ``cpu``/``memory`` where a rule reads them (derived once per policy, kept in
+    ``policy.compiled()`` as the semantics keep what they derive)."""
+    cache = policy.compiled()
+    keys = cache.get(_KEYS)
+    if keys is None:
+        keys = [m.name for m in policy.metrics] if policy.metrics else []
+        rules = list(policy.rules)
+        for profile in policy.profiles:
+            rules.extend(profile.rules)
+        keys.extend(r.metric for r in rules if r.metric in USAGE_METRICS)
+        keys = cache[_KEYS] = tuple(keys)
+    return keys
+
+
+_KEYS = ("impossible", "keys")   # not a string: the semantics key their own entries by name

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Collection, Iterable, Literal, Mapping, Option
 
 from .. import constants as C
 from ..errors import RequestError
-from ..units import decimal_pair, exact
+from ..units import decimal_pair, exact, milli_value, none_negative
 
 if TYPE_CHECKING:
     from ..policy import Metric
@@ -207,11 +207,13 @@ def invalid_usage(samples: Optional[Mapping[str, object]], series: Optional[Mapp
     request), or a negative usage sample, latest or in a series."""
     for m in members or ():
         r = None if m.requests is None else m.requests.get(resource)
-        if r is not None and exact(r) <= 0:
+        # milli_value (cached) rounds up to a milli-unit: above 0 exactly when the value is
+        if r is not None and milli_value(r) <= 0:
             return f"request for {resource} on member {m.name} must be greater than 0"
-    for name, v in (samples or {}).items():
-        if v is not None and exact(v) < 0:
-            return negative_usage(resource, name, v)
+    if samples and not none_negative(samples.values()):   # the common case: no value can be negative
+        for name, v in samples.items():
+            if v is not None and exact(v) < 0:
+                return negative_usage(resource, name, v)
     for name, pts in (series or {}).items():
         for _, v in pts:
             if v is not None and v < 0:

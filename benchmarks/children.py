@@ -1,6 +1,7 @@
 """Timing ``scalebridge`` as a shell runs it: one child process at a time, its wall
-time, CPU time and peak RSS from ``wait4``'s rusage (shared by ``cli.py`` and
-``run_sim.py``)."""
+time, CPU time and peak RSS from ``wait4``'s rusage, or the instructions it executes
+(valgrind's callgrind: the figure the machine's load does not move) — shared by
+``cli.py`` and ``run_sim.py``."""
 from __future__ import annotations
 
 import os
@@ -8,7 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 
 def scalebridge() -> str:
@@ -35,3 +36,20 @@ def timed_child(cmd: list[str], cwd: Optional[Path] = None) -> tuple[float, floa
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed: {err.strip()[-400:]}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024.0
+
+
+def instructions(cmd: list[str], cwd: Optional[Path] = None, between: Optional[Callable[[], None]] = None) -> int:
+    """The instructions one run of ``cmd`` executes (valgrind's callgrind, its "I refs"),
+    after a run that caches the bytecode (then ``between()``: e.g. remove what that
+    run left, a state file); a child that fails stops the benchmark."""
+    timed_child(cmd, cwd)
+    if between is not None:
+        between()
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+                          cwd=cwd, env=ENV, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"valgrind {' '.join(cmd)} failed: {proc.stderr.strip()[-400:]}")
+    line = next((line for line in proc.stderr.splitlines() if "refs:" in line), None)
+    if line is None:
+        raise SystemExit(f"valgrind printed no instruction count for {' '.join(cmd)}")
+    return int(line.split("refs:")[1].strip().replace(",", ""))

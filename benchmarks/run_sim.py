@@ -19,6 +19,7 @@ part of the benchmark's policy: no warnings), one policy (CPU at 60 %).
 
     .venv/bin/python benchmarks/run_sim.py [--targets 10000] [--repeat 3] [--syncs 8]
                                            [--only validate,run,steady] [--profile] [--profile-start]
+                                           [--instructions]
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def write_config(directory: Path, n: int) -> Path:
     return path
 
 
-from children import scalebridge, timed_child  # noqa: E402 (benchmarks/ is the script's directory)
+from children import instructions, scalebridge, timed_child  # noqa: E402 (benchmarks/ is the script's directory)
 
 
 def summary(xs: list[float], unit: str = "s") -> str:
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="validate,run,steady")
     ap.add_argument("--profile", action="store_true", help="profile one steady sync")
     ap.add_argument("--profile-start", action="store_true", help="profile the build and the first sync")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count the instructions of one validate and one run (valgrind's callgrind; "
+                         "minutes): the figures the machine's load does not move")
     args = ap.parse_args(argv)
     only = set(args.only.split(","))
     directory = Path(tempfile.mkdtemp(prefix="scalebridge-bench-sim-"))
@@ -81,12 +85,20 @@ def main(argv: list[str] | None = None) -> int:
             rows = [timed_child([scalebridge(), "validate", str(config)]) for _ in range(args.repeat)]
             print(f"  scalebridge validate: wall {summary([r[0] for r in rows])}; "
                   f"cpu {summary([r[1] for r in rows])}  (goal <= 1 s)")
+            if args.instructions:
+                print(f"  scalebridge validate: {instructions([scalebridge(), 'validate', str(config)]):,} instructions")
         if "run" in only:
             rows = [timed_child([scalebridge(), "run", str(config), "--clock", "virtual", "--until", "15s",
                                  "--state", str(directory / f"cli{k}.db")]) for k in range(args.repeat)]
             print(f"  scalebridge run --clock virtual --until 15s (start + first syncs): "
                   f"wall {summary([r[0] for r in rows])}; cpu {summary([r[1] for r in rows])}; "
                   f"peak RSS {summary([r[2] for r in rows], 'MB')}  (goal <= 3 s, <= 500 MB)")
+            if args.instructions:
+                state = directory / "counted.db"
+                cmd = [scalebridge(), "run", str(config), "--clock", "virtual", "--until", "15s", "--state", str(state)]
+                count = instructions(cmd, between=lambda: [f.unlink() for f in directory.glob("counted.db*")])
+                print(f"  scalebridge run --clock virtual --until 15s: {count:,} instructions "
+                      "(from an empty state, as the timed runs)")
         if "steady" in only:
             from scalebridge.controller.loop import build_controller
             profile = cProfile.Profile() if (args.profile or args.profile_start) else None

@@ -14,9 +14,12 @@ number on a shared machine) and peak RSS, as median and range.
   all`` — a 30-day trace at 15-s ticks (172,800 ticks) under all five semantics
   (goal <= 5 s, <= 300 MB). The trace is shared/traces/worldcup98_day46-78.csv
   (beside the repository or at /work/shared); without it, ``--workload diurnal
-  --duration 30d --peak 3000``.
+  --duration 30d --peak 3000``. The command's default ``--jobs`` (the CPUs this
+  process may use) unless ``--jobs N`` is given here (1: the five replays one
+  after another). CPU time and peak RSS include the worker processes (wait4
+  counts the children a process waited for; the peak is the largest process's).
 
-    .venv/bin/python benchmarks/cli.py [--only cold,simulate] [--repeat 5]
+    .venv/bin/python benchmarks/cli.py [--only cold,simulate] [--repeat 5] [--jobs N]
 """
 from __future__ import annotations
 
@@ -53,6 +56,7 @@ def main() -> int:
     ap.add_argument("--instructions", action="store_true",
                     help="cold: also count the instructions of one run (valgrind's callgrind): the number "
                          "that does not vary with the machine's load")
+    ap.add_argument("--jobs", type=int, help="simulate: pass --jobs N (default: the command's own default)")
     args = ap.parse_args()
     only = set(args.only.split(","))
     if "cold" in only:
@@ -74,6 +78,8 @@ def main() -> int:
         load = ["--trace", str(trace), "--scale", "1/60"] if trace else ["--workload", "diurnal", "--peak", "3000"]
         cmd = [scalebridge(), "simulate", "examples/simulate/policy.yaml", *load, "--duration", "30d",
                "--capacity", "25", "--startup", "90", "--semantics", "all", "--quiet"]
+        if args.jobs is not None:
+            cmd += ["--jobs", str(args.jobs)]
         print("$ " + " ".join(cmd[1:]))
         measure("scalebridge simulate (30 days, 5 semantics)", cmd, max(1, min(args.repeat, 3)),
                 "goal <= 5 s, <= 300 MB")

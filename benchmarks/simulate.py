@@ -118,7 +118,7 @@ def main() -> int:
     if runnable:
         original = Decider.step
 
-        def replay(self, now, current, obs, trace=None):
+        def replay(self, now, current, obs, trace=None, checked=False):
             size = sizes[int(round((now - start) / TICK))]
             return Decision(size, size, "Replayed")
 

@@ -202,7 +202,7 @@ class Decider:
         self.steps = 0
 
     def step(self, now: float, current: int, observations: Union[Observations, dict],
-             trace: Optional[list] = None) -> Decision:
+             trace: Optional[list] = None, *, checked: bool = False) -> Decision:
         """One decision at ``now`` for a target of ``current`` replicas (the protocol's
         ``now`` and ``current_replicas``) on ``observations`` (an :class:`Observations`
         or the protocol's ``observations`` dict), with the policy, semantics and
@@ -216,11 +216,13 @@ class Decider:
         ``recommended_replicas``; ``.to_response()`` is the response dict
         :func:`decide` returns for the same request (call it before the next step).
         Raises :class:`~scalebridge.errors.ScalebridgeError` for observations the
-        protocol refuses."""
+        protocol refuses. ``checked=True``: the caller vouches that no reading is
+        negative or not finite (the simulator's world, which checks its load once), so
+        the scan for impossible observations (:func:`run`) is skipped."""
         if isinstance(observations, dict):   # the protocol's JSON shape, as decide() takes it
             observations = Observations.model_validate(observations)
         ctx = Context(now, current, self.policy, self.settings, observations, self.state, trace)
-        d = run(self.semantics, ctx)
+        d = run(self.semantics, ctx, checked)
         self.steps += 1
         d.respond = self._responder(self.steps, current, trace)
         return d
@@ -243,14 +245,17 @@ def _any_failed(metrics: dict) -> bool:
     return False
 
 
-def run(semantics: Semantics, ctx: Context) -> Decision:
+def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
     """The semantics (with the policy's neutral controls, :mod:`.controls`), then what
     the protocol prescribes for all semantics. An impossible observation (a negative
     reading of a metric that cannot be negative, :mod:`.stages.impossible`) is a failed
-    metric under every semantics."""
-    metrics = refuse_impossible(ctx.policy, ctx.obs.metrics)
-    if metrics is not ctx.obs.metrics:   # a negative reading of a ratio target: a failed metric
-        ctx.obs = ctx.obs.model_copy(update={"metrics": metrics})
+    metric under every semantics; ``checked``: the caller knows there is none (it
+    built every reading from values it checked: a scan of every member and series
+    point a decision, a quarter of a replay's time, saved)."""
+    if not checked:
+        metrics = refuse_impossible(ctx.policy, ctx.obs.metrics)
+        if metrics is not ctx.obs.metrics:   # a negative reading of a ratio target: a failed metric
+            ctx.obs = ctx.obs.model_copy(update={"metrics": metrics})
     try:
         if controls_of(ctx.policy) is None and not _any_failed(ctx.obs.metrics):
             d = semantics.decide(ctx)

@@ -226,7 +226,6 @@ def test_policy_file_errors_are_the_policy_error_lines(capsys, tmp_path: Path) -
     (QUICK + ["--param", "surge=lots"], "surge"),
     (QUICK + ["--param", "wobble=1"], "wobble"),
     (QUICK + ["-s", "nope"], "no semantics could run"),
-    (QUICK + ["--workers", "0"], "--workers"),
 ])
 def test_bad_flags_exit_2_with_one_line(capsys, args: list[str], words: str) -> None:
     code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), *args, *(["-s", "kubernetes"] if "-s" not in args else []))

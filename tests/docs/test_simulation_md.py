@@ -37,7 +37,7 @@ def test_simulation_md_flags_exist(capsys):
     for flag in ("--trace", "--workload", "--scenario", "--scale", "--unit", "--fill", "--offset", "--duration",
                  "--seed", "--peak", "--param", "--capacity", "--startup", "--tick", "--sync-period",
                  "--metric-lag", "--metric-window", "--series-grain", "--drain", "--initial", "--semantics",
-                 "--price", "--output", "--timeline", "--plot", "--workers"):
+                 "--price", "--output", "--timeline", "--plot", "--jobs", "--workers"):
         assert flag in helptext, flag
     with pytest.raises(SystemExit):
         cli.main(["compare", "--help"])

@@ -155,13 +155,41 @@ def capture(monkeypatch) -> list:
     seen = []
     original = Decider.step
 
-    def step(self, now, current, observations, trace=None):
+    def step(self, now, current, observations, trace=None, **kw):
         # a snapshot: the loop reuses its observation objects from one decision to the next
         seen.append((now, current, observations.model_copy(deep=True)))
-        return original(self, now, current, observations, trace)
+        return original(self, now, current, observations, trace, **kw)
 
     monkeypatch.setattr(Decider, "step", step)
     return seen
+
+
+def test_the_replay_decides_on_checked_readings_that_are_never_impossible(monkeypatch) -> None:
+    """The replay steps its Decider with ``checked=True`` (no scan for impossible
+    observations): every observation its world builds — cpu, a pods and an external
+    metric, a rule's series, a load that falls to zero and a fleet of zero — passes
+    that scan unchanged (``refuse_impossible`` returns the same mapping)."""
+    from scalebridge.stages.impossible import refuse_impossible
+    need_semantics("kubernetes")
+    flags: list = []
+    original = Decider.step
+
+    def step(self, now, current, observations, trace=None, **kw):
+        flags.append(kw.get("checked"))
+        assert refuse_impossible(self.policy, observations.metrics) is observations.metrics
+        return original(self, now, current, observations, trace, **kw)
+
+    monkeypatch.setattr(Decider, "step", step)
+    policy = cpu_policy(50)
+    policy["min_replicas"] = 0
+    policy["metrics"].append({"type": "pods", "name": "load", "target": {"type": "AverageValue", "average_value": 5}})
+    policy["metrics"].append({"type": "external", "name": "queue", "target": {"type": "Value", "value": 500}})
+    policy["rules"] = [{"metric": "cpu", "statistic": "Average", "time_grain_seconds": 60, "time_window_seconds": 300,
+                        "time_aggregation": "Average", "operator": "GreaterThan", "threshold": 70,
+                        "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]
+    load = np.concatenate([np.full(100, 120.0), np.zeros(100), make_workload("flash_crowd", duration_seconds=3600).values])
+    run = simulate(policy, load, FleetModel(capacity=10, startup=60, initial=0), semantics="kubernetes")
+    assert flags and set(flags) == {True} and len(flags) == run.decisions
 
 
 def test_published_metric_shapes(monkeypatch) -> None:
@@ -408,10 +436,10 @@ def test_lag_and_window_average_the_ticks_that_ended_by_now_minus_lag(monkeypatc
     seen = []
     original = Decider.step
 
-    def step(self, now, current, obs):
+    def step(self, now, current, obs, **kw):
         q = obs.metrics["q"]
         seen.append((now, q.value, q.timestamp, list(q.series)))
-        return original(self, now, current, obs)
+        return original(self, now, current, obs, **kw)
 
     monkeypatch.setattr(Decider, "step", step)
     policy = {"name": "p", "min_replicas": 1, "max_replicas": 100,

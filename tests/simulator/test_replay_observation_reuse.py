@@ -39,10 +39,10 @@ def _decisions(policy: dict, semantics: str, fresh: bool) -> tuple:
     seen = []
     original = Decider.step
 
-    def step(self, now, current, observations, trace=None):
+    def step(self, now, current, observations, trace=None, **kw):
         if fresh:
             observations = observations.model_copy(deep=True)
-        d = original(self, now, current, observations, [])
+        d = original(self, now, current, observations, [], **kw)
         seen.append((d.recommended, d.desired, d.reason, d.metrics, d.error, d.cause, d.cooldown_seconds,
                      self.state.to_protocol()))
         return d

@@ -30,9 +30,9 @@ def record(monkeypatch) -> list:
     seen: list = []
     original = Decider.step
 
-    def step(self, now, current, observations, trace=None):
+    def step(self, now, current, observations, trace=None, **kw):
         seen.append((now, current, observations.model_copy(deep=True), self.settings))
-        return original(self, now, current, observations, trace)
+        return original(self, now, current, observations, trace, **kw)
 
     monkeypatch.setattr(Decider, "step", step)
     return seen

@@ -27,10 +27,14 @@ from .workloads import WORKLOADS
 __all__ = ["add_simulate_commands", "cmd_simulate", "write_output", "write_timeline", "print_table"]
 
 PROGRESS_MIN_TICKS = 20_000   # show a progress bar (on a terminal) from this many simulated ticks
+#: without --jobs, runs of fewer simulated ticks in all (about a second of decisions) stay in
+#: this process: starting workers and sending the series back would cost more than it saves
+PARALLEL_MIN_TICKS = 50_000
 
 _positive = number(float, lambda v: 0 < v < float("inf"), "a positive number")
 _price = number(float, lambda v: 0 <= v < float("inf"), "a price of 0 or more")
 _scale = parsed(parse_scale)
+_jobs = number(int, lambda v: v >= 1, "a number of processes, 1 or more (1: in this process)")
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -91,7 +95,11 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
     run.add_argument("--timeline", metavar="FILE.csv", help="write per-tick load, need, oracle and each run's sizes")
     run.add_argument("--plot", metavar="FILE.png", help="write the comparison plot (needs matplotlib)")
     run.add_argument("--title", help="the plot's title")
-    run.add_argument("--workers", type=int, default=1, metavar="N", help="run pairs in N parallel processes (default 1)")
+    run.add_argument("--jobs", "-j", "--workers", dest="jobs", type=_jobs, metavar="N",
+                     help="run the (policy, semantics) pairs in N worker processes, each pair a replay of its "
+                          "own; the output is the same as with 1, which runs them one after another in this "
+                          "process (default: the CPUs this process may use; 1 for a replay of fewer than "
+                          f"{PARALLEL_MIN_TICKS:,} ticks in all). --workers is its former name")
     run.add_argument("--scheduler", metavar="ADDRESS",
                      help="run pairs on the Dask cluster at ADDRESS (tcp://host:8786; needs scalebridge[dask])")
     run.add_argument("--quiet", "-q", action="store_true", help="no table on stdout")
@@ -193,8 +201,6 @@ def _simulate(args: argparse.Namespace) -> int:
         raise ScenarioError("give a policy file (POLICY), or `policies:` in --scenario")
     if not args.several and len(paths) > 1:
         raise ScenarioError("simulate takes one policy file; use `scalebridge compare` for several")
-    if args.workers < 1:
-        raise ScenarioError("--workers must be 1 or more")
     if scenario.trace is None and scenario.workload is None:
         raise ScenarioError("give the load: --trace FILE or --workload NAME (or a --scenario naming one)")
     policies = _load_policies(paths)
@@ -251,8 +257,12 @@ def _title(workload: Workload, model: FleetModel) -> str:
 def _run(args: argparse.Namespace, policies: list, names: list[str], model: FleetModel, workload: Workload,
          scenario: Scenario) -> Comparison:
     total = workload.load.size * len(policies) * len(names)
+    jobs = args.jobs
+    if jobs is None:
+        from .executors import usable_cpus
+        jobs = usable_cpus() if total >= PARALLEL_MIN_TICKS else 1
     kwargs = dict(start_time=workload.start_time, settings=scenario.settings or None,
-                  price_per_instance_hour=scenario.price, workers=args.workers, scheduler=args.scheduler,
+                  price_per_instance_hour=scenario.price, workers=jobs, scheduler=args.scheduler,
                   workload=workload.describe())
     if total < PROGRESS_MIN_TICKS or not sys.stderr.isatty():
         return compare(policies, names, workload.load, model, **kwargs)
@@ -261,10 +271,18 @@ def _run(args: argparse.Namespace, policies: list, names: list[str], model: Flee
 
     columns = (TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    # with workers, the bar moves as runs end and refreshes then: without its refresh thread
+    # the workers can be forked (executors.start_method)
+    parallel = (jobs > 1 and len(policies) * len(names) > 1) or args.scheduler is not None
+    with Progress(*columns, console=Console(stderr=True), transient=True, auto_refresh=not parallel) as bar:
         task = bar.add_task(f"simulating {len(policies) * len(names)} run(s)", total=total)
-        return compare(policies, names, workload.load, model,
-                       progress=lambda ticks: bar.advance(task, ticks), **kwargs)
+
+        def advance(ticks: int) -> None:
+            bar.advance(task, ticks)
+            if parallel:
+                bar.refresh()
+
+        return compare(policies, names, workload.load, model, progress=advance, **kwargs)
 
 
 # -- output -------------------------------------------------------------------------------------

@@ -3,23 +3,49 @@ on a Dask cluster (``dask.distributed``, the optional extra ``scalebridge[dask]`
 
 Each task is a picklable ``(function, argument)`` whose result depends on its
 argument only, so results are the same wherever they run; :func:`run_tasks`
-returns them in the tasks' order. Local processes are *spawned* (a forked child
-would inherit a progress bar's thread and locks); on a cluster the tasks are
+returns them in the tasks' order. Local processes are *forked* where that is safe
+— on Linux, while this process runs no other thread (a forked child would inherit
+a progress bar's thread and the locks it holds) — so they start in milliseconds
+with everything imported and registered here (plugins included); else they are
+*spawned* (a fresh interpreter imports scalebridge again). On a cluster the tasks are
 submitted with ``Client.map(…, pure=False)`` and gathered as they finish — the
 workers need scalebridge installed, and nothing else of this machine. ``import
 scalebridge`` never imports dask: only ``--scheduler`` does.
 """
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import ScalebridgeError
 
-__all__ = ["run_tasks", "SchedulerError"]
+__all__ = ["run_tasks", "SchedulerError", "start_method", "usable_cpus"]
 
 
 class SchedulerError(ScalebridgeError):
     """The Dask scheduler cannot be used (not installed, not reachable)."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, as ``taskset`` or a
+    container's cpuset sets it), else the machine's."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):   # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def start_method() -> str:
+    """``fork`` on Linux while this process runs one thread, else ``spawn``
+    (macOS forks unsafely with its system libraries; a thread's held locks would
+    stay held in a forked child)."""
+    import multiprocessing
+    import threading
+    if sys.platform.startswith("linux") and threading.active_count() == 1 \
+            and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
 
 
 def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1, scheduler: Optional[str] = None,
@@ -27,7 +53,8 @@ def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1
     """``[fn(a) for a in args]``, computed in this process (``workers`` 1, no
     ``scheduler``), in ``workers`` spawned processes, or on the Dask scheduler at
     ``scheduler`` (``tcp://host:8786``). ``done(i, result)`` is called as each
-    finishes (for a progress bar). ``fn`` must be a module-level function."""
+    finishes (for a progress bar). ``fn`` must be a module-level function. Local
+    processes take the tasks in their order (:func:`start_method`)."""
     out: list[Any] = [None] * len(args)
     if scheduler is not None:
         try:
@@ -54,7 +81,7 @@ def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed as completed
 
-        ctx = multiprocessing.get_context("spawn")
+        ctx = multiprocessing.get_context(start_method())
         with ProcessPoolExecutor(max_workers=min(workers, len(args)), mp_context=ctx) as pool:
             futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
             for fut in completed(futures):

@@ -77,7 +77,8 @@ def simulate(
     errors: list = [0, None]   # how many decisions reported an error, and the first one
 
     def decide(now: float, current: int) -> int:
-        decision = step(now, current, observations)
+        # checked: the world builds every reading from its load, which it checked finite and >= 0
+        decision = step(now, current, observations, checked=True)
         reason = decision.reason
         reasons[reason] = reasons.get(reason, 0) + 1
         if decision.error is not None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -33,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = [REPO.parent / "shared" / "traces", Path("/work/shared/traces")]
 
 
-from children import ENV, scalebridge, timed_child  # noqa: E402 (benchmarks/ is the script's directory)
+from children import instructions, scalebridge, timed_child  # noqa: E402 (benchmarks/ is the script's directory)
 
 
 def stats(xs: list[float], unit: str, digits: int = 2) -> str:
@@ -67,11 +66,7 @@ def main() -> int:
         if args.instructions:
             for cmd in ([sys.executable, "-c", "import scalebridge"],
                         [sys.executable, "-m", "scalebridge.cli", "decide", "examples/requests/pods.json"]):
-                proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
-                                      cwd=REPO, env=ENV, capture_output=True, text=True)
-                refs = next((line.split("refs:")[1].strip() for line in proc.stderr.splitlines() if "refs:" in line),
-                            "?")
-                print(f"  instructions of {' '.join(cmd[1:])}: {refs}")
+                print(f"  instructions of {' '.join(cmd[1:])}: {instructions(cmd, REPO):,}")
     if "simulate" in only:
         trace = next((d / "worldcup98_day46-78.csv" for d in TRACES if (d / "worldcup98_day46-78.csv").is_file()),
                      None)

@@ -213,7 +213,7 @@ EXIT_SHOWN: dict[tuple[str, str], int] = {}
 SLOW = {
     ("docs/simulation.md", "scalebridge compare examples/simulate/policy.yaml examples/policies/web.yaml "
                            "--trace examples/traces/worldcup98_day46-47.csv --scale 1/60 --unit requests/s "
-                           "--capacity 50 --startup 120 --duration 2d --price 0.096 --workers 2 --plot out/wc98.png"),
+                           "--capacity 50 --startup 120 --duration 2d --price 0.096 --jobs 2 --plot out/wc98.png"),
     ("docs/providers/gce.md", ".venv/bin/python benchmarks/gce.py --migs 200"),
     ("docs/providers/kubernetes.md", ".venv/bin/python benchmarks/kubernetes.py --deployments 1000 --syncs 3"),
 }

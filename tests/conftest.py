@@ -3,8 +3,15 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.known_divergences import DIVERGENCES
+
+# No test asserts a duration (speed is the benchmarks' business): Hypothesis's default
+# 200 ms deadline per example, and its too-slow health check, fail a correct property
+# on a loaded CI machine. A test's own @settings still sets the rest.
+settings.register_profile("scalebridge", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("scalebridge")
 
 
 def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:

@@ -47,7 +47,7 @@ def test_one_process_two_workers_and_a_dask_cluster_agree(tmp_path):
         outs = {}
         code, outs["one process"] = run(*args, "--workers", "1")
         assert code == 0
-        code, outs["two workers"] = run(*args, "--workers", "2")
+        code, outs["two workers"] = run(*args, "--jobs", "2")   # simulate's name for it; --workers 1 above
         assert code == 0
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                       silence_logs=50) as cluster:

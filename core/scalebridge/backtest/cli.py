@@ -49,7 +49,9 @@ def add_backtest_command(sub: Any) -> None:
     b.add_argument("--plot", metavar="FILE.png", help="each semantics' size against the recorded one (matplotlib)")
     b.add_argument("--timeline", metavar="DIR",
                    help="extension: DIR/TARGET.csv per target, with simulate's --timeline columns and the recorded size")
-    b.add_argument("--workers", type=_workers, metavar="N", help="replay in N local processes (default: the CPUs)")
+    b.add_argument("--jobs", "-j", "--workers", dest="workers", type=_workers, metavar="N",
+                   help="replay in N local processes (default: the CPUs); simulate's and compare's --jobs "
+                        "(--workers: the same, its earlier name)")
     b.add_argument("--scheduler", metavar="ADDRESS",
                    help="replay on the Dask cluster at ADDRESS (tcp://host:8786; needs scalebridge[dask])")
     b.set_defaults(func=cmd_backtest)

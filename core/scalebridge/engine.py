@@ -320,7 +320,7 @@ def to_response(semantics: str, current: int, d: Decision, state: DecisionState,
 _CHECKED = ("engine", "checked by")   # policy.compiled() key: the semantics this policy passed the check of
 
 
-def _check(sem: Semantics, policy: Policy) -> None:
+def check_policy(sem: Semantics, policy: Policy) -> None:
     """``sem.check(policy)``, once per policy and semantics: a check is of the policy
     alone (the contract of :meth:`Semantics.check`), and a validated policy is not
     changed (what every semantics caches in ``policy.compiled()`` relies on too).
@@ -343,7 +343,7 @@ def decide(request: Union[dict, Request], semantics: Optional[str] = None, *, ex
     name = semantics or env.semantics or policy.semantics or DEFAULT_SEMANTICS
     path = "$.policy.semantics" if not (semantics or env.semantics) and policy.semantics else "$.semantics"
     sem = resolve_semantics(name, path)
-    _check(sem, policy)
+    check_policy(sem, policy)
     state = DecisionState.from_protocol(env.state)
     trace: Optional[list] = [] if explain else None
     ctx = Context(env.now, env.current_replicas, policy, env.settings, env.observations, state, trace)

@@ -480,8 +480,7 @@ def policy_hash(policy: Policy, semantics: str) -> str:
 def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     """Every provider instance and target handle of the configuration; every problem
     at once (:class:`ConfigError`). Calls no cloud."""
-    from ..engine import resolve_semantics
-    from .queries import metric_names, queries_for
+    from ..engine import check_policy, resolve_semantics
     from .sources import build_metric_sources, check_target_sources
     cfg = loaded.config
     problems: list[str] = []
@@ -532,11 +531,6 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
 
     specs: list[TargetSpec] = []
     seen: dict[str, int] = {}
-    # what depends only on a (shared) policy and its semantics, computed once per pair:
-    # a configuration of 10,000 targets names a few policies
-    # (the policy is kept in the entry: its id is never another policy's while the entry lives)
-    per_policy: dict[tuple[int, str], tuple[Policy, list, list, str]] = {}
-    semantics_of: dict[tuple[int, str], tuple[Policy, Any, Optional[str]]] = {}
     no_settings = Settings()   # read only: a target with settings of its own gets a copy (below)
     delayed: dict[float, Settings] = {}   # no_settings with each provider's metric delay
     for i, t in enumerate(cfg.targets):
@@ -574,19 +568,12 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             if policy is None:
                 continue
         sem_name = t.semantics or policy.semantics or provider_semantics(provider)
-        checked = semantics_of.get((id(policy), sem_name))
-        if checked is None:   # the semantics and its check of the policy: once per pair
-            try:
-                sem = resolve_semantics(sem_name, path="semantics")
-                sem.check(policy)
-                checked = (policy, sem, None)
-            except RequestError as e:
-                checked = (policy, None, e.message)
-            semantics_of[(id(policy), sem_name)] = checked
-        _, sem, message = checked
-        if sem is None:
+        try:
+            sem = resolve_semantics(sem_name, path="semantics")
+            check_policy(sem, policy)   # once per (shared) policy and semantics
+        except RequestError as e:
             where = loaded.where(*loc, "semantics") if t.semantics else loaded.where(*loc, "policy")
-            problems.append(f"{where}: {message}")
+            problems.append(f"{where}: {e.message}")
             continue
         if t.settings:
             try:
@@ -625,16 +612,12 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             else:
                 settings = settings.model_copy(update={"metric_delay_seconds": delay})
         sources = {name: m.source for name, m in t.metrics.items()}
-        memo = per_policy.get((id(policy), sem.name)) if not sources else None
-        if memo is None:
-            queries = queries_for(policy, sem.name, sources)
-            names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
-            digest = policy_hash(policy, sem.name)
-            if not sources:
-                per_policy[(id(policy), sem.name)] = (policy, queries, names, digest)
-        else:
-            _, queries, names, digest = memo
-            queries = list(queries)   # the queries themselves are frozen; the list is the target's
+        if sources:
+            queries, names, digest = _queries(policy, sem.name, sources)
+        else:   # every metric from the provider: what the policy's other targets read too
+            queries, names, digest = _of_policy(policy, ("queries", sem.name),
+                                                lambda: _queries(policy, sem.name, sources))
+        queries = list(queries)   # the queries themselves are frozen; the list is the target's
         unknown = sorted(set(sources) - set(names))
         if unknown:
             problems.append(f"{loaded.where(*loc, 'metrics', unknown[0])}: the policy reads no metric "
@@ -687,19 +670,34 @@ def ignored_parts(runtime: Runtime) -> list[str]:
     for ``validate`` and the start of ``run``."""
     from ..engine import resolve_semantics
     by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
-    # a function of the (shared) policy and the semantics: 10,000 targets name a few pairs
-    # (each entry keeps its policy, so the id is never another's while the dict lives)
-    per_policy: dict[tuple[int, str], tuple[Policy, list[str]]] = {}
     out = []
     for spec in runtime.targets:
-        key = (id(spec.policy), spec.semantics)
-        memo = per_policy.get(key)
-        if memo is None:
-            memo = per_policy[key] = (spec.policy, resolve_semantics(spec.semantics).ignored_parts(spec.policy))
-        if memo[1]:
+        lines = _of_policy(spec.policy, ("ignored parts", spec.semantics),
+                           lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(spec.policy))
+        if lines:
             where = runtime.loaded.where("targets", by_name[spec.name], "policy")
-            out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in memo[1])
+            out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in lines)
     return out
+
+
+def _queries(policy: Policy, semantics: str, sources: dict) -> tuple[list, list, str]:
+    """A target's metric queries, the names of the metrics its policy reads, and the
+    policy's hash under ``semantics``."""
+    from .queries import metric_names, queries_for
+    queries = queries_for(policy, semantics, sources)
+    names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
+    return queries, names, policy_hash(policy, semantics)
+
+
+def _of_policy(policy: Policy, key: tuple, make: Any) -> Any:
+    """What the controller derives from a policy alone (``make()``), once per policy:
+    kept in ``policy.compiled()`` as the semantics keep theirs, under ``("controller",
+    *key)`` (a validated policy is never changed; 10,000 targets name a few policies)."""
+    cache = policy.compiled()
+    key = ("controller", *key)
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
 
 
 def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],

@@ -5,14 +5,13 @@ for the fleet. A target whose history cannot be read is reported with why,
 and the others still are."""
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ..controller.config import Runtime, TargetSpec
 from ..errors import ScalebridgeError
-from ..simulator.executors import run_tasks
+from ..simulator.executors import run_tasks, usable_cpus
 from ..simulator.scenario import Scenario, ScenarioError
 from .history import HistoryError, TargetHistory, read_history
 from .replay import ReplayTask, fleet_totals, replay
@@ -104,7 +103,7 @@ def run_backtest(runtime: Runtime, specs: list[TargetSpec], start: float, end: f
         else:
             result.histories[name] = got[0]
             tasks.append(got[1])
-    n_workers = (os.cpu_count() or 1) if workers is None else workers
+    n_workers = usable_cpus() if workers is None else workers   # as simulate's --jobs: the affinity's CPUs
     outs = run_tasks(replay, tasks, workers=n_workers, scheduler=scheduler,
                      done=(lambda i, r: progress("replay", 1)) if progress is not None else None)
     for task, out in zip(tasks, outs):

@@ -10,9 +10,7 @@ every semantics is represented, and the fake provider is unpaced and in process
 a cloud provider's), so the syncs
 do all the work a real one would: observe, read metrics, decide, write (an
 intent persisted before each write), persist every row in one transaction, write
-the audit log. ``--processes N`` (default: the CPUs the benchmark may use) is the run
-configuration's ``processes``: the controller forks N − 1 shard processes, each
-syncing its share of the targets.
+the audit log, all in the controller's one process.
 
 Reports: the configuration's load and build (start-up, not part of a sync); the
 first sync (every target's Decider starts from empty state, most targets scale);
@@ -22,7 +20,7 @@ decisions per second, the actions taken; the peak resident memory
 (resource.getrusage maxrss). ``--profile`` prints where a steady-state sync
 spends its time (cProfile, by cumulative and by own time).
 
-    .venv/bin/python benchmarks/run.py [--targets 10000] [--syncs 45] [--workers N] [--processes N]
+    .venv/bin/python benchmarks/run.py [--targets 10000] [--syncs 45] [--workers N]
                                        [--semantics all|kubernetes,...] [--no-rules] [--blocking] [--profile]
                                        [--keep DIR]
 """
@@ -31,7 +29,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import resource
 import shutil
@@ -94,9 +91,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="syncs after the first (steady state; 45 fill the longest window, 600 s at 15 s, "
                          "so the peak memory is the steady state's)")
     ap.add_argument("--workers", type=int, default=None, help="the controller's pool (default: its own)")
-    ap.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)),
-                    help="the run configuration's processes: the controller and its shards "
-                         "(default: the CPUs this process may run on)")
     ap.add_argument("--semantics", default="all")
     ap.add_argument("--no-rules", action="store_true", help="the policy's CPU metric only (no threshold rules)")
     ap.add_argument("--blocking", action="store_true",
@@ -112,14 +106,11 @@ def main(argv: list[str] | None = None) -> int:
         config = write_config(directory, args.targets, semantics, rules=not args.no_rules, blocking=args.blocking)
         t0, c0 = time.perf_counter(), time.process_time()
         controller = build_controller(str(config), clock=VirtualClock(DEFAULT_START), state=str(directory / "state.db"),
-                                      audit=str(directory / "audit.jsonl"), workers=args.workers, seed=1,
-                                      processes=args.processes)
+                                      audit=str(directory / "audit.jsonl"), workers=args.workers, seed=1)
         start = time.perf_counter() - t0, time.process_time() - c0
         pool = controller._pool
-        shards = len(controller._shards)
         print(f"{args.targets} targets ({', '.join(semantics)}), "
-              + (f"on a pool of {pool.workers} workers" if pool else "on the loop's thread (an in-process provider)")
-              + (f", in {shards + 1} processes (the controller and {shards} shards)" if shards else ", in one process"))
+              + (f"on a pool of {pool.workers} workers" if pool else "on the loop's thread (an in-process provider)"))
         print(f"  load + build the configuration: {start[0]:.2f} s (cpu {start[1]:.2f} s), peak RSS {peak_mb():.0f} MB")
         rows = []
         profile = cProfile.Profile() if args.profile else None
@@ -142,12 +133,10 @@ def main(argv: list[str] | None = None) -> int:
             controller.close()
         steady = [w for w, _ in rows[1:]] or [rows[0][0]]
         worst = max(w for w, _ in rows)
-        own = peak_mb()
-        shard_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0 if shards else 0.0
-        mb = max(own, shard_mb)
+        mb = peak_mb()
         print(f"  steady state: median {statistics.median(steady):.3f} s, "
               f"{args.targets / statistics.median(steady):,.0f} decisions/s; slowest sync {worst:.3f} s")
-        print(f"  peak RSS: {own:.0f} MB" + (f" (the controller), {shard_mb:.0f} MB (the largest shard)" if shards else ""))
+        print(f"  peak RSS: {mb:.0f} MB")
         ok_time, ok_mem = worst <= GOAL_SECONDS, mb <= GOAL_MB
         print(f"  goal: every sync <= {GOAL_SECONDS:.1f} s: {'met' if ok_time else 'MISSED'}; "
               f"<= {GOAL_MB:.0f} MB: {'met' if ok_mem else 'MISSED'}")

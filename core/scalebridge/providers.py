@@ -344,11 +344,6 @@ class Provider(ABC):
     #: ``sim`` provider, the test suite's fake) sets False: its targets are synced on
     #: the controller's own thread, where a pool would add thread switches and no overlap
     blocking: ClassVar[bool] = True
-    #: an in-process provider (``blocking`` False) whose targets share nothing with one
-    #: another — no file, no connection — sets True: with ``processes: N`` the controller
-    #: may then sync its targets in forked shard processes, each process touching only
-    #: its own targets (``scalebridge.controller.shards``)
-    shardable: ClassVar[bool] = False
 
     @abstractmethod
     def target(self, ref: Mapping[str, Any]) -> Target:

@@ -67,7 +67,6 @@ class SimProvider(Provider):
     semantics = "scalebridge"
     capabilities = frozenset({Capability.METRICS, Capability.VIRTUAL_CLOCK})
     blocking = False      # in memory: nothing to overlap
-    shardable = True      # each target's world is its own
     #: a simulated fleet has no API to protect: the controller's pacing never holds it back
     pacing = Pacing(writes_per_second=1e9, write_burst=10**9, reads_per_second=1e9, read_burst=10**9)
     ref_keys = frozenset({"capacity", "startup"})

@@ -22,6 +22,8 @@ __all__ = ["add_controller_commands"]
 _port = number(int, lambda v: 0 <= v <= 65535, "a port number 0-65535")
 _workers = number(int, lambda v: 1 <= v <= 256, "a number of targets from 1 to 256")
 _processes = number(int, lambda v: 1 <= v <= 64, "a number of processes from 1 to 64")
+#: what ``--processes`` says now that every target is synced in one process
+PROCESSES_NO_LONGER_USED = "--processes is no longer used: every target is synced in the controller's process"
 
 
 def _problems(command: str, e: ScalebridgeError) -> int:
@@ -78,8 +80,7 @@ def _run(args) -> int:
         try:
             controller = build_controller(args.config, clock=args.clock, state=args.state, dry_run=args.dry_run,
                                           audit=args.audit, metrics=metrics, leader_elect=args.leader_elect,
-                                          until=args.until, seed=args.seed, workers=args.workers,
-                                          processes=args.processes)
+                                          until=args.until, seed=args.seed, workers=args.workers)
         except ConfigError as e:
             return _problems("run", e)
         except StoreClaimed as e:
@@ -125,9 +126,9 @@ def _run(args) -> int:
         from .config import ignored_parts
         for line in ignored_parts(controller.runtime):
             log(30, "the semantics ignores part of the policy", warning=line)
-        shards = controller._shards
-        log(20, "running", targets=len(controller.runs) + sum(len(s.names) for s in shards),
-            processes=len(shards) + 1 if shards else None, period=controller.period, clock=args.clock,
+        if args.processes is not None:
+            log(30, PROCESSES_NO_LONGER_USED, processes=args.processes)
+        log(20, "running", targets=len(controller.runs), period=controller.period, clock=args.clock,
             dry_run=args.dry_run or None)
         code = controller.run(once=args.once)
         if args.once and controller.last_report is not None:
@@ -543,8 +544,8 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("--workers", type=_workers, default=None, metavar="N",
                    help="targets synced at once (default 5, the HPA controller's concurrent syncs)")
     r.add_argument("--processes", type=_processes, default=None, metavar="N",
-                   help="processes the in-process (sim) targets are synced in (default: the configuration's "
-                        "processes:, else 1)")
+                   help="no longer used: every target is synced in the controller's process (accepted, with a "
+                        "warning, so that existing command lines still run)")
     r.set_defaults(func=cmd_run)
 
     o = sub.add_parser("observe", help="read each target once and print what its provider saw; never writes",

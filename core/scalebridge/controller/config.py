@@ -127,7 +127,8 @@ class RunConfig(_Model):
     workers: Optional[Annotated[Int, Field(ge=1, le=256)]] = Field(
         None, description="extension: targets synced at once (default 5, the HPA controller's)")
     processes: Optional[Annotated[Int, Field(ge=1, le=64)]] = Field(
-        None, description="extension: processes the in-process targets (sim) are synced in (default 1)")
+        None, description="no longer used (every target is synced in the controller's process); accepted, with a "
+                          "warning, so that a configuration that sets it still runs")
     metrics_address: str = Field(DEFAULT_METRICS_ADDRESS, min_length=1,
                                  description="the address /metrics listens on with --metrics-port (default 0.0.0.0, "
                                              "every interface, as an exporter in a pod); --metrics-address overrides")
@@ -664,13 +665,24 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     return Runtime(loaded, providers, specs, float(cfg.sync_period_seconds), cfg.state, metric_sources=instances)
 
 
+#: keys a configuration may still set that no longer do anything, and why
+NO_LONGER_USED = {
+    "processes": "no longer used: every target is synced in the controller's process (one process syncs "
+                 "10,000 in-process targets in about a second, inside a 15-s period; the shard processes "
+                 "it chose were removed)",
+}
+
+
 def ignored_parts(runtime: Runtime) -> list[str]:
-    """``file:line:column: targets[i]: warning: …`` for each part of a target's policy
-    its semantics does not read (:meth:`~scalebridge.semantics.Semantics.ignored_parts`),
-    for ``validate`` and the start of ``run``."""
+    """``file:line:column: KEY: warning: …`` for each key that no longer does anything
+    (:data:`NO_LONGER_USED`) and for each part of a target's policy its semantics does
+    not read (:meth:`~scalebridge.semantics.Semantics.ignored_parts`), for ``validate``
+    and the start of ``run``."""
     from ..engine import resolve_semantics
+    loaded = runtime.loaded
+    out = [f"{loaded.where(key)}: warning: {why}" for key, why in NO_LONGER_USED.items()
+           if getattr(loaded.config, key) is not None]
     by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
-    out = []
     for spec in runtime.targets:
         lines = _of_policy(spec.policy, ("ignored parts", spec.semantics),
                            lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(spec.policy))

@@ -2,8 +2,7 @@
 of every target (:func:`~scalebridge.controller.reconcile.sync_target`) — a cloud
 provider's targets on a bounded pool of threads, an in-process provider's
 (``Provider.blocking`` False) on the loop's own thread — then one transaction
-persisting every target's row. With ``processes: N`` shard processes sync a share
-of the in-process targets alongside (:mod:`.shards`).
+persisting every target's row.
 
 - The clock is injectable: real time by default; ``--clock virtual`` starts at the
   earliest :attr:`Target.start_time` (or resumes from the position the store
@@ -45,10 +44,9 @@ from .logs import log
 from .pacing import ProviderPacing
 from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, act, decide_target,
                         recovered_record)
-from .shards import Shard, ShardError, count_records, start_shards
 from .store import Holder, StateStore, StoreClaimed, StoreError, open_store
 
-__all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "AUDITED_META", "ShardError",
+__all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "AUDITED_META",
            "StoreClaimed", "AuditError"]
 
 VIRTUAL_CLOCK_META = "virtual_clock"
@@ -118,7 +116,7 @@ class Controller:
     def __init__(self, runtime: Runtime, store: StateStore, *, clock: Optional[Clock] = None,
                  dry_run: bool = False, audit: Optional[AuditLog] = None, metrics: Any = None,
                  elector: Optional[Elector] = None, workers: Optional[int] = None, seed: Optional[int] = None,
-                 until: Optional[float] = None, processes: Optional[int] = None, claimed: bool = True):
+                 until: Optional[float] = None, claimed: bool = True):
         self.runtime = runtime
         self.store = store
         #: whether this controller holds the store's claim (the one writer of its state);
@@ -154,8 +152,6 @@ class Controller:
         # the pool is for providers whose calls wait on a cloud (Provider.blocking); an
         # in-process provider's targets are synced on this thread
         self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
-        # the in-process targets over processes (before any thread of this controller starts)
-        self._shards: list[Shard] = start_shards(self, processes or runtime.loaded.config.processes or 1)
         pooled = sum(1 for run in self.runs if run.spec.provider_key in self._blocking)
         n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, pooled))
         self._pool = _Pool(n) if n > 1 and pooled > 1 else None
@@ -202,31 +198,23 @@ class Controller:
         if self.metrics is not None:
             self.metrics.store_errors.labels(operation).inc()
 
-    def _requests(self) -> dict[int, list[str]]:
+    def _requests(self) -> None:
         """``scalebridge state reset`` run against this controller's store: carried
-        out here, at the sync boundary, by the one writer of the state (a shard's
-        targets by the shard: the resets for each shard, by its index)."""
+        out here, at the sync boundary, by the one writer of the state."""
         try:
             names = self.store.take_resets()
         except StoreError as e:
             self._store_failed("read the requests", e)
-            return {}
-        forward: dict[int, list[str]] = {}
-        if not names:
-            return forward
-        sharded = {name: i for i, shard in enumerate(self._shards) for name in shard.names}
+            return
         for name in names:
-            if name in sharded:
-                forward.setdefault(sharded[name], []).append(name)
-            elif not self.reset(name):
+            if not self.reset(name):
                 try:
                     self.store.delete(name)   # a target no longer configured
                 except StoreError as e:
                     self._store_failed("forget a target's state", e)
-        return forward
 
     def reset(self, name: str) -> bool:
-        """Forget one of this process's targets' history; False when it has none such."""
+        """Forget one target's history; False when no configured target has that name."""
         for run in self.runs:
             if run.spec.name == name:
                 run.reset()
@@ -319,20 +307,9 @@ class Controller:
         t0 = time.perf_counter()
         if not self.claimed:
             self._try_claim()
-        resets = self._requests() if self.claimed else {}
-        if not self._shards:
-            report = self._sync_own(now)
-        else:
-            leader = self.elector.is_leader() and self.claimed
-            for i, shard in enumerate(self._shards):
-                shard.send_sync(now, leader, self.claimed, resets.get(i, []))
-            report = self._sync_own(now, leader)
-            for shard in self._shards:
-                records, failed, skipped = shard.receive()
-                count_records(self.metrics, records)
-                report.records.extend(records)
-                report.failed.extend(failed)
-                report.skipped.extend(skipped)
+        if self.claimed:
+            self._requests()
+        report = self._sync_targets(now)
         # the audit after the rows are persisted (its records can say a persist failed);
         # a write carried out and persisted but not yet audited when the process dies is
         # audited at the next start, from its row (AUDITED_META)
@@ -346,8 +323,8 @@ class Controller:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _sync_own(self, now: float, leader: Optional[bool] = None) -> SyncReport:
-        """One sync of this process's targets (all of them, unless shards hold some)."""
+    def _sync_targets(self, now: float) -> SyncReport:
+        """One sync of every target: decide, persist the intents, write, persist the rows."""
         t0 = time.perf_counter()
         report = SyncReport(now)
         try:
@@ -360,8 +337,7 @@ class Controller:
         report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now and r.ended is None)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
-        if leader is None:
-            leader = self.elector.is_leader() and self.claimed
+        leader = self.elector.is_leader() and self.claimed
         if leader and not self._was_leader:
             # a standby that becomes the leader continues the previous leader's windows,
             # rate periods and cooldowns from the shared store, not its own decisions
@@ -463,10 +439,6 @@ class Controller:
         not validate is refused, its problems logged, and the running one kept.
         False when refused."""
         path = self.runtime.loaded.path
-        if self._shards:
-            log(logging.ERROR, "reload refused: a configuration with processes > 1 is reloaded by a restart",
-                config=str(path))
-            return False
         try:
             loaded = load_config(path)
             runtime = build(loaded, clock="virtual" if self.clock.virtual else "real")
@@ -539,9 +511,6 @@ class Controller:
     def request_stop(self) -> None:
         """Start no new target sync; the loop persists and returns."""
         self.stop_event.set()
-        for shard in self._shards:
-            if shard.busy:
-                shard.stop()
 
     def run(self, *, once: bool = False) -> int:
         """Sync every period until stopped (or ``until`` of virtual time); ``once``:
@@ -553,8 +522,6 @@ class Controller:
                 log(logging.ERROR, "the state store failed: nothing was written", error=str(e))
                 say("run", f"the state store failed: {e}")
                 return 1
-            except ShardError as e:
-                return _shard_failed(e)
             except AuditError as e:
                 return _audit_failed(e)
             self.last_report = report
@@ -580,8 +547,6 @@ class Controller:
                 # no write without its intent persisted: this sync's writes were not made;
                 # the targets' state stays in memory and is saved by the next sync that can
                 log(logging.ERROR, "the state store failed: no write this sync", error=str(e))
-            except ShardError as e:
-                return _shard_failed(e)
             except AuditError as e:
                 return _audit_failed(e)
             if self.stop_event.is_set():
@@ -598,8 +563,6 @@ class Controller:
         if self._closed:
             return
         self._closed = True
-        for shard in self._shards:
-            shard.close()
         if self._pool is not None:
             self._pool.close()
         try:
@@ -664,12 +627,6 @@ def _audit_failed(e: AuditError) -> int:
     return 1
 
 
-def _shard_failed(e: ShardError) -> int:
-    log(logging.ERROR, "a shard process failed: stopping", error=str(e))
-    say("run", str(e))
-    return 1
-
-
 def _default_pacing():
     from ..providers import Pacing
     return Pacing()
@@ -678,8 +635,7 @@ def _default_pacing():
 def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] = "real", state: Optional[str] = None,
                      dry_run: bool = False, audit: Union[str, AuditLog, None] = None, metrics: Any = None,
                      leader_elect: bool = False, elector: Optional[Elector] = None, until: Optional[float] = None,
-                     seed: Optional[int] = None, workers: Optional[int] = None,
-                     processes: Optional[int] = None) -> Controller:
+                     seed: Optional[int] = None, workers: Optional[int] = None) -> Controller:
     """A controller for the run configuration at ``config`` (a path, or a loaded
     configuration). ``clock``: ``"real"``, ``"virtual"`` or a clock object; ``state``:
     ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog`."""
@@ -688,14 +644,14 @@ def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] 
     try:
         return _build_controller(config, clock=clock, state=state, dry_run=dry_run, audit=audit, metrics=metrics,
                                  leader_elect=leader_elect, elector=elector, until=until, seed=seed,
-                                 workers=workers, processes=processes)
+                                 workers=workers)
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_elect, elector, until, seed,
-                      workers, processes) -> Controller:
+                      workers) -> Controller:
     loaded = load_config(config) if isinstance(config, str) or hasattr(config, "__fspath__") else config
     virtual = clock == "virtual"
     runtime = build(loaded, clock="virtual" if virtual else "real")
@@ -748,7 +704,7 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
             elector.start()
         log_ = AuditLog(audit) if isinstance(audit, str) else audit
         c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
-                       workers=workers, seed=seed, until=until, processes=processes, claimed=claimed)
+                       workers=workers, seed=seed, until=until, claimed=claimed)
         c.start_time = start_time
         return c
     except BaseException:

@@ -91,8 +91,6 @@ a crash-safe controller must survive deterministically.
 **Threads.** The fake is in memory (``Provider.blocking`` False): the controller
 syncs its targets on its own thread. ``blocking: true`` makes it stand for a cloud
 provider whose calls wait on the network, synced on the controller's worker pool.
-Without a world on disk its targets may be synced in shard processes
-(``processes: N``); each process then counts only its own targets' calls.
 
 **Election.** ``elects: true`` gives ``--leader-elect`` an election every replica wins
 at once: which controller writes is then decided by the state store's claim alone.
@@ -634,7 +632,6 @@ class FakeProvider(Provider):
         if world is not None and not isinstance(world, (str, os.PathLike)):
             raise _bad("world", f"expected a file path, got {world!r}")
         self.world: Optional[str] = None if world is None else os.path.expanduser(os.fspath(world))
-        self.shardable = self.world is None   # a world on disk is one file for all targets
         elects = options.get("elects", False)
         if not isinstance(elects, bool):
             raise _bad("elects", f"expected true or false, got {elects!r}")

@@ -13,7 +13,9 @@ from collections import deque
 from operator import itemgetter
 from typing import Any, Iterable, Optional
 
-__all__ = ["TimeLog", "DecisionState"]
+from pydantic_core import from_json, to_json
+
+__all__ = ["TimeLog", "DecisionState", "Events"]
 
 
 class _Extreme:
@@ -175,10 +177,39 @@ class TimeLog:
         while e and e[0][0] < cutoff:
             e.popleft()
 
-    def to_list(self, with_cause: bool) -> list[dict]:
+    def to_list(self, with_cause: bool, before: Optional[float] = None) -> list[dict]:
+        """The protocol's list (``before``: only the entries older than that time)."""
+        entries: Iterable[tuple] = self.entries
+        if before is not None:
+            entries = [e for e in entries if e[0] < before]
         if with_cause:
-            return [{"time": t, "change": v, "cause": c} for t, v, c in self.entries]
-        return [{"time": t, "replicas": v} for t, v, _ in self.entries]
+            return [{"time": t, "change": v, "cause": c} for t, v, c in entries]
+        return [{"time": t, "replicas": v} for t, v, _ in entries]
+
+    def drop_from(self, t: float) -> None:
+        """Drop the entries at ``t`` or later (a decision at ``t`` taken back whole)."""
+        e = self.entries
+        if e and e[-1][0] >= t:
+            self.entries = deque(x for x in e if x[0] < t)
+            self._views.clear()
+
+
+def _events_list(entries: Iterable[tuple]) -> list[dict]:
+    return [{"time": t, "change": v, "cause": c} for t, v, c in entries]
+
+
+class Events:
+    """The parts of a :class:`DecisionState` only a decision carried out changes —
+    its scale events, its last scaling and the semantics' own keys — copied: a
+    caller that does not carry a decision out puts them back
+    (:meth:`DecisionState.restore_events`) and keeps the rest, the decision
+    protocol's rule (docs/protocol.md: ``recommendations`` and ``sizes`` only)."""
+    __slots__ = ("up", "down", "last_scale", "extra", "seen")
+
+    def __init__(self, up: tuple, down: tuple, last_scale: Optional[dict], extra: dict, seen: bool = True):
+        self.up, self.down, self.last_scale, self.extra = up, down, last_scale, extra
+        #: whether the state had recommendations (None: never seen, a semantics' first decision)
+        self.seen = seen
 
 
 class DecisionState:
@@ -215,17 +246,42 @@ class DecisionState:
             s.extra = dict(extra)
         return s
 
-    def to_protocol(self) -> dict:
+    def to_protocol(self, events: Optional[Events] = None, before: Optional[float] = None) -> dict:
+        """The protocol's ``state`` object. ``events``: with those events instead of its
+        own (:meth:`events`, taken before a decision); ``before``: without the
+        ``recommendations`` and ``sizes`` of that time or later — together, the state
+        as it was before the decision at ``before``."""
         out: dict[str, Any] = {}
-        if self.recommendations is not None:
-            out["recommendations"] = self.recommendations.to_list(False)
-        out["sizes"] = self.sizes.to_list(False)
-        out["scale_up_events"] = self.scale_up_events.to_list(True)
-        out["scale_down_events"] = self.scale_down_events.to_list(True)
-        if self.last_scale is not None:
-            out["last_scale"] = dict(self.last_scale)
-        out.update(self.extra)
+        if self.recommendations is not None and (events is None or events.seen):
+            out["recommendations"] = self.recommendations.to_list(False, before)
+        out["sizes"] = self.sizes.to_list(False, before)
+        if events is None:
+            out["scale_up_events"] = self.scale_up_events.to_list(True)
+            out["scale_down_events"] = self.scale_down_events.to_list(True)
+            last_scale, extra = self.last_scale, self.extra
+        else:
+            out["scale_up_events"] = _events_list(events.up)
+            out["scale_down_events"] = _events_list(events.down)
+            last_scale, extra = events.last_scale, events.extra
+        if last_scale is not None:
+            out["last_scale"] = dict(last_scale)
+        out.update(extra)
         return out
+
+    def events(self) -> Events:
+        """A copy of the parts only a decision carried out changes (the semantics'
+        own keys copied deep, through JSON, as the protocol carries them)."""
+        return Events(tuple(self.scale_up_events.entries), tuple(self.scale_down_events.entries),
+                      dict(self.last_scale) if self.last_scale is not None else None,
+                      from_json(to_json(self.extra)) if self.extra else {}, self.recommendations is not None)
+
+    def restore_events(self, events: Events) -> None:
+        """Put back parts taken with :meth:`events` (the decision since not carried
+        out): its ``recommendations`` and ``sizes`` stay."""
+        self.scale_up_events = TimeLog(events.up)
+        self.scale_down_events = TimeLog(events.down)
+        self.last_scale = events.last_scale
+        self.extra = events.extra
 
     def copy(self) -> "DecisionState":
         """An independent copy (a decision that may be taken back runs on one)."""

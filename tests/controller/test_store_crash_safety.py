@@ -153,3 +153,46 @@ def test_state_is_reloaded_after_a_restart(write_config, tmp_path):
         assert c.runs[0].decider.state.to_protocol() == saved
     finally:
         c.close()
+
+
+_DECISION = ("current_replicas", "recommended_replicas", "desired_replicas", "reason")
+_RULES = [{"name": "cpu-high", "metric": "cpu", "operator": "GreaterThan", "threshold": 70, "time_grain_seconds": 60,
+           "time_window_seconds": 300, "action": {"direction": "Increase", "type": "ChangeCount", "value": 2,
+                                                  "cooldown_seconds": 300}},
+          {"name": "cpu-low", "metric": "cpu", "operator": "LessThan", "threshold": 30, "time_grain_seconds": 60,
+           "time_window_seconds": 300, "action": {"direction": "Decrease", "type": "ChangeCount", "value": 1,
+                                                  "cooldown_seconds": 300}}]
+
+
+@pytest.mark.parametrize("semantics", ["kubernetes", "gce", "azure", "aws", "scalebridge"])
+def test_a_first_decision_killed_before_its_write_is_decided_again_alike(write_config, tmp_path, semantics):
+    """Killed right before the write of a target's very first decision, the restart
+    decides that sync again from the state before it — in which the target had no
+    recommendation yet (``recommendations`` absent, not an empty list: a first
+    decision is not stabilized) — and decides as a run never killed
+    (tests/controller/test_decision_not_carried_out.py checks the rule itself)."""
+    ref = {"name": "web", "size": 3, "load": 4.2}
+    target = {"name": "web", "ref": ref, "semantics": semantics}
+    policies = {"web": {**CPU_POLICY, "rules": _RULES}}   # the metric, and rules for azure
+
+    def config(**fake):
+        return write_config([target], policies=policies, providers={"fake": {"type": FAKE, **fake}})
+
+    (tmp_path / "plain").mkdir()
+    plain = _controller(config(world=str(tmp_path / "plain.json")), tmp_path / "plain")
+    try:
+        first = plain.sync().records[0]
+        expected = {k: first[k] for k in _DECISION}
+    finally:
+        plain.close()
+    assert expected["desired_replicas"] != 3, "the first decision writes"
+    world = tmp_path / "world.json"
+    assert _run_once_killed(config(world=str(world), kill_at_call=[4]), tmp_path / "s.db") == -9
+    assert SQLiteStore(tmp_path / "s.db", readonly=True).load("web").intent_size == expected["desired_replicas"]
+    c = _controller(config(world=str(world)), tmp_path)
+    try:
+        rec = c.sync().records[0]
+        assert {k: rec[k] for k in _DECISION} == expected
+        assert rec["action"] == "applied"
+    finally:
+        c.close()

@@ -42,7 +42,7 @@ from .config import DEFAULT_WORKERS, ConfigError, Runtime, build, load_config
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
-from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, act, decide_target,
+from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, act, decide_target, not_written,
                         recovered_record)
 from .store import Holder, StateStore, StoreClaimed, StoreError, open_store
 
@@ -404,7 +404,7 @@ class Controller:
     def _not_written(self, o: Outcome, e: StoreError, now: float) -> None:
         """A write whose intent could not be persisted: not made; the decision stays
         one not carried out (recommendations and sizes only)."""
-        o.run.intent = None
+        not_written(o.run)
         o.desired = None
         rec = o.record
         rec["action"] = "failed"

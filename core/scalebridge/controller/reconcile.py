@@ -18,6 +18,13 @@ status — here on any provider, through :mod:`scalebridge.providers`:
 6. keep the response's state when the decision was carried out (or there was
    nothing to carry out), else only its ``recommendations`` and ``sizes`` — the
    decision protocol's rule for a decision not carried out.
+
+A target's state has one form here, the :class:`~scalebridge.state.DecisionState` its
+:class:`~scalebridge.engine.Decider` carries: a decision is recorded in it as if
+carried out, and what a decision not carried out gives back — its events, taken
+before it (:class:`~scalebridge.state.Events`) — is the only copy made. The
+protocol's JSON is made only for the state store (:meth:`TargetRun.row`) and read
+only from it (:meth:`TargetRun.load`).
 """
 from __future__ import annotations
 
@@ -27,21 +34,21 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from pydantic import ValidationError
-from pydantic_core import from_json, to_json
 
 from ..engine import Decider, describe_validation_error
 from ..errors import RequestError, ScalebridgeError
 from ..protocol import Observations, StateModel
 from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
-from ..state import DecisionState, TimeLog
+from ..state import DecisionState, Events
 from .backoff import Backoff
 from .config import TargetSpec
 from .pacing import ProviderPacing
 from .sources import read_metrics
 from .store import StateStore, StoredTarget
 
-__all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target",
-           "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "not_carried", "recovered_record", "row_problem", "plugin_failed"]
+__all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target", "not_written",
+           "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "recovered_record", "row_problem",
+           "plugin_failed"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
@@ -59,13 +66,16 @@ def state_from_protocol(state: Optional[dict]) -> DecisionState:
 @dataclass(slots=True)
 class Intent:
     """A write about to be made (or made, its outcome not yet known): the size, the
-    sync time it was decided at, the state as if carried out, the state before the
-    decision, and the decision's audit fields."""
+    sync time it was decided at, the decision's audit fields, and what the target's
+    state gives back if the write was not carried out — the events before the
+    decision; with ``before`` (a decision's time, None for a paused target's size)
+    the state before it is that without the ``recommendations`` and ``sizes`` of
+    that time. While it is pending the target's state is the one as if carried out."""
     size: int
     time: float
-    carried: dict
-    pre: dict
     record: dict
+    events: Events
+    before: Optional[float]
 
 
 @dataclass(slots=True)
@@ -95,19 +105,21 @@ class TargetRun:
 
     @property
     def intent_state(self) -> Optional[dict]:
-        """The state as if that write were carried out, or None."""
-        return self.intent.carried if self.intent is not None else None
+        """The protocol's state as if that write were carried out, or None."""
+        return self.decider.state.to_protocol() if self.intent is not None else None
 
     def row(self) -> StoredTarget:
         """The persisted row: with a pending intent, the committed state is the one
-        before that decision."""
+        before that decision, and the intent's the one as if carried out."""
         it = self.intent
         snapshot = self.spec.target.snapshot()
+        state = self.decider.state
         if it is None:
-            return StoredTarget(self.spec.name, self.spec.policy_hash, self.decider.state.to_protocol(),
+            return StoredTarget(self.spec.name, self.spec.policy_hash, state.to_protocol(),
                                 updated_at=time.time(), applied=self.applied, provider_state=snapshot)
-        return StoredTarget(self.spec.name, self.spec.policy_hash, it.pre, it.size, it.carried, time.time(),
-                            {"time": it.time, "record": it.record}, self.applied, snapshot)
+        return StoredTarget(self.spec.name, self.spec.policy_hash, state.to_protocol(it.events, it.before), it.size,
+                            state.to_protocol(), time.time(), {"time": it.time, "record": it.record}, self.applied,
+                            snapshot)
 
     def load(self, row: StoredTarget) -> None:
         """The persisted row back (a pending intent is resolved on the next sync). A
@@ -132,8 +144,11 @@ class TargetRun:
         if row.intent_size is not None and row.intent_state is not None:
             meta = row.intent_meta or {}
             record = meta.get("record")
-            intent = Intent(row.intent_size, float(meta.get("time", -math.inf)), row.intent_state, row.state,
-                            dict(record) if isinstance(record, dict) else {})
+            at = float(meta.get("time", -math.inf))
+            # the state as if carried out; the committed one gives back its events
+            intent = Intent(row.intent_size, at, dict(record) if isinstance(record, dict) else {}, state.events(),
+                            at)
+            state = state_from_protocol(row.intent_state)
         self.problem = None
         self.decider.state = state
         self.intent = intent
@@ -164,28 +179,6 @@ class SyncContext:
     pauses: dict = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class _Events:
-    """The parts of a state that only a carried-out decision changes."""
-    up: list
-    down: list
-    last_scale: Optional[dict]
-    extra: dict
-
-
-def _events(state: DecisionState) -> _Events:
-    extra = from_json(to_json(state.extra)) if state.extra else {}
-    return _Events(list(state.scale_up_events.entries), list(state.scale_down_events.entries),
-                   dict(state.last_scale) if state.last_scale is not None else None, extra)
-
-
-def _restore(state: DecisionState, ev: _Events) -> None:
-    state.scale_up_events = TimeLog(ev.up)
-    state.scale_down_events = TimeLog(ev.down)
-    state.last_scale = ev.last_scale
-    state.extra = ev.extra
-
-
 _DECISION_FIELDS = ("current_replicas", "recommended_replicas", "desired_replicas", "reason")
 
 
@@ -193,32 +186,6 @@ def _record(spec: TargetSpec, now: float) -> dict:
     return {"time": now, "target": spec.name, "provider": spec.provider_key, "semantics": spec.semantics,
             "current_replicas": None, "recommended_replicas": None, "desired_replicas": None, "reason": None,
             "action": None, "error": None}
-
-
-_EVENT_KEYS = ("scale_up_events", "scale_down_events", "last_scale")
-_LOG_KEYS = ("recommendations", "sizes")
-
-
-def not_carried(pre: dict, carried: dict) -> dict:
-    """The state of a decision not carried out: the carried state's
-    ``recommendations`` and ``sizes``, everything else as it was before."""
-    out = {k: v for k, v in pre.items() if k not in _LOG_KEYS}
-    for k in _LOG_KEYS:
-        if k in carried:
-            out[k] = carried[k]
-    return out
-
-
-def _pre(carried: dict, ev: "_Events", now: float) -> dict:
-    """The state before the decision at ``now``: the carried state without this
-    decision's entries, with the events as they were."""
-    out: dict[str, Any] = {k: [e for e in carried[k] if e["time"] < now] for k in _LOG_KEYS if k in carried}
-    out["scale_up_events"] = [{"time": t, "change": v, "cause": c} for t, v, c in ev.up]
-    out["scale_down_events"] = [{"time": t, "change": v, "cause": c} for t, v, c in ev.down]
-    if ev.last_scale is not None:
-        out["last_scale"] = dict(ev.last_scale)
-    out.update(from_json(to_json(ev.extra)) if ev.extra else {})
-    return out
 
 
 def plugin_failed(spec: TargetSpec, e: BaseException) -> str:
@@ -273,12 +240,33 @@ def _resolve_intent(run: TargetRun, current: int, now: float) -> tuple[Optional[
     run.intent = None
     run.dirty = True
     same_sync = it.time == now
-    if current == it.size:
-        run.decider.state = state_from_protocol(it.carried)
+    if current == it.size:   # the state already is the one as if carried out
         run.applied = {"time": it.time, "record": it.record}
         return recovered_record(run.spec, it.time, it.record), same_sync
-    run.decider.state = state_from_protocol(it.pre if same_sync else not_carried(it.pre, it.carried))
+    _take_back(run.decider.state, it, whole=same_sync)
     return None, False
+
+
+def not_written(run: TargetRun) -> None:
+    """The pending intent's write will not be made (its intent could not be
+    persisted): the decision stays one not carried out."""
+    it = run.intent
+    run.intent = None
+    if it is not None:
+        _take_back(run.decider.state, it)
+
+
+def _take_back(state: DecisionState, it: Intent, *, whole: bool = False) -> None:
+    """An intent's write not carried out: the state keeps the decision's
+    ``recommendations`` and ``sizes`` and gets its events back; ``whole``: the
+    decision is taken back entirely (it is decided again at the same time)."""
+    if whole and it.before is not None:
+        if not it.events.seen:
+            state.recommendations = None   # the decision was the first: none seen before it
+        elif state.recommendations is not None:
+            state.recommendations.drop_from(it.before)
+        state.sizes.drop_from(it.before)
+    state.restore_events(it.events)
 
 
 def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
@@ -304,7 +292,6 @@ class Outcome:
     failed: bool = False
     desired: Optional[int] = None
     current: int = 0
-    carried: Optional[dict] = None
     #: the audit record of a write a controller that died since carried out
     recovered: Optional[dict] = None
 
@@ -338,7 +325,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         return out
     target = spec.target
     decider = run.decider
-    ev: Optional[_Events] = None
+    ev: Optional[Events] = None
     t0 = time.perf_counter()
     try:
         obs = target.observe(now)
@@ -374,7 +361,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             if ctx.metrics is not None:
                 ctx.metrics.provider_errors.labels(spec.provider_key, e.kind.value).inc()
         observations = _observations(obs, metrics)
-        ev = _events(decider.state)
+        ev = decider.state.events()
         d = decider.step(now, current, observations)
         desired = d.desired
         rec["recommended_replicas"] = d.recommended
@@ -410,15 +397,12 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         elif not pace.writes.take(now):
             rec["action"] = "paced"
             rec["note"] = f"provider {spec.provider_key!r} has no write left at its pacing"
-        else:   # to be carried out: the state as if it were, and the intent to persist first
-            carried = decider.state.to_protocol()
-            _restore(decider.state, ev)
-            run.intent = Intent(desired, now, carried, _pre(carried, ev, now),
-                                {k: rec[k] for k in _DECISION_FIELDS})
-            out.desired, out.current, out.carried = desired, current, carried
+        else:   # to be carried out: the state is the one as if it were, the intent persisted first
+            run.intent = Intent(desired, now, {k: rec[k] for k in _DECISION_FIELDS}, ev, now)
+            out.desired, out.current = desired, current
             return out   # failures reset once the write succeeds: a failing write keeps backing off
         run.failures = 0
-        _restore(decider.state, ev)
+        decider.state.restore_events(ev)
         return out
     except TargetEnded as e:   # said once: the target is synced no more, and holds its size
         run.ended = e.ended
@@ -427,7 +411,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         return out
     except ProviderError as e:
         if ev is not None and rec["desired_replicas"] is not None:
-            _restore(decider.state, ev)
+            decider.state.restore_events(ev)
         _fail(run, ctx, rec, e, now)
         out.failed = True
         return out
@@ -490,9 +474,8 @@ def _paused(out: Outcome, ctx: SyncContext, obs: Any, pause: tuple[str, Optional
         rec["action"] = "paused"
         rec["note"] = f"paused: {why}; provider {run.spec.provider_key!r} has no write left at its pacing"
     else:   # the paused size: no decision, so the state is the same carried out or not
-        state = run.decider.state.to_protocol()
-        run.intent = Intent(replicas, now, state, state, {k: rec[k] for k in _DECISION_FIELDS})
-        out.desired, out.current, out.carried = replicas, current, state
+        run.intent = Intent(replicas, now, {k: rec[k] for k in _DECISION_FIELDS}, run.decider.state.events(), None)
+        out.desired, out.current = replicas, current
     return out
 
 
@@ -517,7 +500,6 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
         return
-    _carried(run.decider.state, out.carried)
     run.applied = {"time": now, "record": run.intent.record}
     run.intent = None
     run.failures = 0
@@ -541,15 +523,3 @@ def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, boo
         ctx.store.save([run.row()])
         act(out, ctx, now)
     return out.record, out.failed
-
-
-def _carried(state: DecisionState, carried: dict) -> DecisionState:
-    """The carried-out state back from its protocol form: the reverted state's logs
-    (recommendations, sizes) are shared, its events rebuilt from ``carried``."""
-    state.scale_up_events = TimeLog((e["time"], e["change"], e.get("cause")) for e in carried["scale_up_events"])
-    state.scale_down_events = TimeLog((e["time"], e["change"], e.get("cause"))
-                                      for e in carried["scale_down_events"])
-    state.last_scale = dict(carried["last_scale"]) if carried.get("last_scale") is not None else None
-    known = {"recommendations", "sizes", "scale_up_events", "scale_down_events", "last_scale"}
-    state.extra = {k: v for k, v in carried.items() if k not in known}
-    return state

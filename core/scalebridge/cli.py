@@ -514,5 +514,27 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 130
 
 
+def entry() -> None:
+    """The ``scalebridge`` command: :func:`main`, then the process ends without
+    freeing what the command built (a run of 10,000 targets frees ~400 MB of objects,
+    one at a time, and collects them once more: ~0.3 s for nothing). What an exit
+    must still do is done: the ``atexit`` functions (logging's flush among them) and
+    the standard streams flushed. While a thread that is not a daemon still runs, the
+    process ends as usual (that thread's work is awaited)."""
+    code = main()
+    import os
+    import threading
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(code)
+    import atexit
+    atexit._run_exitfuncs()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    except (BrokenPipeError, ValueError):   # a reader gone, or a stream closed: nothing left to say
+        code = code or 0
+    os._exit(0 if code is None else code if isinstance(code, int) else 1)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

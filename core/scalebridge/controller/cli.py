@@ -100,6 +100,7 @@ def _run(args) -> int:
             return EXIT_BAD_INPUT
     gc.freeze()   # what was built lives as long as the run: later collections skip it (a reload unfreezes)
     previous: dict = {}
+    gc_was_on = False
 
     def stop(signum, frame) -> None:
         log(20, "stopping", signal=signal.Signals(signum).name)
@@ -130,6 +131,9 @@ def _run(args) -> int:
             log(30, PROCESSES_NO_LONGER_USED, processes=args.processes)
         log(20, "running", targets=len(controller.runs), period=controller.period, clock=args.clock,
             dry_run=args.dry_run or None)
+        if args.once:   # one sync, then the process ends: none of what it allocates is worth a collection
+            gc_was_on = gc.isenabled()
+            gc.disable()
         code = controller.run(once=args.once)
         if args.once and controller.last_report is not None:
             for name, why in controller.last_report.failed:
@@ -140,6 +144,8 @@ def _run(args) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         gc.unfreeze()   # an embedding program calling main() again collects what this run built
+        if args.once and gc_was_on:
+            gc.enable()
 
 
 # ----------------------------------------------------------------------------- observe

@@ -334,15 +334,24 @@ def run_both(semantics: str, policy: dict, sets: dict, seq: list, first_current:
     return None, log
 
 
-@pytest.mark.parametrize("semantics", sorted(CASES))
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(data=st.data())
-def test_decider_and_protocol_round_trip_agree(semantics, data):
+def draw_case(data, semantics: str):
+    """A drawn ``(policy, settings)`` of ``semantics`` that a Decider accepts, or None."""
     policy, sets = data.draw(CASES[semantics], label="policy, settings")
     try:
         Decider(policy, semantics, sets)
     except RequestError:
+        return None
+    return policy, sets
+
+
+@pytest.mark.parametrize("semantics", sorted(CASES))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_decider_and_protocol_round_trip_agree(semantics, data):
+    case = draw_case(data, semantics)
+    if case is None:
         return
+    policy, sets = case
     seq = data.draw(steps(), label="steps")
     first = data.draw(st.integers(1, 12), label="first current")
     problem, log = run_both(semantics, policy, sets, seq, first)

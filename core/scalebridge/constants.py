@@ -47,6 +47,15 @@ AZURE_DEFAULT_TIME_WINDOW = 600.0        # PT10M, the portal default
 AZURE_DEFAULT_COOLDOWN = 300.0           # PT5M
 # https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-get-started:
 # "The default cool-down period is five minutes." (a rule without cooldown_seconds)
+# What Microsoft.Insights/autoscalesettings accepts (the REST reference, autoscale-settings/create-or-update,
+# and the SDK models' descriptions: "A maximum of 20 profiles can be specified", "A maximum of 10 rules can
+# be specified"; ScaleAction.cooldown: "This value must be between 1 week and 1 minute in ISO 8601
+# format"; a ChangeCount value beyond maximum - minimum is InvalidActionValue, "Specify a scale value less
+# than or equal to the difference between the capacity maximum and the capacity minimum")
+AZURE_MAX_PROFILES = 20
+AZURE_MAX_RULES_PER_PROFILE = 10
+AZURE_MIN_COOLDOWN = 60.0                # PT1M
+AZURE_MAX_COOLDOWN = 604800.0            # P7D
 # https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-predictive:
 # "how far in advance you want new instances to be provisioned, up to 1 hour" (not enforced:
 # the protocol makes provider limits advisory)

@@ -121,7 +121,7 @@ def azure_rules(draw):
 @st.composite
 def azure_requests(draw):
     lo, hi = draw(bounds)
-    rules = draw(st.lists(azure_rules(), min_size=1, max_size=3))
+    rules = _accepted_by_azure(draw(st.lists(azure_rules(), min_size=1, max_size=3)), lo, hi)
     series = draw(st.lists(st.integers(0, 100), min_size=10, max_size=10))
     req = azure_request(draw(st.integers(lo, hi)), rules, {"cpu": azure_series(series)},
                         min_replicas=lo, max_replicas=hi, default_replicas=draw(st.integers(lo, hi)))
@@ -255,6 +255,16 @@ def azure_full_rules(draw, metrics=("cpu", "queue")):
                        "value": draw(st.integers(1, 5)), "cooldown_seconds": draw(st.sampled_from([60, 300, 600, 1200]))}}
 
 
+def _accepted_by_azure(rules: list, lo: int, hi: int) -> list:
+    """The rules as Azure accepts them in a profile of capacity ``lo``..``hi``: it refuses
+    a ChangeCount beyond the span (InvalidActionValue, scalebridge.constants)."""
+    for r in rules:
+        a = r["action"]
+        if a["type"] == "ChangeCount" and hi > lo:
+            a["value"] = min(a["value"], hi - lo)
+    return rules
+
+
 def _capacity(draw):
     lo = draw(st.integers(1, 5))
     hi = draw(st.integers(lo, 20))
@@ -282,9 +292,12 @@ def azure_profile_requests(draw):
                          "fixed_date": {"start": "2026-01-14T06:00:00", "end": "2026-01-14T12:00:00",
                                         "time_zone": draw(st.sampled_from(["UTC", "Pacific Standard Time"]))}})
     now = AZURE_NOW + 60 * draw(st.integers(-24 * 60, 4 * 24 * 60))
+    for pr in profiles:
+        _accepted_by_azure(pr["rules"], pr["capacity"]["minimum"], pr["capacity"]["maximum"])
+    rules = _accepted_by_azure(draw(st.lists(azure_full_rules(), min_size=1, max_size=3)), cap["minimum"],
+                               cap["maximum"])
     policy = {"name": "web", "min_replicas": cap["minimum"], "max_replicas": cap["maximum"],
-              "default_replicas": cap["default"], "rules": draw(st.lists(azure_full_rules(), min_size=1, max_size=3)),
-              "profiles": profiles}
+              "default_replicas": cap["default"], "rules": rules, "profiles": profiles}
     if policy["default_replicas"] == policy["min_replicas"]:
         del policy["default_replicas"]
     metrics = {m: azure_series(draw(st.lists(st.integers(0, 100), min_size=10, max_size=10)), now=now)

@@ -21,7 +21,8 @@ What it speaks, in the shapes the REST references document:
   ``$filter`` ``VMName eq '*'`` splitting by instance; points stamped at the start
   of their grain (https://learn.microsoft.com/rest/api/monitor/metrics/list);
 - ``Microsoft.Insights/autoscalesettings``: list by subscription and resource group,
-  GET, PUT (https://learn.microsoft.com/rest/api/monitor/autoscale-settings);
+  GET, PUT (https://learn.microsoft.com/rest/api/monitor/autoscale-settings), a PUT
+  beyond the service's limits refused (``_autoscale_refused``);
 - a Microsoft Entra token endpoint (``/{tenant}/v2.0/.well-known/openid-configuration``,
   ``/{tenant}/oauth2/v2.0/token``, client-credentials grant) for azure-identity's
   ``ClientSecretCredential`` with ``authority`` pointed here; ARM calls need a bearer
@@ -83,6 +84,50 @@ def _duration(s: str) -> Optional[float]:
     if not m or s in ("P", "PT"):
         return None
     return (int(m["d"] or 0) * 86400 + int(m["h"] or 0) * 3600 + int(m["m"] or 0) * 60 + int(m["s"] or 0))
+
+
+def _autoscale_refused(profiles: list) -> Optional[tuple[str, str]]:
+    """Why ARM refuses an autoscale setting's profiles (error code, message), or None:
+    the limits of the REST reference and the SDK models (at most 20 profiles, 10 rules
+    a profile, a cooldown from PT1M to P7D — scalebridge.constants.AZURE_*) and
+    ``InvalidActionValue`` (its message as the service words it) for a ChangeCount
+    beyond the profile's maximum - minimum. The service's code for the limits is not
+    documented: ``InvalidRequestContent`` stands for it."""
+    from ..constants import AZURE_MAX_COOLDOWN, AZURE_MAX_PROFILES, AZURE_MAX_RULES_PER_PROFILE, AZURE_MIN_COOLDOWN
+    if len(profiles) > AZURE_MAX_PROFILES:
+        return "InvalidRequestContent", (f"The autoscale setting has {len(profiles)} profiles; a maximum of "
+                                         f"{AZURE_MAX_PROFILES} profiles can be specified.")
+    for k, pr in enumerate(profiles):
+        rules = pr.get("rules") if isinstance(pr, dict) else None
+        if not isinstance(rules, list):
+            continue
+        if len(rules) > AZURE_MAX_RULES_PER_PROFILE:
+            return "InvalidRequestContent", (f"Profile {k} has {len(rules)} rules; a maximum of "
+                                             f"{AZURE_MAX_RULES_PER_PROFILE} rules can be specified.")
+        cap = pr.get("capacity") if isinstance(pr.get("capacity"), dict) else {}
+        try:
+            lo, hi = int(cap.get("minimum")), int(cap.get("maximum"))
+        except (TypeError, ValueError):
+            lo = hi = None
+        for rule in rules:
+            action = rule.get("scaleAction") if isinstance(rule, dict) else None
+            if not isinstance(action, dict):
+                continue
+            cooldown = _duration(action.get("cooldown")) if isinstance(action.get("cooldown"), str) else None
+            if cooldown is None or not AZURE_MIN_COOLDOWN <= cooldown <= AZURE_MAX_COOLDOWN:
+                return "InvalidRequestContent", (f"The scale action cooldown {action.get('cooldown')!r} is not "
+                                                 "valid: it must be between 1 week and 1 minute in ISO 8601 format.")
+            if action.get("type") == "ChangeCount" and lo is not None and hi > lo:
+                try:
+                    value = int(action.get("value"))
+                except (TypeError, ValueError):
+                    continue
+                if value > hi - lo:
+                    return "InvalidActionValue", (f"The autoscale setting you provided has an invalid scale action "
+                                                  f"value ('{action.get('value')}'). Specify a scale value less than "
+                                                  f"or equal to the difference between the capacity maximum {hi} and "
+                                                  f"the capacity minimum {lo}.")
+    return None
 
 
 def make_ca(directory: str) -> tuple[str, str, str]:
@@ -611,6 +656,10 @@ class _Handler(QuietHandler):
                 props = (body or {}).get("properties") or {}
                 if not isinstance(props.get("profiles"), list) or not props.get("profiles"):
                     self._send(400, _error("InvalidRequestContent", "properties.profiles is required."))
+                    return True
+                refused = _autoscale_refused(props["profiles"])
+                if refused is not None:
+                    self._send(400, _error(*refused))
                     return True
                 name = path.rsplit("/", 1)[1]
                 s = {"id": path, "name": name, "type": "Microsoft.Insights/autoscaleSettings",

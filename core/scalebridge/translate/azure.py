@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 from typing import Any, Iterable, Mapping, Optional, Union
 
+from .. import constants as C
 from ..hookspecs import hookimpl
 from ..policy import Policy, Rule
 from ..timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
@@ -49,7 +50,7 @@ TARGET_KEYS: dict[str, TargetKey] = {
     METRICS_KEY: TargetKey("each policy metric's source, as a run configuration target's metrics:",
                            valid_metric_sources(SOURCE_KEYS, "azure")),
 }
-DEFAULT_COOLDOWN = 300.0
+DEFAULT_COOLDOWN = C.AZURE_DEFAULT_COOLDOWN
 
 
 def _zone_out(zone: str, where: str, losses: Losses) -> str:
@@ -91,7 +92,8 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
             profiles.append({"name": p.name or "default",
                              "capacity": {"minimum": str(p.min_replicas), "maximum": str(p.max_replicas),
                                           "default": str(default)},
-                             "rules": _rules(p.rules, ("rules",), uri, ref, losses)})
+                             "rules": _rules(p.rules, ("rules",), uri, ref, losses,
+                                             p.max_replicas - p.min_replicas)})
     elif p.rules and not has_default:
         losses.add("rules", "top-level rules need min_replicas and max_replicas for an Azure default profile; dropped")
     for k, pr in enumerate(p.profiles):
@@ -99,7 +101,8 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
                       "capacity": {"minimum": str(pr.capacity.minimum), "maximum": str(pr.capacity.maximum),
                                    "default": str(pr.capacity.default)},
                       "rules": _rules(pr.rules + (p.rules if pr.recurrence is None and pr.fixed_date is None else []),
-                                      ("profiles", k, "rules"), uri, ref, losses)}
+                                      ("profiles", k, "rules"), uri, ref, losses,
+                                      pr.capacity.maximum - pr.capacity.minimum)}
         if pr.recurrence is not None:
             r = pr.recurrence
             body["recurrence"] = {"frequency": "Week", "schedule": {
@@ -114,6 +117,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     if not profiles:
         raise NativeError("min_replicas", "an Azure autoscale setting needs a profile: give min_replicas and "
                                           "max_replicas, or profiles")
+    _within_limits(profiles, losses, p.min_replicas is not None and p.max_replicas is not None and not has_default)
     props: dict = {"name": p.name or "scalebridge", "enabled": p.mode != "OFF", "targetResourceUri": uri,
                    "profiles": profiles}
     if p.mode == "OFF":
@@ -166,7 +170,29 @@ def _trigger_metric(r: Rule, where: str, uri: str, ref: Mapping[str, Any], losse
     return out
 
 
-def _rules(rules: list[Rule], at: tuple, uri: str, ref: Mapping[str, Any], losses: Losses) -> list[dict]:
+def _within_limits(profiles: list[dict], losses: Losses, default_first: bool) -> None:
+    """Azure's limits on a setting (:data:`~scalebridge.constants.AZURE_MAX_PROFILES`
+    profiles, :data:`~scalebridge.constants.AZURE_MAX_RULES_PER_PROFILE` rules each):
+    what is beyond them is left out and said, rather than sent and refused."""
+    for k, pr in enumerate(profiles):
+        rules = pr["rules"]
+        if len(rules) > C.AZURE_MAX_RULES_PER_PROFILE:
+            where = "rules" if default_first and k == 0 else path("profiles", k - default_first, "rules")
+            losses.add(where, f"Azure takes at most {C.AZURE_MAX_RULES_PER_PROFILE} rules a profile; the "
+                              f"{len(rules) - C.AZURE_MAX_RULES_PER_PROFILE} after the first "
+                              f"{C.AZURE_MAX_RULES_PER_PROFILE} left out")
+            del rules[C.AZURE_MAX_RULES_PER_PROFILE:]
+    if len(profiles) > C.AZURE_MAX_PROFILES:
+        kept = C.AZURE_MAX_PROFILES - default_first
+        losses.add("profiles", f"Azure takes at most {C.AZURE_MAX_PROFILES} profiles a setting"
+                               f"{' (the default one among them)' if default_first else ''}; profiles[{kept}:] "
+                               f"({len(profiles) - C.AZURE_MAX_PROFILES}) left out")
+        del profiles[C.AZURE_MAX_PROFILES:]
+
+
+def _rules(rules: list[Rule], at: tuple, uri: str, ref: Mapping[str, Any], losses: Losses,
+           spread: int) -> list[dict]:
+    """The rules of a profile whose capacity spans ``spread`` (maximum - minimum)."""
     out = []
     for i, r in enumerate(rules):
         where = path(*at, i)
@@ -189,12 +215,25 @@ def _rules(rules: list[Rule], at: tuple, uri: str, ref: Mapping[str, Any], losse
             losses.add(where, "AWS adjustment settings have no Azure equivalent; dropped")
         a = r.action
         cd = a.cooldown_seconds if a.cooldown_seconds is not None else DEFAULT_COOLDOWN
+        if not C.AZURE_MIN_COOLDOWN <= cd <= C.AZURE_MAX_COOLDOWN:
+            kept = min(max(cd, C.AZURE_MIN_COOLDOWN), C.AZURE_MAX_COOLDOWN)
+            losses.add(path(where, "action", "cooldown_seconds"),
+                       f"Azure's cooldown is from 1 minute to 1 week; {cd:g} s written as {iso_duration(kept)}")
+            cd = kept
         action = {"direction": a.direction, "type": a.type, "cooldown": iso_duration(cd)}
         if a.value is not None:
             action["value"] = str(num(a.value))
             if a.value != int(a.value):
                 losses.add(path(where, "action", "value"), f"Azure takes a whole count; {a.value:g} truncated")
                 action["value"] = str(int(a.value))
+            if a.type == "ChangeCount" and int(a.value) > spread >= 1:
+                # Azure refuses the count (InvalidActionValue); written as the span, the change ends at
+                # the same bound from inside the capacity, not from a size outside it (a profile whose
+                # minimum is its maximum is left as it is: what Azure says of it is not documented)
+                losses.add(path(where, "action", "value"), f"Azure refuses a ChangeCount beyond the profile's "
+                                                           f"maximum - minimum (InvalidActionValue); {int(a.value)} "
+                                                           f"written as {spread}")
+                action["value"] = str(spread)
         elif a.type == "ServiceAllowedNextValue":
             action["value"] = "1"
         metric = _trigger_metric(r, where, uri, ref, losses)

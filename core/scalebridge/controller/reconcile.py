@@ -147,7 +147,7 @@ class TargetRun:
             at = float(meta.get("time", -math.inf))
             # the state as if carried out; the committed one gives back its events
             intent = Intent(row.intent_size, at, dict(record) if isinstance(record, dict) else {}, state.events(),
-                            at)
+                            at if math.isfinite(at) else None)
             state = state_from_protocol(row.intent_state)
         self.problem = None
         self.decider.state = state

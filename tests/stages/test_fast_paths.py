@@ -116,6 +116,25 @@ def test_alarm_fast_path_agrees_with_the_general_evaluation() -> None:
     assert seen == {OK, ALARM, INSUFFICIENT_DATA}
 
 
+def test_breach_count_takes_a_repeated_value_as_its_equal_copies() -> None:
+    """A snapshot stands for every period as one object; the count compares it once
+    and must count what comparing each period would."""
+    rng = random.Random(7)
+    ops = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
+    for _ in range(2000):
+        runs = []
+        for _ in range(rng.randrange(1, 5)):
+            v = rng.choice([Fraction(rng.randrange(110, 130), 2), float(rng.randrange(55, 65)),
+                            rng.randrange(55, 65), 60.5])
+            runs.append((v, rng.randrange(1, 6)))
+        shared = [v for v, k in runs for _ in range(k)]
+        copies = [Fraction(v.numerator, v.denominator) if type(v) is Fraction else _copy(v)
+                  for v, k in runs for _ in range(k)]
+        test = breach_test(rng.choice(ops), rng.choice([60, 60.5, Fraction(121, 2)]))
+        want = sum(1 for v in copies if test(v))
+        assert test.count(shared) == want == test.count(copies), (runs, test.op)
+
+
 # --- per-member sums: shared sample and request objects ----------------------------------------
 
 

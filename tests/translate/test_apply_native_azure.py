@@ -12,13 +12,19 @@ from scalebridge.testing.arm_server import ArmServer
 pytestmark = pytest.mark.slow   # the Azure SDK's import, a local HTTPS server and its token endpoint
 
 SUB = "00000000-0000-0000-0000-000000000001"
-CONFIG = """\
+PROVIDER = """\
 providers:
   azure:
     subscription_id: "{sub}"
     arm_endpoint: "{url}"
     ca_bundle: "{ca}"
     credential: {{tenant_id: "{tenant}", client_id: scalebridge, client_secret: secret, authority: "{authority}"}}
+"""
+TARGET = """\
+targets:
+  - {{name: web-vmss, provider: azure, policy: web, ref: {{resource_group: shop, scale_set: web}}}}
+"""
+CONFIG = PROVIDER + """\
 policies:
   web:
     name: web-autoscale
@@ -27,9 +33,7 @@ policies:
     rules:
       - {{metric: Percentage CPU, operator: GreaterThan, threshold: {threshold}, time_window_seconds: 600,
          action: {{direction: Increase, type: ChangeCount, value: 2, cooldown_seconds: 300}}}}
-targets:
-  - {{name: web-vmss, provider: azure, policy: web, ref: {{resource_group: shop, scale_set: web}}}}
-"""
+""" + TARGET
 
 
 @pytest.fixture
@@ -68,13 +72,7 @@ def test_apply_native_creates_then_updates_one_setting(arm, tmp_path, capsys):
     assert setting["properties"]["profiles"][0]["rules"][0]["metricTrigger"]["threshold"] == 80
 
 
-OVER_LIMITS = """\
-providers:
-  azure:
-    subscription_id: "{sub}"
-    arm_endpoint: "{url}"
-    ca_bundle: "{ca}"
-    credential: {{tenant_id: "{tenant}", client_id: scalebridge, client_secret: secret, authority: "{authority}"}}
+OVER_LIMITS = PROVIDER + """\
 policies:
   web:
     name: web-autoscale
@@ -82,9 +80,7 @@ policies:
     max_replicas: 5
     rules: {rules}
     profiles: {profiles}
-targets:
-  - {{name: web-vmss, provider: azure, policy: web, ref: {{resource_group: shop, scale_set: web}}}}
-"""
+""" + TARGET
 
 
 def _over_limits(arm, tmp_path) -> str:

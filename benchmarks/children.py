@@ -1,7 +1,7 @@
 """Timing ``scalebridge`` as a shell runs it: one child process at a time, its wall
 time, CPU time and peak RSS from ``wait4``'s rusage, or the instructions it executes
 (valgrind's callgrind: the figure the machine's load does not move) — shared by
-``cli.py`` and ``run_sim.py``."""
+``cli.py``, ``run_sim.py`` and ``simulate.py``."""
 from __future__ import annotations
 
 import os
@@ -45,8 +45,9 @@ def instructions(cmd: list[str], cwd: Optional[Path] = None, between: Optional[C
     timed_child(cmd, cwd)
     if between is not None:
         between()
+    # one string hash for every count: a set's order (and so a count) can depend on it
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
-                          cwd=cwd, env=ENV, capture_output=True, text=True)
+                          cwd=cwd, env={**ENV, "PYTHONHASHSEED": "0"}, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"valgrind {' '.join(cmd)} failed: {proc.stderr.strip()[-400:]}")
     line = next((line for line in proc.stderr.splitlines() if "refs:" in line), None)

@@ -18,6 +18,11 @@ diurnal workload.
 
     .venv/bin/python benchmarks/simulate.py [--semantics kubernetes,gce] [--days 30]
                                             [--profile] [--tracemalloc] [--synthetic]
+                                            [--instructions]
+
+``--instructions``: instead, each semantics' instructions per decision (valgrind's
+callgrind, the figure the machine's load does not move): a replay of 2 days less one
+of 1 day, over the second day's 5,760 decisions.
 """
 
 from __future__ import annotations
@@ -60,6 +65,30 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # Linux: kilobytes
 
 
+def _replay_child(name: str, days: float, args: argparse.Namespace) -> int:
+    """(run under valgrind) one semantics' replay of the first ``days`` days."""
+    from scalebridge.policyfile import load_policy_file
+    from scalebridge.simulator import FleetModel, simulate
+
+    values, start, _ = load(days, args.synthetic)
+    simulate(load_policy_file(POLICY), values, FleetModel(capacity=args.capacity, startup=args.startup),
+             semantics=name, start_time=start)
+    return 0
+
+
+def _count_instructions(args: argparse.Namespace) -> int:
+    from children import instructions   # benchmarks/ is the script's directory
+
+    day = int(86400 / TICK)
+    base = [sys.executable, __file__, f"--capacity={args.capacity}", f"--startup={args.startup}"] + \
+        (["--synthetic"] if args.synthetic else [])
+    for name in [n.strip() for n in args.semantics.split(",") if n.strip()]:
+        two, one = (instructions(base + ["--count-child", f"{name}:{d}"]) for d in (2, 1))
+        print(f"  {name:<12} {(two - one) / day:>9,.0f} instructions/decision (the second day's {day:,})",
+              flush=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--semantics", default="kubernetes,gce,azure,aws,scalebridge")
@@ -69,7 +98,15 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="print cProfile's top 15 by cumulative time")
     ap.add_argument("--tracemalloc", action="store_true", help="also measure the peak of Python allocations")
     ap.add_argument("--synthetic", action="store_true", help="a synthetic diurnal load instead of the trace")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count each semantics' instructions per decision instead (callgrind; minutes)")
+    ap.add_argument("--count-child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.count_child:
+        name, days = args.count_child.split(":")
+        return _replay_child(name, float(days), args)
+    if args.instructions:
+        return _count_instructions(args)
 
     from scalebridge import plugins
     from scalebridge.engine import Decider

@@ -187,14 +187,21 @@ def none_negative(values) -> bool:
     (only such a string can be negative), or all numbers whose least is
     not below zero (``min`` never skips a negative that comes after a first number, and a
     NaN first stays its result, which is not ``>= 0``). Any other mix (a null, a number
-    beside a string, a ``-`` in a string): False, and the caller looks value by value (with :func:`exact`)."""
-    try:
-        return "-" not in "".join(values)
-    except TypeError:
-        pass
+    beside a string, a ``-`` in a string): False, and the caller looks value by value (with :func:`exact`).
+    The first value says which test to try: a ``join`` that fails on numbers raises, and a
+    raised exception costs more than the test itself."""
+    for first in values:
+        break
+    else:
+        return True    # no value at all
+    if type(first) is str:
+        try:
+            return "-" not in "".join(values)
+        except TypeError:   # a string beside something else: look one by one
+            return False
     try:
         return min(values) >= 0
-    except (TypeError, ValueError):   # a mix of types, or none (ValueError): look one by one
+    except (TypeError, ValueError):   # a mix of types: look one by one
         return False
 
 

@@ -19,7 +19,7 @@ from scalebridge.semantics.aws_policy import ceil_ratio
 from scalebridge.stages.alarms import ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, breach_test, evaluate_alarm
 from scalebridge.stages.proposals import _sums, average_proposal
 from scalebridge.state import TimeLog
-from scalebridge.units import decimal_pair, exact, milli_value
+from scalebridge.units import decimal_pair, exact, milli_value, none_negative
 
 
 
@@ -84,6 +84,26 @@ def test_ceil_ratio_of_a_float_equals_the_exact_ratio() -> None:
             want = math.ceil(Fraction(base) * _written(x) / target)
             assert ceil_ratio(base, x, target) == want, (base, x, target)
             assert ceil_ratio(base, exact(x), target) == want
+
+
+def test_none_negative_says_yes_only_when_no_value_is_negative() -> None:
+    """The impossible-observation scan's shortcut: True must mean that no value is below
+    zero (a False sends the caller value by value, so it is always safe); every list of
+    non-negative numbers, or of quantity strings written without a sign, is a yes."""
+    rng = random.Random(11)
+    # what a validated observation can hold: finite numbers, quantity strings, nulls
+    pool = [0, 3, -2, 0.5, -0.0, -1e-9, 1e300, "500m", "1.5Gi", "-1", "0", " -2m", "1e-3", None]
+    assert none_negative([]) and none_negative({}.values())
+    for _ in range(5000):
+        values = [rng.choice(pool) for _ in range(rng.randrange(0, 6))]
+        shape = rng.choice([list, tuple, lambda vs: {f"m{i}": v for i, v in enumerate(vs)}.values()])
+        got = none_negative(shape(values))
+        if got:
+            assert all(v is not None and exact(v) >= 0 for v in values), values
+        numbers = all(type(v) in (int, float) for v in values)
+        if (numbers and all(v >= 0 for v in values)) or \
+                all(type(v) is str and "-" not in v for v in values):
+            assert got, values
 
 
 # --- CloudWatch alarms ------------------------------------------------------------------------

@@ -201,7 +201,7 @@ def none_negative(values) -> bool:
             return False
     try:
         return min(values) >= 0
-    except (TypeError, ValueError):   # a mix of types: look one by one
+    except TypeError:   # a mix of types: look one by one
         return False
 
 

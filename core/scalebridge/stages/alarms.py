@@ -52,9 +52,9 @@ from __future__ import annotations
 
 import math
 import operator as _op
-from itertools import repeat
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import repeat
 from typing import Callable, Collection, Mapping, Optional, Sequence, Union
 
 from ..units import exact

@@ -77,11 +77,10 @@ def _count_child(semantics: str, n: int) -> None:
 def instructions_per_decision(semantics: str, n: int) -> float:
     """Instructions (valgrind's callgrind) of ``n`` decisions less those of none, per
     decision: the figure that does not move with the machine's load."""
+    from children import instructions   # benchmarks/ is the script's directory
+
     def refs(count: int) -> int:
-        proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
-                               __file__, "--count-child", f"{semantics}:{count}"], capture_output=True, text=True)
-        line = next(x for x in proc.stderr.splitlines() if "refs:" in x)
-        return int(line.split("refs:")[1].replace(",", "").strip())
+        return instructions([sys.executable, __file__, "--count-child", f"{semantics}:{count}"])
     return (refs(n) - refs(0)) / n
 
 

@@ -102,6 +102,103 @@ def bench_decider(semantics: str, seconds: float) -> float:
     return n / (time.perf_counter() - start)
 
 
+def _floor_adapter():
+    """A pydantic-core validator of the benchmark request's shape with nothing a protocol
+    model adds: plain TypedDicts, lax types, no bounds, no unknown-key check, no
+    model instances — the least validating those ~200 values can cost in pydantic-core."""
+    from typing import Any
+    from pydantic import TypeAdapter
+    from typing_extensions import TypedDict
+
+    class M(TypedDict, total=False):
+        name: str
+        phase: str
+        ready: bool
+        ready_transition_time: float
+        start_time: float
+        requests: dict[str, Any]
+
+    class MO(TypedDict, total=False):
+        members: dict[str, Any]
+        timestamp: float
+        window: float
+        series: list[tuple[float, float]]
+
+    class O(TypedDict, total=False):
+        status_replicas: int
+        members: list[M]
+        metrics: dict[str, MO]
+
+    class TR(TypedDict):
+        time: float
+        replicas: int
+
+    class EV(TypedDict, total=False):
+        time: float
+        change: int
+        cause: str
+
+    class S(TypedDict, total=False):
+        recommendations: list[TR]
+        sizes: list[TR]
+        scale_up_events: list[EV]
+        scale_down_events: list[EV]
+
+    class R(TypedDict, total=False):
+        semantics: str
+        now: float
+        current_replicas: int
+        policy: dict
+        observations: O
+        state: S
+    return TypeAdapter(R)
+
+
+def phases(semantics: str, repeat: int = 7) -> dict[str, float]:
+    """Microseconds per decision of each part of ``decide(dict)`` (the least CPU time of
+    ``repeat`` passes over the benchmark's 200 requests): validating the request (the
+    protocol's pydantic models; beside it, :func:`_floor_adapter`'s floor for the same
+    values), the history into a ``DecisionState``, the semantics with the engine's
+    bookkeeping, and the response (the metrics aligned, the state out)."""
+    from scalebridge import decide
+    from scalebridge.decision import Context
+    from scalebridge.engine import align_metrics, parse_request, resolve_semantics, run, to_response
+    from scalebridge.state import DecisionState
+
+    reqs = [request(semantics, i) for i in range(200)]
+    for r in reqs:
+        decide(r)
+    sem = resolve_semantics(semantics)
+    parsed = [parse_request(r) for r in reqs]
+
+    def decided(p):
+        env, policy = p
+        state = DecisionState.from_protocol(env.state)
+        return run(sem, Context(env.now, env.current_replicas, policy, env.settings, env.observations, state)), \
+            state, env, policy
+    outs = [decided(p) for p in parsed]
+
+    def least(fn, items) -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            t = time.process_time()
+            for x in items:
+                fn(x)
+            best = min(best, time.process_time() - t)
+        return best / len(items) * 1e6
+
+    def respond(o):
+        d, state, env, policy = o
+        d.metrics = align_metrics(policy, d.metrics)
+        return to_response(sem.name, env.current_replicas, d, state)
+    out = {"decide": least(decide, reqs), "validate": least(parse_request, reqs),
+           "validate floor": least(_floor_adapter().validate_python, reqs),
+           "state in": least(lambda p: DecisionState.from_protocol(p[0].state), parsed)}
+    out["semantics + engine"] = least(decided, parsed) - out["state in"]
+    out["response"] = least(respond, outs)
+    return out
+
+
 def bench_cli(semantics: str, count: int) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
         for i in range(count):
@@ -131,6 +228,9 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="cProfile of decide(dict), the first semantics")
     ap.add_argument("--instructions", type=int, default=0, metavar="N",
                     help="also count instructions per decide(dict) over N decisions (valgrind; slow)")
+    ap.add_argument("--phases", action="store_true",
+                    help="microseconds per decision of each part of decide(dict), and the pydantic-core "
+                         "floor of validating the same request (issue #29: what is left)")
     ap.add_argument("--count-child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.count_child:
@@ -146,6 +246,17 @@ def main() -> None:
         bench_in_process(name, args.seconds)
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+        return
+    if args.phases:
+        cols = ("decide", "validate", "validate floor", "state in", "semantics + engine", "response")
+        print(f"{'µs per decision':<14}" + "".join(f"{c:>20}" for c in cols) + f"{'without validating':>20}")
+        for name in args.semantics.split(","):
+            p = phases(name)
+            rest = p["state in"] + p["semantics + engine"] + p["response"]
+            print(f"{name:<14}" + "".join(f"{p[c]:>20.1f}" for c in cols) +
+                  f"{rest:>11.1f} ({1e6 / rest:,.0f}/s)")
+        print("validate floor: the same request through plain TypedDicts (lax, unbounded, no model "
+              "instances, unknown keys ignored); without validating: state in + semantics + engine + response")
         return
     from scalebridge.plugins import registry
     available = registry().semantics

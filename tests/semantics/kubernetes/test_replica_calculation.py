@@ -418,3 +418,21 @@ def test_a_pods_own_sample_time_and_window_decide_its_initialization(own, expect
     r = decide({"semantics": "kubernetes", "now": NOW, "current_replicas": 3, "policy": policy,
                 "observations": {"members": members, "metrics": {"cpu": obs}}})
     assert r["desired_replicas"] == expected
+
+
+def test_integer_division_truncates_toward_zero_as_go_does():
+    """Go's int64 ``/`` truncates toward zero (``-7 / 2 == -3``), which Python's ``//``
+    does only for operands of the same sign: ``trunc_div`` is Go's for every sign."""
+    from hypothesis import given, strategies as st
+
+    from scalebridge.semantics.kubernetes_replicas import trunc_div
+
+    ints = st.integers(min_value=-2**63, max_value=2**63 - 1)
+
+    @given(ints, ints.filter(lambda b: b != 0))
+    def check(a, b):
+        q = trunc_div(a, b)
+        assert q == int(Fraction(a, b))             # int() of a Fraction truncates toward zero
+        assert abs(q * b) <= abs(a) < abs((q + (1 if (a >= 0) == (b > 0) else -1)) * b)
+    check()
+    assert (trunc_div(-7, 2), trunc_div(7, -2), trunc_div(-7, -2), trunc_div(7, 2)) == (-3, -3, 3, 3)

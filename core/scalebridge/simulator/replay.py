@@ -89,10 +89,10 @@ def simulate(
 
     started = time.perf_counter()
     world.run(decide)
+    desired, paid, ready = (a.copy() for a in world.per_tick())
     return Run(
         semantics=decider.semantics.name, policy=label or policy.name or "policy",
-        desired=np.array(world.desired, dtype=np.int64), paid=np.array(world.paid, dtype=np.int64),
-        ready=np.array(world.ready, dtype=np.int64), decisions=sum(reasons.values()), reasons=reasons,
+        desired=desired, paid=paid, ready=ready, decisions=sum(reasons.values()), reasons=reasons,
         errors=errors[0], first_error=errors[1], elapsed_seconds=time.perf_counter() - started,
         published=world.published, initial=world.initial,
     )

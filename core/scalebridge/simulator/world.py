@@ -57,8 +57,6 @@ with predictive scaling brings its own planner
 from __future__ import annotations
 
 import math
-import operator
-from functools import reduce
 from typing import Any, Callable, Generator, Optional, Union
 
 import numpy as np
@@ -444,7 +442,8 @@ class World:
         member_points = [(t, v * cap / 100.0) for t, v in cpu_points]
         visible = retention
         # after the prefilled points, one per grain of ticks [e - grain_ticks, e), stamped
-        # t0 + e * tick: made when it becomes visible (its ticks served, its end before the lag)
+        # t0 + e * tick: made when it becomes visible (its ticks served, its end before the lag;
+        # the prefilled ones are visible by then)
         next_grain = grain_ticks
         next_point = cpu_points[visible][0] if hidden else t0 + next_grain * tick   # the next to become visible
         cpu_series = cpu_points[:visible]
@@ -527,29 +526,34 @@ class World:
                     else:
                         us = util[k:k + W]
                         u = us[0] if min(us) == max(us) else fsum(us) / W
-                    if next_point <= stamp:
-                        shown = visible
-                        while visible < len(cpu_points) and cpu_points[visible][0] <= stamp:
+                    while next_point <= stamp:   # a series point becomes visible
+                        if hidden:   # a prefilled one newer than t0 - lag (the first syncs only)
                             visible += 1
-                        if visible == len(cpu_points):
-                            while next_grain <= k and t0 + next_grain * tick <= stamp:
-                                end = t0 + next_grain * tick
-                                lo, hi = next_grain - grain_ticks, next_grain
-                                total_util = _sum(util[pad + lo:pad + hi])
-                                cpu_points.append((end, total_util * 100.0 / grain_ticks))
-                                if want_per_member:
-                                    member_points.append((end, total_util * cap / grain_ticks))
-                                if want_load:
-                                    load_points.append((end, _sum(load_list[lo:hi]) / grain_ticks))
-                                visible += 1
-                                next_grain += grain_ticks
-                        next_point = cpu_points[visible][0] if visible < len(cpu_points) else t0 + next_grain * tick
-                        if visible != shown:
-                            cpu_d["series"] = lb_d["series"] = cpu_points[visible - retention:visible]
-                            if want_load:
-                                load_d["series"] = load_points[visible - retention:visible]
+                            hidden -= 1
+                            next_point = cpu_points[visible][0] if hidden else t0 + next_grain * tick
+                        elif next_grain <= k:   # the grain of ticks [next_grain - grain_ticks, next_grain)
+                            lo = next_grain - grain_ticks
+                            total_util = 0.0   # added in tick order (sum() may round otherwise)
+                            for x in util[pad + lo:pad + next_grain]:
+                                total_util += x
+                            cpu_points.append((next_point, total_util * 100.0 / grain_ticks))
                             if want_per_member:
-                                per_member_d["series"] = member_points[visible - retention:visible]
+                                member_points.append((next_point, total_util * cap / grain_ticks))
+                            if want_load:
+                                total_load = 0.0
+                                for x in load_list[lo:next_grain]:
+                                    total_load += x
+                                load_points.append((next_point, total_load / grain_ticks))
+                            visible += 1
+                            next_grain += grain_ticks
+                            next_point = t0 + next_grain * tick
+                        else:   # its ticks are not all served yet
+                            break
+                        cpu_d["series"] = lb_d["series"] = cpu_points[visible - retention:visible]
+                        if want_load:
+                            load_d["series"] = load_points[visible - retention:visible]
+                        if want_per_member:
+                            per_member_d["series"] = member_points[visible - retention:visible]
                     if stale:
                         stale = False
                         if fleet.version != members_version:
@@ -644,12 +648,6 @@ def _millicores(m: float) -> int:
     rounds (a value within a billionth of a whole millicore is that one)."""
     r = round(m)
     return r if abs(m - r) <= 1e-9 * (m if m > 1.0 else 1.0) else math.ceil(m)
-
-
-def _sum(values: Any, _add=operator.add) -> float:
-    """The values added one after another from 0.0 (as a running total is: ``sum()``
-    and ``math.fsum`` may round otherwise)."""
-    return reduce(_add, values, 0.0)
 
 
 def _per_tick(marks: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

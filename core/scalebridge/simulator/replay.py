@@ -45,6 +45,43 @@ class Run:
     published: dict[str, str] = field(default_factory=dict)
     initial: Optional[int] = None       #: members at the start, before the first decision
 
+    def __getstate__(self) -> dict:
+        """Pickled (a worker process sending it back) with its per-tick series as the
+        ticks where they change: a replay's few hundred, not three arrays of every tick."""
+        state = dict(self.__dict__)
+        for key in _SERIES:
+            state[key] = _changes(state[key])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for key in _SERIES:
+            state[key] = _expanded(state[key])
+        self.__dict__.update(state)
+
+
+_SERIES = ("desired", "paid", "ready")
+
+
+def _changes(a: object) -> object:
+    """An integer series as ``(size, starts, values)``: the value from each start on."""
+    if not (isinstance(a, np.ndarray) and a.ndim == 1 and a.size and a.dtype.kind in "iu"):
+        return a
+    starts = np.concatenate(([0], np.flatnonzero(a[1:] != a[:-1]) + 1))
+    return _Changes(a.size, starts, a[starts])
+
+
+def _expanded(x: object) -> object:
+    if not isinstance(x, _Changes):
+        return x
+    return np.repeat(x.values, np.diff(x.starts, append=x.size))
+
+
+@dataclass(frozen=True)
+class _Changes:
+    size: int
+    starts: np.ndarray
+    values: np.ndarray
+
 
 def simulate(
     policy: Union[Policy, dict],

@@ -76,11 +76,15 @@ def _expanded(x: object) -> object:
     return np.repeat(x.values, np.diff(x.starts, append=x.size))
 
 
-@dataclass(frozen=True)
 class _Changes:
-    size: int
-    starts: np.ndarray
-    values: np.ndarray
+    """A series of ``size`` values, ``values[i]`` from ``starts[i]`` on."""
+    __slots__ = ("size", "starts", "values")
+
+    def __init__(self, size: int, starts: np.ndarray, values: np.ndarray) -> None:
+        self.size, self.starts, self.values = size, starts, values
+
+    def __reduce__(self) -> tuple:
+        return _Changes, (self.size, self.starts, self.values)
 
 
 def simulate(

@@ -55,6 +55,7 @@ def compare(
     forecaster: Optional[Forecaster] = None,
     progress: Optional[Callable[[int], None]] = None,
     workload: Optional[dict] = None,
+    idle: Optional[Callable[[], None]] = None,
 ) -> Comparison:
     """Run every (policy, semantics) pair on ``load`` and score it against the
     oracle. A semantics that is not registered, cannot run a policy, or fails
@@ -64,7 +65,10 @@ def compare(
     starts every run fresh; ``workers > 1`` runs pairs in that many processes, and
     ``scheduler`` on the Dask cluster at that address (:mod:`.executors`; it must then
     be picklable). ``progress(ticks)`` is called with the number of
-    ticks just simulated, summed over runs (``len(load) × runs`` in all)."""
+    ticks just simulated, summed over runs (``len(load) × runs`` in all). With local
+    worker processes, ``idle()`` is called once in this process when a worker has no
+    run left to start (a core waits for the last runs): work the caller does after
+    the runs anyway can be done there (the CLI imports what prints its table)."""
     from .. import plugins
 
     available = plugins.registry().semantics
@@ -114,7 +118,10 @@ def compare(
             if progress is not None:
                 progress(n)
             if scheduler is None and finished[0] >= idle_from:
-                score_finished()   # on the core a worker left: nothing is left for it to start
+                # on the core a worker left (nothing is left for it to start)
+                if idle is not None and finished[0] == idle_from:
+                    idle()
+                score_finished()
 
         for i, out in run_tasks(_run_task, payload, workers=workers, scheduler=scheduler, done=done):
             runs[i] = out

@@ -90,6 +90,7 @@ def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1
             client.close()
         return out
     if workers > 1 and len(args) > 1:
+        import gc
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed as completed
 
@@ -101,7 +102,14 @@ def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1
         try:
             with ProcessPoolExecutor(max_workers=min(workers, len(args)), mp_context=ctx) as pool:
                 if method == "fork":
-                    futures = {pool.submit(_call_inherited, i): i for i in range(len(args))}
+                    # the workers fork at the first submit: with this process's objects frozen
+                    # their first full collection does not walk (and so copy, page by page)
+                    # every object they inherited (gc.freeze's documented use)
+                    gc.freeze()
+                    try:
+                        futures = {pool.submit(_call_inherited, i): i for i in range(len(args))}
+                    finally:
+                        gc.unfreeze()
                 else:
                     futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
                 for fut in completed(futures):

@@ -63,7 +63,6 @@ import numpy as np
 
 from .. import constants as C
 from ..policy import Policy
-from ..predictive import trace_forecaster
 from ..protocol import CapacityForecast, MetricObservation, Observations, Settings
 from ..stages.proposals import default_utilization
 from .bounds import bounds
@@ -270,7 +269,8 @@ class World:
         self.start_time = float(start_time)
         cap = float(model.capacity)
         self.initial = model.initial if model.initial is not None else default_initial(policy, float(loads[0]), cap)
-        if forecaster is None:   # a policy with predictive scaling brings its own planner
+        if forecaster is None and policy.predictive is not None:   # predictive scaling brings its own planner
+            from ..predictive import trace_forecaster   # (imported by a policy that has it only)
             forecaster = trace_forecaster(policy, capacity=cap, startup_seconds=model.startup.mean,
                                           t0=self.start_time, tick_seconds=self.tick_seconds)
         self._forecaster = forecaster

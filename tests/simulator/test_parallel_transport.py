@@ -56,3 +56,20 @@ def test_a_run_of_other_series_pickles_as_it_is():
     back = pickle.loads(pickle.dumps(run))
     assert back.desired.size == 0 and back.ready == [1, 1, 2]
     assert np.array_equal(back.paid, run.paid) and np.signbit(back.paid[1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
+def test_the_objects_frozen_for_the_fork_are_thawed_unless_the_caller_had_frozen_some(monkeypatch):
+    import gc
+    monkeypatch.setattr(executors, "start_method", lambda: "fork")
+    tasks = [(i, lambda i=i: i) for i in range(3)]
+    assert gc.get_freeze_count() == 0
+    assert executors.run_tasks(_second, tasks, workers=2) == [0, 1, 2]
+    assert gc.get_freeze_count() == 0
+    gc.freeze()   # a caller's own (a pre-forking server's)
+    try:
+        frozen = gc.get_freeze_count()
+        assert executors.run_tasks(_second, tasks, workers=2) == [0, 1, 2]
+        assert gc.get_freeze_count() >= frozen > 0
+    finally:
+        gc.unfreeze()

@@ -104,12 +104,15 @@ def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1
                 if method == "fork":
                     # the workers fork at the first submit: with this process's objects frozen
                     # their first full collection does not walk (and so copy, page by page)
-                    # every object they inherited (gc.freeze's documented use)
+                    # every object they inherited (gc.freeze's documented use); thawed after,
+                    # unless this process had frozen objects of its own before
+                    frozen_before = gc.get_freeze_count()
                     gc.freeze()
                     try:
                         futures = {pool.submit(_call_inherited, i): i for i in range(len(args))}
                     finally:
-                        gc.unfreeze()
+                        if not frozen_before:
+                            gc.unfreeze()
                 else:
                     futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
                 for fut in completed(futures):

@@ -70,6 +70,6 @@ def test_the_objects_frozen_for_the_fork_are_thawed_unless_the_caller_had_frozen
     try:
         frozen = gc.get_freeze_count()
         assert executors.run_tasks(_second, tasks, workers=2) == [0, 1, 2]
-        assert gc.get_freeze_count() >= frozen > 0
+        assert gc.get_freeze_count() > frozen // 2 > 0   # still frozen (less any freed meanwhile)
     finally:
         gc.unfreeze()

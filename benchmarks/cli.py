@@ -18,6 +18,10 @@ number on a shared machine) and peak RSS, as median and range.
   process may use) unless ``--jobs N`` is given here (1: the five replays one
   after another). CPU time and peak RSS include the worker processes (wait4
   counts the children a process waited for; the peak is the largest process's).
+  With ``--instructions``, also the instructions of the same command over 2 days in
+  one process (``--jobs 1``): all of its work, start included, as a count the
+  machine's load does not move (with one OpenBLAS thread, whose idle spinning
+  would otherwise vary it).
 
     .venv/bin/python benchmarks/cli.py [--only cold,simulate] [--repeat 5] [--jobs N]
 """
@@ -32,7 +36,8 @@ REPO = Path(__file__).resolve().parents[1]
 TRACES = [REPO.parent / "shared" / "traces", Path("/work/shared/traces")]
 
 
-from children import instructions, scalebridge, timed_child  # noqa: E402 (benchmarks/ is the script's directory)
+import children  # noqa: E402 (benchmarks/ is the script's directory)
+from children import instructions, scalebridge, timed_child  # noqa: E402
 
 
 def stats(xs: list[float], unit: str, digits: int = 2) -> str:
@@ -53,8 +58,8 @@ def main() -> int:
     ap.add_argument("--only", default="cold,simulate")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--instructions", action="store_true",
-                    help="cold: also count the instructions of one run (valgrind's callgrind): the number "
-                         "that does not vary with the machine's load")
+                    help="also count the instructions of one run (valgrind's callgrind): the number that does "
+                         "not vary with the machine's load (cold: each command; simulate: 2 days, --jobs 1)")
     ap.add_argument("--jobs", type=int, help="simulate: pass --jobs N (default: the command's own default)")
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -71,13 +76,27 @@ def main() -> int:
         trace = next((d / "worldcup98_day46-78.csv" for d in TRACES if (d / "worldcup98_day46-78.csv").is_file()),
                      None)
         load = ["--trace", str(trace), "--scale", "1/60"] if trace else ["--workload", "diurnal", "--peak", "3000"]
-        cmd = [scalebridge(), "simulate", "examples/simulate/policy.yaml", *load, "--duration", "30d",
-               "--capacity", "25", "--startup", "90", "--semantics", "all", "--quiet"]
+        def simulate(duration: str) -> list[str]:
+            return ["simulate", "examples/simulate/policy.yaml", *load, "--duration", duration,
+                    "--capacity", "25", "--startup", "90", "--semantics", "all", "--quiet"]
+
+        cmd = [scalebridge(), *simulate("30d")]
         if args.jobs is not None:
             cmd += ["--jobs", str(args.jobs)]
         print("$ " + " ".join(cmd[1:]))
         measure("scalebridge simulate (30 days, 5 semantics)", cmd, max(1, min(args.repeat, 3)),
                 "goal <= 5 s, <= 300 MB")
+        if args.instructions:
+            short = [sys.executable, "-m", "scalebridge.cli", *simulate("2d"), "--jobs", "1"]
+            given = children.ENV.get("OPENBLAS_NUM_THREADS")
+            children.ENV["OPENBLAS_NUM_THREADS"] = "1"
+            try:
+                print(f"  instructions of {' '.join(short[3:])}: {instructions(short, REPO):,}")
+            finally:
+                if given is None:
+                    del children.ENV["OPENBLAS_NUM_THREADS"]
+                else:
+                    children.ENV["OPENBLAS_NUM_THREADS"] = given
     return 0
 
 

@@ -22,7 +22,10 @@ diurnal workload.
 
 ``--instructions``: instead, each semantics' instructions per decision (valgrind's
 callgrind, the figure the machine's load does not move): a replay of 2 days less one
-of 1 day, over the second day's 5,760 decisions.
+of 1 day, over the second day's 5,760 decisions; and the simulator's own instructions
+per tick, ``(overhead)`` (``--semantics overhead`` for that line alone): the same
+difference for a replay whose decisions cost nothing, replaying kubernetes' sizes as
+the in-process overhead line does.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
 import resource
 import sys
@@ -45,6 +49,7 @@ TRACE = next((p for p in (REPO.parent / "shared" / "traces" / "worldcup98_day46-
              REPO.parent / "shared" / "traces" / "worldcup98_day46-78.csv")
 POLICY = REPO / "examples" / "simulate" / "policy.yaml"
 TICK = 15.0
+SEMANTICS = "kubernetes,gce,azure,aws,scalebridge"
 GOAL_SECONDS = 10.0
 GOAL_MB = 300.0
 
@@ -65,33 +70,68 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0   # Linux: kilobytes
 
 
+def _free_decisions(sizes: list[int], start: float) -> None:
+    """Make every ``Decider.step`` cost (almost) nothing: it replays ``sizes``."""
+    from scalebridge.engine import Decider
+    from scalebridge.semantics.base import Decision
+
+    def replay(self, now, current, obs, trace=None, checked=False):
+        size = sizes[int(round((now - start) / TICK))]
+        return Decision(size, size, "Replayed")
+
+    Decider.step = replay  # type: ignore[method-assign]
+
+
 def _replay_child(name: str, days: float, args: argparse.Namespace) -> int:
-    """(run under valgrind) one semantics' replay of the first ``days`` days."""
+    """(run under valgrind) one semantics' replay of the first ``days`` days; ``overhead``:
+    the replay of ``--sizes``' sizes by decisions that cost nothing."""
     from scalebridge.policyfile import load_policy_file
     from scalebridge.simulator import FleetModel, simulate
 
     values, start, _ = load(days, args.synthetic)
+    if name == "overhead":
+        _free_decisions(np.load(args.sizes).tolist(), start)
+        name = "kubernetes"
     simulate(load_policy_file(POLICY), values, FleetModel(capacity=args.capacity, startup=args.startup),
              semantics=name, start_time=start)
     return 0
 
 
 def _count_instructions(args: argparse.Namespace) -> int:
-    from children import instructions   # benchmarks/ is the script's directory
+    # OpenBLAS's idle threads spin a time-dependent number of instructions: one thread, counts that repeat
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    from children import instructions   # benchmarks/ is the script's directory (its ENV copies os.environ)
 
     day = int(86400 / TICK)
     base = [sys.executable, __file__, f"--capacity={args.capacity}", f"--startup={args.startup}"] + \
         (["--synthetic"] if args.synthetic else [])
-    for name in [n.strip() for n in args.semantics.split(",") if n.strip()]:
+    names = [n.strip() for n in args.semantics.split(",") if n.strip()]
+    for name in names:
+        if name == "overhead":
+            continue
         two, one = (instructions(base + ["--count-child", f"{name}:{d}"]) for d in (2, 1))
         print(f"  {name:<12} {(two - one) / day:>9,.0f} instructions/decision (the second day's {day:,})",
               flush=True)
+    if "overhead" in names or args.semantics == SEMANTICS:
+        import tempfile
+        from scalebridge.policyfile import load_policy_file
+        from scalebridge.simulator import FleetModel, simulate
+
+        values, start, _ = load(2, args.synthetic)
+        run = simulate(load_policy_file(POLICY), values, FleetModel(capacity=args.capacity, startup=args.startup),
+                       semantics="kubernetes", start_time=start)
+        with tempfile.TemporaryDirectory() as d:
+            path = str(Path(d) / "sizes.npy")
+            np.save(path, run.desired)
+            two, one = (instructions(base + ["--sizes", path, "--count-child", f"overhead:{d}"]) for d in (2, 1))
+        print(f"  {'(overhead)':<12} {(two - one) / day:>9,.0f} instructions/tick (the second day's {day:,}): the "
+              "simulator alone, kubernetes' sizes replayed by decisions that cost nothing", flush=True)
     return 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--semantics", default="kubernetes,gce,azure,aws,scalebridge")
+    ap.add_argument("--semantics", default=SEMANTICS)
     ap.add_argument("--days", type=float, default=30.0)
     ap.add_argument("--capacity", type=float, default=25.0, help="requests/s one member serves (default 25)")
     ap.add_argument("--startup", type=float, default=90.0)
@@ -101,6 +141,7 @@ def main() -> int:
     ap.add_argument("--instructions", action="store_true",
                     help="count each semantics' instructions per decision instead (callgrind; minutes)")
     ap.add_argument("--count-child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--sizes", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.count_child:
         name, days = args.count_child.split(":")
@@ -111,7 +152,6 @@ def main() -> int:
     from scalebridge import plugins
     from scalebridge.engine import Decider
     from scalebridge.policyfile import load_policy_file
-    from scalebridge.semantics.base import Decision
     from scalebridge.simulator import FleetModel, simulate
 
     values, start, what = load(args.days, args.synthetic)
@@ -154,12 +194,7 @@ def main() -> int:
     # but replay the first semantics' sizes, so the fleet moves exactly as it did
     if runnable:
         original = Decider.step
-
-        def replay(self, now, current, obs, trace=None, checked=False):
-            size = sizes[int(round((now - start) / TICK))]
-            return Decision(size, size, "Replayed")
-
-        Decider.step = replay  # type: ignore[method-assign]
+        _free_decisions(sizes, start)
         try:
             t = time.perf_counter()
             simulate(policy, values, model, semantics=runnable[0], start_time=start)

@@ -11,6 +11,7 @@ import numpy as np
 from ..policy import Policy
 from ..protocol import Settings
 from .comparison import Comparison, RunResult, oracle_for, score_run
+from .scores import Scores
 from .fleet import FleetModel
 from .replay import Run, simulate
 from .world import Forecaster
@@ -54,6 +55,7 @@ def compare(
     forecaster: Optional[Forecaster] = None,
     progress: Optional[Callable[[int], None]] = None,
     workload: Optional[dict] = None,
+    idle: Optional[Callable[[], None]] = None,
 ) -> Comparison:
     """Run every (policy, semantics) pair on ``load`` and score it against the
     oracle. A semantics that is not registered, cannot run a policy, or fails
@@ -63,7 +65,10 @@ def compare(
     starts every run fresh; ``workers > 1`` runs pairs in that many processes, and
     ``scheduler`` on the Dask cluster at that address (:mod:`.executors`; it must then
     be picklable). ``progress(ticks)`` is called with the number of
-    ticks just simulated, summed over runs (``len(load) × runs`` in all)."""
+    ticks just simulated, summed over runs (``len(load) × runs`` in all). With local
+    worker processes, ``idle()`` is called once in this process when a worker has no
+    run left to start (a core waits for the last runs): work the caller does after
+    the runs anyway can be done there (the CLI imports what prints its table)."""
     from .. import plugins
 
     available = plugins.registry().semantics
@@ -84,20 +89,49 @@ def compare(
             own = copy.deepcopy(forecaster) if forecaster is not None else None
             tasks.append((len(tasks), policy, name, load, model, start_time, settings, label, own))
     runs: list[Union[Run, str, None]] = [None] * len(tasks)
-    if (workers > 1 and len(tasks) > 1) or scheduler is not None:
-        from .executors import run_tasks
+    by_label = dict(policies)
+    oracles: dict[str, np.ndarray] = {}
+    scores: dict[int, Scores] = {}
 
-        payload = [(i, p.model_dump(exclude_unset=True), *rest) for i, p, *rest in tasks]
-        for i, out in run_tasks(_run_task, payload, workers=workers, scheduler=scheduler,
-                                done=(lambda i, r: progress(n)) if progress is not None else None):
+    def score_finished() -> None:
+        """Score the runs done so far (the oracles first, once)."""
+        if not oracles:
+            for label, policy in policies:
+                oracles[label] = oracle_for(load, model, policy)
+        for i, out in enumerate(runs):
+            if isinstance(out, Run) and i not in scores:
+                scores[i] = score_run(out, load, model, oracle_paid=oracles[tasks[i][7]],
+                                      price_per_instance_hour=price_per_instance_hour)
+
+    if (workers > 1 and len(tasks) > 1) or scheduler is not None:
+        from .executors import run_tasks, start_method
+
+        # forked workers inherit the policies; other transports pickle them as plain data
+        inherited = scheduler is None and start_method() == "fork"
+        payload = [(i, p if inherited else p.model_dump(exclude_unset=True), *rest) for i, p, *rest in tasks]
+        finished = [0]
+        idle_from = len(tasks) - min(workers, len(tasks)) + 1   # from this many runs done, a worker waits
+
+        def done(i: int, out: tuple) -> None:
+            runs[i] = out[1]
+            finished[0] += 1
+            if progress is not None:
+                progress(n)
+            if scheduler is None and finished[0] >= idle_from:
+                # on the core a worker left (nothing is left for it to start)
+                if idle is not None and finished[0] == idle_from:
+                    idle()
+                score_finished()
+
+        for i, out in run_tasks(_run_task, payload, workers=workers, scheduler=scheduler, done=done):
             runs[i] = out
     else:
         for task in tasks:
-            done = [0]
+            done_ticks = [0]
 
-            def tick_progress(k: int, done: list = done) -> None:
-                progress(k - done[0])  # type: ignore[misc]
-                done[0] = k
+            def tick_progress(k: int, done_ticks: list = done_ticks) -> None:
+                progress(k - done_ticks[0])  # type: ignore[misc]
+                done_ticks[0] = k
 
             i, policy, name, *_ = task
             try:
@@ -107,19 +141,15 @@ def compare(
             except Exception as e:  # reported as a skipped run, never a crash
                 runs[i] = _failure(e)
                 if progress is not None:
-                    progress(n - done[0])
+                    progress(n - done_ticks[0])
 
-    oracles: dict[str, np.ndarray] = {}
-    by_label = dict(policies)
-    for label, policy in policies:
-        oracles[label] = oracle_for(load, model, policy)
+    score_finished()
     results: list[RunResult] = []
     for task, out in zip(tasks, runs):
         _, policy, name, *_ = task
         label = task[7]
         if isinstance(out, Run):
-            results.append(RunResult(out, score_run(out, load, model, oracle_paid=oracles[label],
-                                                    price_per_instance_hour=price_per_instance_hour)))
+            results.append(RunResult(out, scores[task[0]]))
         else:
             skipped.append({"semantics": name, "policy": label, "reason": str(out)})
     return Comparison(load=load, model=model, start_time=start_time, results=results, skipped=skipped,

@@ -263,7 +263,9 @@ def _run(args: argparse.Namespace, policies: list, names: list[str], model: Flee
         jobs = usable_cpus() if total >= PARALLEL_MIN_TICKS else 1
     kwargs = dict(start_time=workload.start_time, settings=scenario.settings or None,
                   price_per_instance_hour=scenario.price, workers=jobs, scheduler=args.scheduler,
-                  workload=workload.describe())
+                  workload=workload.describe(),
+                  # the table's modules imported while the last runs replay, not after
+                  idle=_table_modules if args.output != "-" and not args.quiet else None)
     if total < PROGRESS_MIN_TICKS or not sys.stderr.isatty():
         return compare(policies, names, workload.load, model, **kwargs)
     from rich.console import Console
@@ -324,6 +326,10 @@ def _duration_text(seconds: float) -> str:
 
 
 _DROPPABLE = ("short %", "peak over", "recover", "unserved", "reversals")   # first dropped on a narrow terminal
+
+
+def _table_modules() -> None:
+    import rich.box, rich.console, rich.table   # noqa: E401, F401 (what print_table imports)
 
 
 def print_table(result: Comparison, workload: Workload, console: Any = None) -> None:

@@ -48,13 +48,25 @@ def start_method() -> str:
     return "spawn"
 
 
+#: (fn, args) of the tasks forked workers run: set before the fork, so each worker has them
+#: in its own memory and is sent an index, not a pickled argument (a load, a policy) per task
+_INHERITED: Optional[tuple[Callable[[Any], Any], Sequence[Any]]] = None
+
+
+def _call_inherited(i: int) -> Any:
+    """(in a forked worker) the ``i``-th task of those it inherited."""
+    fn, args = _INHERITED   # type: ignore[misc]
+    return fn(args[i])
+
+
 def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1, scheduler: Optional[str] = None,
               done: Optional[Callable[[int, Any], None]] = None) -> list[Any]:
     """``[fn(a) for a in args]``, computed in this process (``workers`` 1, no
     ``scheduler``), in ``workers`` spawned processes, or on the Dask scheduler at
     ``scheduler`` (``tcp://host:8786``). ``done(i, result)`` is called as each
     finishes (for a progress bar). ``fn`` must be a module-level function. Local
-    processes take the tasks in their order (:func:`start_method`)."""
+    processes take the tasks in their order (:func:`start_method`); forked ones
+    inherit ``fn`` and ``args`` and are sent each task's index only."""
     out: list[Any] = [None] * len(args)
     if scheduler is not None:
         try:
@@ -78,17 +90,38 @@ def run_tasks(fn: Callable[[Any], Any], args: Sequence[Any], *, workers: int = 1
             client.close()
         return out
     if workers > 1 and len(args) > 1:
+        import gc
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor, as_completed as completed
 
-        ctx = multiprocessing.get_context(start_method())
-        with ProcessPoolExecutor(max_workers=min(workers, len(args)), mp_context=ctx) as pool:
-            futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
-            for fut in completed(futures):
-                i = futures[fut]
-                out[i] = fut.result()
-                if done is not None:
-                    done(i, out[i])
+        global _INHERITED
+        method = start_method()
+        ctx = multiprocessing.get_context(method)
+        if method == "fork":   # the workers inherit the tasks at the fork: each is sent its index only
+            _INHERITED = (fn, args)
+        try:
+            with ProcessPoolExecutor(max_workers=min(workers, len(args)), mp_context=ctx) as pool:
+                if method == "fork":
+                    # the workers fork at the first submit: with this process's objects frozen
+                    # their first full collection does not walk (and so copy, page by page)
+                    # every object they inherited (gc.freeze's documented use); thawed after,
+                    # unless this process had frozen objects of its own before
+                    frozen_before = gc.get_freeze_count()
+                    gc.freeze()
+                    try:
+                        futures = {pool.submit(_call_inherited, i): i for i in range(len(args))}
+                    finally:
+                        if not frozen_before:
+                            gc.unfreeze()
+                else:
+                    futures = {pool.submit(fn, a): i for i, a in enumerate(args)}
+                for fut in completed(futures):
+                    i = futures[fut]
+                    out[i] = fut.result()
+                    if done is not None:
+                        done(i, out[i])
+        finally:
+            _INHERITED = None
         return out
     for i, a in enumerate(args):
         out[i] = fn(a)

@@ -45,6 +45,47 @@ class Run:
     published: dict[str, str] = field(default_factory=dict)
     initial: Optional[int] = None       #: members at the start, before the first decision
 
+    def __getstate__(self) -> dict:
+        """Pickled (a worker process sending it back) with its per-tick series as the
+        ticks where they change: a replay's few hundred, not three arrays of every tick."""
+        state = dict(self.__dict__)
+        for key in _SERIES:
+            state[key] = _changes(state[key])
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        for key in _SERIES:
+            state[key] = _expanded(state[key])
+        self.__dict__.update(state)
+
+
+_SERIES = ("desired", "paid", "ready")
+
+
+def _changes(a: object) -> object:
+    """An integer series as ``(size, starts, values)``: the value from each start on."""
+    if not (isinstance(a, np.ndarray) and a.ndim == 1 and a.size and a.dtype.kind in "iu"):
+        return a
+    starts = np.concatenate(([0], np.flatnonzero(a[1:] != a[:-1]) + 1))
+    return _Changes(a.size, starts, a[starts])
+
+
+def _expanded(x: object) -> object:
+    if not isinstance(x, _Changes):
+        return x
+    return np.repeat(x.values, np.diff(x.starts, append=x.size))
+
+
+class _Changes:
+    """A series of ``size`` values, ``values[i]`` from ``starts[i]`` on."""
+    __slots__ = ("size", "starts", "values")
+
+    def __init__(self, size: int, starts: np.ndarray, values: np.ndarray) -> None:
+        self.size, self.starts, self.values = size, starts, values
+
+    def __reduce__(self) -> tuple:
+        return _Changes, (self.size, self.starts, self.values)
+
 
 def simulate(
     policy: Union[Policy, dict],
@@ -89,10 +130,10 @@ def simulate(
 
     started = time.perf_counter()
     world.run(decide)
+    desired, paid, ready = (a.copy() for a in world.per_tick())
     return Run(
         semantics=decider.semantics.name, policy=label or policy.name or "policy",
-        desired=np.array(world.desired, dtype=np.int64), paid=np.array(world.paid, dtype=np.int64),
-        ready=np.array(world.ready, dtype=np.int64), decisions=sum(reasons.values()), reasons=reasons,
+        desired=desired, paid=paid, ready=ready, decisions=sum(reasons.values()), reasons=reasons,
         errors=errors[0], first_error=errors[1], elapsed_seconds=time.perf_counter() - started,
         published=world.published, initial=world.initial,
     )

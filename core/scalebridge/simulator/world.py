@@ -63,7 +63,6 @@ import numpy as np
 
 from .. import constants as C
 from ..policy import Policy
-from ..predictive import trace_forecaster
 from ..protocol import CapacityForecast, MetricObservation, Observations, Settings
 from ..stages.proposals import default_utilization
 from .bounds import bounds
@@ -170,15 +169,6 @@ def _fresh(cls: type, fields_set: frozenset, data: dict,
     return obj
 
 
-class _Discard:
-    """Per-tick series of a world stepped from outside: writes go nowhere."""
-    __slots__ = ()
-
-    def __setitem__(self, k: int, v: Any) -> None:
-        pass
-
-
-_DISCARD = _Discard()
 #: loads that nothing changes (a generated load shared by every world that replays it,
 #: :func:`share`), by id: [weak reference to the array, its list of floats or None, checked]
 _SHARED: dict[int, list] = {}
@@ -242,12 +232,11 @@ class World:
     hand :meth:`run` a ``decide(now, current)`` called at every sync tick of the
     model's period: the same loop, without leaving it between syncs (what a
     replay uses). The per-tick series are in :attr:`desired`, :attr:`paid` and
-    :attr:`ready` (lists of ``ticks`` ints; complete after :meth:`finish` or
-    :meth:`run`).
+    :attr:`ready` (lists of ``ticks`` ints; :meth:`per_tick` as arrays; complete
+    after :meth:`finish` or :meth:`run`), kept as the ticks where they change.
 
-    ``record=False`` keeps no per-tick series (:attr:`desired`, :attr:`paid` and
-    :attr:`ready` then take writes and keep nothing): a world stepped from outside
-    whose replay nobody scores (the sim provider's).
+    ``record=False`` keeps no per-tick series (reading them raises ``ValueError``):
+    a world stepped from outside whose replay nobody scores (the sim provider's).
 
     ``settings`` are the decisions' protocol settings (initialization periods
     and cooldowns decide how long a ready cohort keeps its own member entry);
@@ -255,8 +244,8 @@ class World:
     replayed so far."""
 
     __slots__ = ("policy", "model", "start_time", "tick_seconds", "lag_seconds", "ticks", "initial", "published",
-                 "observations", "metrics", "desired", "paid", "ready", "tick", "_current", "_pending", "_gen",
-                 "_forecaster", "_settings", "_loads", "_progress", "_record")
+                 "observations", "metrics", "tick", "_current", "_pending", "_gen",
+                 "_forecaster", "_settings", "_loads", "_progress", "_record", "_marks", "_arrays")
 
     def __init__(self, policy: Policy, load: np.ndarray, model: FleetModel, *,
                  settings: Optional[Settings] = None, forecaster: Optional[Forecaster] = None,
@@ -280,7 +269,8 @@ class World:
         self.start_time = float(start_time)
         cap = float(model.capacity)
         self.initial = model.initial if model.initial is not None else default_initial(policy, float(loads[0]), cap)
-        if forecaster is None:   # a policy with predictive scaling brings its own planner
+        if forecaster is None and policy.predictive is not None:   # predictive scaling brings its own planner
+            from ..predictive import trace_forecaster   # (imported by a policy that has it only)
             forecaster = trace_forecaster(policy, capacity=cap, startup_seconds=model.startup.mean,
                                           t0=self.start_time, tick_seconds=self.tick_seconds)
         self._forecaster = forecaster
@@ -289,12 +279,10 @@ class World:
         self.observations = _fresh(Observations, _OBSERVATIONS_FIELDS, {})
         self.metrics: dict[str, MetricObservation] = {}
         self._record = record
-        if record:
-            self.desired = [0] * self.ticks
-            self.paid = [0] * self.ticks
-            self.ready = [0] * self.ticks
-        else:   # stepped from outside (the sim provider): nobody reads the per-tick series
-            self.desired = self.paid = self.ready = _DISCARD
+        # (tick, desired, paid, ready) where they change; None: not recorded (the sim provider's
+        # worlds, stepped from outside: nobody reads the per-tick series)
+        self._marks: Optional[list[tuple[int, int, int, int]]] = [] if record else None
+        self._arrays: Optional[tuple[int, tuple]] = None   # per_tick()'s, and how many marks made them
         self.tick = -1                   #: the tick of the last :meth:`observe` (-1: none yet)
         self._current = self.initial
         self._pending: Optional[int] = None
@@ -305,6 +293,37 @@ class World:
     def current(self) -> int:
         """The size set last (members not being removed)."""
         return self._current if self._pending is None else self._pending
+
+    def per_tick(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The per-tick series, desired, paid and ready members, as int64 arrays of
+        ``ticks`` (read-only)."""
+        marks = self._marks
+        if marks is None:
+            raise ValueError("this world was made with record=False: it keeps no per-tick series")
+        if self._arrays is None or self._arrays[0] != len(marks):
+            if marks:
+                arrays = _per_tick(marks, self.ticks)
+            else:   # not replayed yet
+                arrays = tuple(np.zeros(self.ticks, dtype=np.int64) for _ in range(3))
+            for a in arrays:
+                a.flags.writeable = False
+            self._arrays = (len(marks), arrays)
+        return self._arrays[1]
+
+    @property
+    def desired(self) -> list[int]:
+        """The size set at each tick (after that tick's decision, if any)."""
+        return self.per_tick()[0].tolist()
+
+    @property
+    def paid(self) -> list[int]:
+        """Members paid during each tick."""
+        return self.per_tick()[1].tolist()
+
+    @property
+    def ready(self) -> list[int]:
+        """Members serving during each tick (ready, or draining)."""
+        return self.per_tick()[2].tolist()
 
     def time_of(self, k: int) -> float:
         return self.start_time + k * self.tick_seconds
@@ -397,17 +416,21 @@ class World:
         want_load = "load" in shapes
         want_per_member = "load_per_member" in shapes
         want_lb = "load_balancing" in shapes
+        extra = want_load or want_per_member or want_lb or forecaster is not None
         load_names = [k for k, v in published.items() if v == "load"]
         per_member_names = [k for k, v in published.items() if v == "load_per_member"]
         lb_names = [k for k, v in published.items() if v == "load_balancing"]
 
-        # warm start: histories prefilled so that tick k's window is hist[k : k + W]
+        # warm start: histories prefilled so that tick k's window is util[k : k + W]
         first = load_list[0]
         u0 = first / (initial * cap) if initial else first / cap
         pad = lag_ticks + window_ticks
-        util_hist = [u0] * pad            # per-member utilization (fraction of capacity), appended per tick
-        # the load's window at sync tick k is total_hist[k : k + W] of [first] * pad + load_list,
-        # read from load_list itself (no copy of the series per world)
+        # per-member utilization (fraction of capacity): tick j's at util[pad + j], for the
+        # first `filled` ticks (_utilization); the load's window at sync tick k is
+        # total_hist[k : k + W] of [first] * pad + load_list, read from load_list itself
+        # (no copy of the series per world)
+        util = [u0] * pad
+        filled = 0
         retention = _retention_points(policy, grain_ticks * tick)
         grain = grain_ticks * tick
         # prefilled points up to t0; those newer than t0 - lag stay hidden until the lag has
@@ -418,16 +441,15 @@ class World:
         load_points = [(t0 - j * grain, first) for j in range(count - 1, -1, -1)]
         member_points = [(t, v * cap / 100.0) for t, v in cpu_points]
         visible = retention
-        next_point = cpu_points[visible][0] if hidden else math.inf   # the next point to become visible
+        # after the prefilled points, one per grain of ticks [e - grain_ticks, e), stamped
+        # t0 + e * tick: made when it becomes visible (its ticks served, its end before the lag;
+        # the prefilled ones are visible by then)
+        next_grain = grain_ticks
+        next_point = cpu_points[visible][0] if hidden else t0 + next_grain * tick   # the next to become visible
         cpu_series = cpu_points[:visible]
         load_series = load_points[:visible]
         member_series = member_points[:visible]
-        grain_util = grain_load = 0.0
-        grain_left = grain_ticks
 
-        desired_out = self.desired
-        paid_out = self.paid
-        ready_out = self.ready
         current = fleet.active
         W = window_ticks
         # one object per shape for the whole run, its fields replaced at each sync
@@ -464,104 +486,174 @@ class World:
         per_member_d["series"] = member_series
         fsum = math.fsum
         ceil = math.ceil
+        fromkeys = dict.fromkeys
         newest = max(since, default=-math.inf)
         sampled = serving
+        only = None               # the one member sampled, if there is one only
+        partial = True            # a serving member may be ready after the window's end (not sampled)
+        stale = False             # the fleet changed since the members were built
         members_version = fleet.version
-        # fleet counts, refreshed only when the fleet changes (advance at events, resize)
+        # fleet counts, refreshed only when the fleet changes (advance at events, resize); the
+        # per-tick series are kept as the ticks where they change (_marks)
         next_event = fleet.next_event
         serving_now = fleet.serving
         paid_now = serving_now + fleet.n_pending
-        append_util = util_hist.append
+        scale = serving_now * cap if serving_now else cap   # tick k's utilization: load / scale
+        marks = self._marks
+        if marks is not None:
+            marks.append((0, current, paid_now, serving_now))
         chunk = _PROGRESS_EVERY if progress is not None else n
 
         for chunk_start in range(0, n, chunk):
             for k in range(chunk_start, min(n, chunk_start + chunk)):
                 if k >= next_event:
+                    filled = _utilization(util, pad, filled, k, load_list, scale)   # up to k at the old scale
                     fleet.advance(k)
                     next_event = fleet.next_event
                     serving_now = fleet.n_ready + fleet.n_draining
                     paid_now = serving_now + fleet.n_pending
+                    scale = serving_now * cap if serving_now else cap
+                    stale = True
+                    if marks is not None:
+                        marks.append((k, current, paid_now, serving_now))
                 if k == next_sync:
                     now = t0 + k * tick
                     stamp = now - lag
+                    if filled < k:   # the served ticks' utilization, and (until the fleet changes) more
+                        filled = _utilization(util, pad, filled, min(n, next_event, k + _AHEAD), load_list, scale)
                     if W == 1:
-                        u = util_hist[k]
-                        total = load_list[k - pad] if k >= pad else first
+                        u = util[k]
                     else:
-                        us = util_hist[k:k + W]
+                        us = util[k:k + W]
                         u = us[0] if min(us) == max(us) else fsum(us) / W
-                        if k >= pad:
-                            ts = load_list[k - pad:k - pad + W]
-                        else:
-                            ts = [first] * min(W, pad - k) + list(load_list[0:max(0, k + W - pad)])
-                        total = ts[0] if min(ts) == max(ts) else fsum(ts) / W
-                    if next_point <= stamp:
-                        while visible < len(cpu_points) and cpu_points[visible][0] <= stamp:
+                    while next_point <= stamp:   # a series point becomes visible
+                        if hidden:   # a prefilled one newer than t0 - lag (the first syncs only)
                             visible += 1
-                        next_point = cpu_points[visible][0] if visible < len(cpu_points) else math.inf
-                        cpu_d["series"] = cpu_series = cpu_points[visible - retention:visible]
-                        load_d["series"] = load_points[visible - retention:visible]
-                        per_member_d["series"] = member_points[visible - retention:visible]
-                        lb_d["series"] = cpu_series
-                    if fleet.version != members_version:
-                        members, serving, since = fleet.members()
-                        obs_d["members"] = members
-                        newest = max(since, default=-math.inf)
-                        members_version = fleet.version
-                    if newest < stamp:
-                        sampled = serving
-                    else:   # ready after the window ended: no sample yet
-                        sampled = [name for name, t in zip(serving, since) if t < stamp]
-                    m = u * 1000.0             # usage in cores, rounded up to a millicore
-                    r = round(m)
-                    cores = r / 1000.0 if abs(m - r) <= 1e-9 * (m if m > 1.0 else 1.0) else ceil(m) / 1000.0
-                    cpu_d["members"] = dict.fromkeys(sampled, cores)
+                            hidden -= 1
+                            next_point = cpu_points[visible][0] if hidden else t0 + next_grain * tick
+                        elif next_grain <= k:   # the grain of ticks [next_grain - grain_ticks, next_grain)
+                            lo = next_grain - grain_ticks
+                            total_util = 0.0   # added in tick order (sum() may round otherwise)
+                            for x in util[pad + lo:pad + next_grain]:
+                                total_util += x
+                            cpu_points.append((next_point, total_util * 100.0 / grain_ticks))
+                            if want_per_member:
+                                member_points.append((next_point, total_util * cap / grain_ticks))
+                            if want_load:
+                                total_load = 0.0
+                                for x in load_list[lo:next_grain]:
+                                    total_load += x
+                                load_points.append((next_point, total_load / grain_ticks))
+                            visible += 1
+                            next_grain += grain_ticks
+                            next_point = t0 + next_grain * tick
+                        else:   # its ticks are not all served yet
+                            break
+                        cpu_d["series"] = lb_d["series"] = cpu_points[visible - retention:visible]
+                        if want_load:
+                            load_d["series"] = load_points[visible - retention:visible]
+                        if want_per_member:
+                            per_member_d["series"] = member_points[visible - retention:visible]
+                    if stale:
+                        stale = False
+                        if fleet.version != members_version:
+                            members, serving, since = fleet.members()
+                            obs_d["members"] = members
+                            newest = max(since, default=-math.inf)
+                            members_version = fleet.version
+                            partial = True
+                    if partial:
+                        if newest < stamp:
+                            sampled = serving
+                            partial = False
+                        else:   # ready after the window ended: no sample yet
+                            sampled = [name for name, t in zip(serving, since) if t < stamp]
+                        only = sampled[0] if len(sampled) == 1 else None   # the usual case: one
+                    m = u * 1000.0             # usage in cores, rounded up to a millicore (_millicores)
+                    if m < 5e8:
+                        # the tolerance is then under half a millicore: the whole millicore within
+                        # it can only be ceil(m) (which ceil gives anyway) or ceil(m) - 1
+                        c = ceil(m)
+                        cores = c / 1000.0 if m - (c - 1) > (1e-9 * m if m > 1.0 else 1e-9) else (c - 1) / 1000.0
+                    else:
+                        cores = _millicores(m) / 1000.0
+                    cpu_d["members"] = {only: cores} if only is not None else fromkeys(sampled, cores)
                     cpu_d["timestamp"] = stamp
-                    if want_load:
-                        load_d["members"] = dict.fromkeys(sampled, u * cap)
-                        load_d["timestamp"] = stamp
-                        load_d["value"] = total
-                        load_d["values"] = [total]
-                    if want_per_member:
-                        per_member_d["members"] = dict.fromkeys(sampled, u * cap)
-                        per_member_d["timestamp"] = stamp
-                        per_member_d["value"] = total
-                        per_member_d["values"] = [total]
-                    if want_lb:
-                        pct = u * 100.0
-                        lb_d["members"] = dict.fromkeys(sampled, pct)
-                        lb_d["timestamp"] = stamp
-                        lb_d["value"] = pct
-                    if forecaster is not None:
-                        obs_d["forecast"] = _as_forecast(forecaster(now, history[:max(0, k - lag_ticks)], tick))
+                    if extra:
+                        if want_load or want_per_member:
+                            if W == 1:
+                                total = load_list[k - pad] if k >= pad else first
+                            else:
+                                if k >= pad:
+                                    ts = load_list[k - pad:k - pad + W]
+                                else:
+                                    ts = [first] * min(W, pad - k) + list(load_list[0:max(0, k + W - pad)])
+                                total = ts[0] if min(ts) == max(ts) else fsum(ts) / W
+                        if want_load:
+                            load_d["members"] = dict.fromkeys(sampled, u * cap)
+                            load_d["timestamp"] = stamp
+                            load_d["value"] = total
+                            load_d["values"] = [total]
+                        if want_per_member:
+                            per_member_d["members"] = dict.fromkeys(sampled, u * cap)
+                            per_member_d["timestamp"] = stamp
+                            per_member_d["value"] = total
+                            per_member_d["values"] = [total]
+                        if want_lb:
+                            pct = u * 100.0
+                            lb_d["members"] = dict.fromkeys(sampled, pct)
+                            lb_d["timestamp"] = stamp
+                            lb_d["value"] = pct
+                        if forecaster is not None:
+                            obs_d["forecast"] = _as_forecast(forecaster(now, history[:max(0, k - lag_ticks)], tick))
                     if decide is None:
                         size, next_sync = yield current
                     else:
                         size = decide(now, current)
                         next_sync += sync
                     if size is not None and size != current:
+                        filled = _utilization(util, pad, filled, k, load_list, scale)
                         fleet.resize(size, k)
                         obs_d["status_replicas"] = current = fleet.active
                         next_event = fleet.next_event
                         serving_now = fleet.n_ready + fleet.n_draining
                         paid_now = serving_now + fleet.n_pending
-                paid_out[k] = paid_now
-                ready_out[k] = serving_now
-                desired_out[k] = current
-                x = load_list[k]
-                u_k = x / (serving_now * cap) if serving_now else x / cap
-                append_util(u_k)
-                grain_util += u_k
-                grain_load += x
-                grain_left -= 1
-                if not grain_left:
-                    end = t0 + (k + 1) * tick
-                    cpu_points.append((end, grain_util * 100.0 / grain_ticks))
-                    member_points.append((end, grain_util * cap / grain_ticks))
-                    load_points.append((end, grain_load / grain_ticks))
-                    if next_point == math.inf:
-                        next_point = end
-                    grain_util = grain_load = 0.0
-                    grain_left = grain_ticks
+                        scale = serving_now * cap if serving_now else cap
+                        stale = True
+                        if marks is not None:
+                            marks.append((k, current, paid_now, serving_now))
             if progress is not None:
                 progress(min(n, chunk_start + chunk))
+
+
+#: ticks of utilization computed ahead of the served ones at a sync, at the fleet's
+#: current size (recomputed from a tick where the fleet changes)
+_AHEAD = 32
+
+
+def _utilization(util: list, pad: int, filled: int, upto: int, loads: Any, scale: float) -> int:
+    """Bring ``util`` (tick ``j``'s per-member utilization at ``util[pad + j]``, for
+    the first ``filled`` ticks) to ``upto`` ticks: ticks from ``filled`` serve their
+    load over ``scale`` (serving members × capacity), ticks from ``upto`` on are
+    dropped (the fleet changes there). Returns ``upto``."""
+    if filled < upto:
+        util.extend([x / scale for x in loads[filled:upto]])
+    elif filled > upto:
+        del util[pad + upto:]
+    return upto
+
+
+def _millicores(m: float) -> int:
+    """Usage ``m`` in millicores rounded up to a whole one, as ``Quantity.MilliValue()``
+    rounds (a value within a billionth of a whole millicore is that one)."""
+    r = round(m)
+    return r if abs(m - r) <= 1e-9 * (m if m > 1.0 else 1.0) else math.ceil(m)
+
+
+def _per_tick(marks: list, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Desired, paid and ready members per tick (int64 arrays of ``n``) from the
+    ticks where they changed: ``(tick, desired, paid, ready)``, in tick order (a
+    later mark of the same tick wins)."""
+    ticks, desired, paid, ready = (np.array(c, dtype=np.int64) for c in zip(*marks))
+    lengths = np.diff(ticks, append=n)
+    return np.repeat(desired, lengths), np.repeat(paid, lengths), np.repeat(ready, lengths)

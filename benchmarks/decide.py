@@ -228,6 +228,9 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="cProfile of decide(dict), the first semantics")
     ap.add_argument("--instructions", type=int, default=0, metavar="N",
                     help="also count instructions per decide(dict) over N decisions (valgrind; slow)")
+    ap.add_argument("--bytecodes", type=int, default=0, metavar="N",
+                    help="instead, N decide(dict) calls of each semantics traced: Python bytecodes by "
+                         "function (bytecodes.py; the machine's load does not move it)")
     ap.add_argument("--phases", action="store_true",
                     help="microseconds per decision of each part of decide(dict), and the pydantic-core "
                          "floor of validating the same request (issue #29: what is left)")
@@ -246,6 +249,15 @@ def main() -> None:
         bench_in_process(name, args.seconds)
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
+        return
+    if args.bytecodes:
+        from bytecodes import count, report   # benchmarks/ is the script's directory
+        from scalebridge import decide
+        for name in args.semantics.split(","):
+            reqs = [request(name, i) for i in range(200)]
+            for r in reqs:
+                decide(r)
+            report(name, *count((lambda r=reqs[k % len(reqs)]: decide(r)) for k in range(args.bytecodes)))
         return
     if args.phases:
         cols = ("decide", "validate", "validate floor", "state in", "semantics + engine", "response")

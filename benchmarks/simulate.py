@@ -26,6 +26,11 @@ of 1 day, over the second day's 5,760 decisions; and the simulator's own instruc
 per tick, ``(overhead)`` (``--semantics overhead`` for that line alone): the same
 difference for a replay whose decisions cost nothing, replaying kubernetes' sizes as
 the in-process overhead line does.
+
+``--bytecodes N``: instead, where each semantics' decisions spend their work, by function,
+in Python bytecodes (``bytecodes.py``: a count the machine's load does not move): the
+world stepped sync by sync from outside for its first 2,000 ticks, then ``N`` decisions
+traced (the world's own steps between them are not).
 """
 
 from __future__ import annotations
@@ -129,6 +134,39 @@ def _count_instructions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _count_bytecodes(args: argparse.Namespace) -> int:
+    from bytecodes import count, report   # benchmarks/ is the script's directory
+    from scalebridge.engine import Decider
+    from scalebridge.policyfile import load_policy_file
+    from scalebridge.protocol import Settings
+    from scalebridge.simulator import FleetModel, World
+
+    values, start, what = load(1, args.synthetic)
+    model = FleetModel(capacity=args.capacity, startup=args.startup)
+    skip = 2000
+    print(f"load: {what}; {args.bytecodes:,} decisions traced after {skip:,} ticks")
+    for name in [n.strip() for n in args.semantics.split(",") if n.strip()]:
+        settings = Settings(metric_delay_seconds=model.lag_ticks * float(model.tick_seconds))
+        decider = Decider(load_policy_file(POLICY), name, settings)
+        world = World(decider.policy, values, model, start_time=start, settings=settings)
+
+        def decide(k: int) -> None:   # what replay.simulate does at a sync
+            d = decider.step(world.time_of(k), world.current, world.observations, checked=True)
+            if d.desired != world.current:
+                world.resize(d.desired)
+
+        for k in range(skip):
+            world.observe(k)
+            decide(k)
+
+        def traced():
+            for k in range(skip, skip + args.bytecodes):
+                world.observe(k)
+                yield lambda k=k: decide(k)
+        report(name, *count(traced()))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--semantics", default=SEMANTICS)
@@ -140,6 +178,8 @@ def main() -> int:
     ap.add_argument("--synthetic", action="store_true", help="a synthetic diurnal load instead of the trace")
     ap.add_argument("--instructions", action="store_true",
                     help="count each semantics' instructions per decision instead (callgrind; minutes)")
+    ap.add_argument("--bytecodes", type=int, default=0, metavar="N",
+                    help="instead, N decisions of each semantics traced: Python bytecodes by function")
     ap.add_argument("--count-child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--sizes", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -148,6 +188,8 @@ def main() -> int:
         return _replay_child(name, float(days), args)
     if args.instructions:
         return _count_instructions(args)
+    if args.bytecodes:
+        return _count_bytecodes(args)
 
     from scalebridge import plugins
     from scalebridge.engine import Decider

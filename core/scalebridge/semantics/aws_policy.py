@@ -31,12 +31,23 @@ TT_SCALE_IN = "metrics.scale_in"
 """The alarm key under which target tracking's scale-in is invoked once per period."""
 
 
+# Each policy's fields are read here once: a decision reads these plain slots, not the
+# pydantic models (an attribute of a model costs several times a slot's).
+
+
 @dataclass(slots=True)
 class _Rule:
     index: int
     rule: Rule
     key: str                  # its entry in aws.alarm_states
     name: str
+    enabled: bool
+    metric: str
+    grain: float              # the alarm's Period
+    statistic: str
+    treat_missing: str
+    aggregation: str          # time_aggregation: the step policy's value from the evaluated datapoints
+    series_key: tuple         # (metric, grain, statistic, divided): the datapoints it reads
     step: bool                # step scaling (else simple)
     scale_out: bool
     n: int                    # evaluation periods
@@ -55,6 +66,13 @@ class _Rule:
 class _Target:
     index: int
     metric: Metric
+    name: str
+    enabled: bool
+    warmup: Optional[float]   # the metric's own EstimatedInstanceWarmup (initialization_period_seconds)
+    usage: bool               # a resource metric: its members' usage samples are checked (invalid_usage)
+    resource: Optional[str]   # a Utilization target of a resource metric: its samples are usage of this
+    scale_in: bool            # not DisableScaleIn
+    series_key: tuple         # (metric, period, "Average", total): the datapoints it reads
     target: object            # exact target value
     total: bool               # object/external AverageValue: the series is a group total
     utilization: bool
@@ -73,6 +91,8 @@ class _Compiled:
     max_replicas: Optional[int]
     periods: dict             # (metric, grain, statistic, divided) -> the longest range any alarm reads
     grains: dict              # alarm key -> its period (aws.alarm_invoked)
+    warmup: Optional[float]   # the policy's EstimatedInstanceWarmup (initialization_period_seconds)
+    predictive: object        # policy.predictive
 
 
 def ceil_ratio(base: int, value, target) -> int:
@@ -113,7 +133,10 @@ def compile_policy(policy: Policy) -> _Compiled:
             adjustment = v if adj_type == "ExactCapacity" or scale_out else -v
             steps = ()
             cooldown = a.cooldown_seconds
-        rules.append(_Rule(k, r, f"rules[{k}]", r.name or r.metric, step, scale_out, n, m, n + extra,
+        rules.append(_Rule(k, r, f"rules[{k}]", r.name or r.metric, r.enabled, r.metric, r.time_grain_seconds,
+                           r.statistic, r.treat_missing_data, r.time_aggregation,
+                           (r.metric, r.time_grain_seconds, r.statistic, r.divide_per_instance),
+                           step, scale_out, n, m, n + extra,
                            breach_test(r.operator, r.threshold), exact(r.threshold), steps, adj_type,
                            adjustment, r.min_adjustment_magnitude, cooldown))
     targets = []
@@ -123,22 +146,25 @@ def compile_policy(policy: Policy) -> _Compiled:
                  "Value": t.value}[t.type]
         tv = exact(value)
         low = Fraction(tv * C.AWS_TT_LOW_PERCENT, 100)
-        targets.append(_Target(i, mt, tv, mt.type in ("object", "external") and t.type == "AverageValue",
+        total = mt.type in ("object", "external") and t.type == "AverageValue"
+        usage = mt.type in ("resource", "container_resource")
+        targets.append(_Target(i, mt, mt.name, mt.enabled, mt.initialization_period_seconds, usage,
+                               mt.name if usage and t.type == "Utilization" else None, not mt.disable_scale_in,
+                               (mt.name, C.AWS_TT_PERIOD, "Average", total), tv, total,
                                t.type == "Utilization", f"metrics[{i}].high", f"metrics[{i}].low",
                                breach_test("GreaterThan", tv), breach_test("LessThan", low),
                                _emits_zeros(mt.name)))
     periods: dict = {}
     for r in rules:
-        if r.rule.enabled:
-            key = (r.rule.metric, r.rule.time_grain_seconds, r.rule.statistic, r.rule.divide_per_instance)
-            periods[key] = max(periods.get(key, 0), r.periods)
+        if r.enabled:
+            periods[r.series_key] = max(periods.get(r.series_key, 0), r.periods)
     tt_periods = C.AWS_TT_LOW_DATAPOINTS + extra
     for t in targets:
-        if t.metric.enabled:
-            key = (t.metric.name, C.AWS_TT_PERIOD, "Average", t.total)
-            periods[key] = max(periods.get(key, 0), tt_periods)
+        if t.enabled:
+            periods[t.series_key] = max(periods.get(t.series_key, 0), tt_periods)
     grains = {r.key: r.rule.time_grain_seconds for r in rules}
     for t in targets:
         grains[t.high_key] = C.AWS_TT_PERIOD
     grains[TT_SCALE_IN] = C.AWS_TT_PERIOD
-    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods, grains)
+    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods, grains,
+                     policy.initialization_period_seconds, policy.predictive)

@@ -60,7 +60,7 @@ from typing import Callable, Collection, Mapping, Optional, Sequence, Union
 from ..units import exact
 
 __all__ = ["OK", "ALARM", "INSUFFICIENT_DATA", "OPERATORS", "AlarmEvaluation", "Threshold", "datapoints",
-           "evaluate_alarm", "breach_test", "aggregate", "statistic_of"]
+           "series_datapoints", "evaluate_alarm", "breach_test", "aggregate", "statistic_of"]
 
 OK = "OK"
 ALARM = "ALARM"
@@ -136,14 +136,14 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
     usage against a request becomes a utilization percent (``100 / request``), as
     CloudWatch's ``CPUUtilization`` is; a member without a factor (no request)
     reports its samples as they are."""
-    out: list = [None] * periods
     if obs is None or periods <= 0:
-        return out
+        return [None] * periods
     lo = end - periods * grain
     series = obs.series
     if series is not None:
-        _bucket_series(series, out, end, lo, grain, periods, statistic)
+        out = series_datapoints(series, end, grain, periods, statistic)
     elif obs.member_series:
+        out = [None] * periods
         buckets: list = [None] * periods
         for name, pts in obs.member_series.items():
             if members is not None and name not in members:
@@ -166,6 +166,7 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
             if b is not None:
                 out[j] = statistic_of(b, statistic)
     else:
+        out = [None] * periods
         t = obs.timestamp
         if t is None or not (lo < t <= end):
             return out
@@ -187,10 +188,12 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
     return out
 
 
-def _bucket_series(series: Sequence, out: list, end: float, lo: float, grain: float, periods: int,
-                   statistic: str) -> None:
-    """Samples of a series into periods, newest first (any order; several
-    samples in one period: their ``statistic``)."""
+def series_datapoints(series: Sequence, end: float, grain: float, periods: int, statistic: str = "Average") -> list:
+    """:func:`datapoints` of a ``series`` ``[[t, v], …]``: the samples bucketed into
+    ``periods`` periods ending at ``end``, newest first (any order; several samples in
+    one period: their ``statistic``; ``None``: missing)."""
+    out: list = [None] * periods
+    lo = end - periods * grain
     extra: Optional[dict] = None
     for t, v in series:
         if v is None or t <= lo or t > end:
@@ -207,6 +210,7 @@ def _bucket_series(series: Sequence, out: list, end: float, lo: float, grain: fl
     if extra:
         for j, vs in extra.items():
             out[j] = statistic_of(vs, statistic)
+    return out
 
 
 class Threshold:

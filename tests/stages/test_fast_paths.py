@@ -16,7 +16,8 @@ from fractions import Fraction
 import pytest
 
 from scalebridge.semantics.aws_policy import ceil_ratio
-from scalebridge.stages.alarms import ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, breach_test, evaluate_alarm
+from scalebridge.stages.alarms import (ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, all_breaching, breach_test,
+                                      evaluate_alarm)
 from scalebridge.stages.proposals import _sums, average_proposal
 from scalebridge.state import TimeLog
 from scalebridge.units import decimal_pair, exact, milli_value, none_negative
@@ -134,6 +135,41 @@ def test_alarm_fast_path_agrees_with_the_general_evaluation() -> None:
         assert type(fast.evaluated) is list
         seen.add(fast.state)
     assert seen == {OK, ALARM, INSUFFICIENT_DATA}
+
+
+def test_an_n_of_n_alarm_decided_early_has_the_state_the_full_evaluation_gives() -> None:
+    """all_breaching (target tracking's 3 of 3 and 15 of 15, decided from the newest
+    datapoint on) says what evaluate_alarm says over the same evaluation range, for
+    every treatment of missing data, or None only when fewer than N real datapoints,
+    all breaching, leave the state to that treatment; a fraction repeated as one
+    object (a snapshot) is compared as its copies are."""
+    rng = random.Random(5)
+    ops = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
+    seen = set()
+    for _ in range(20000):
+        n = rng.randrange(1, 16)
+        size = rng.randrange(0, n + 5)
+        length = rng.randrange(1, size + 2)
+        missing = rng.choice([0.0, 0.0, 0.1, 0.5, 0.9])
+        shared = Fraction(rng.randrange(110, 130), 2)
+        points = [None if rng.random() < missing else
+                  rng.choice([float(rng.randrange(55, 66)), rng.uniform(55, 66), rng.randrange(55, 66), 60.5,
+                              Fraction(rng.randrange(110, 130), 2), shared])
+                  for _ in range(size)]
+        if rng.random() < 0.2:
+            points = tuple(points)
+        test = breach_test(rng.choice(ops), rng.choice([60, 60.5, "60", Fraction(121, 2), 0.1]))
+        got = all_breaching(points, test, n, length)
+        real = [v for v in points[:length] if v is not None]
+        for treat in ("missing", "breaching", "notBreaching", "ignore"):
+            for previous in (None, OK, ALARM, INSUFFICIENT_DATA):
+                want = evaluate_alarm(points[:length], test, n, n, treat, previous).state
+                if got is None:
+                    assert len(real) < n and all(test(v) for v in real), (points, n, length)
+                else:
+                    assert got == want, (points, n, length, treat, previous)
+        seen.add(got)
+    assert seen == {OK, ALARM, None}
 
 
 def test_breach_count_takes_a_repeated_value_as_its_equal_copies() -> None:

@@ -59,7 +59,8 @@ from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Policy, require_stated_utilization
-from ..stages.alarms import ALARM, INSUFFICIENT_DATA, aggregate, datapoints, evaluate_alarm, series_datapoints
+from ..stages.alarms import (ALARM, INSUFFICIENT_DATA, aggregate, all_breaching, datapoints, evaluate_alarm,
+                              series_datapoints)
 from ..stages.proposals import invalid_usage
 from ..stages.signals import predictive_mode
 from ..stages.steps import new_capacity, select_step
@@ -233,8 +234,13 @@ def target_tracking(run: _Run) -> None:
             # "emits zeros for periods with no associated data": never insufficient data, and
             # target tracking can scale in on no traffic (UG as-scaling-target-tracking.html)
             pts = [0 if v is None else v for v in pts]
-        high = evaluate_alarm(pts[:hi_range], t.high, hi_n, hi_n, "missing", prev_states.get(t.high_key)).state
-        low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", prev_states.get(t.low_key)).state
+        # both alarms need every datapoint breaching: most often the newest one decides
+        high = all_breaching(pts, t.high, hi_n, hi_range)
+        if high is None:
+            high = evaluate_alarm(pts[:hi_range], t.high, hi_n, hi_n, "missing", prev_states.get(t.high_key)).state
+        low = all_breaching(pts, t.low, lo_n, lo_range)
+        if low is None:
+            low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", prev_states.get(t.low_key)).state
         states[t.high_key] = high
         states[t.low_key] = low
         scale_in_enabled = t.scale_in

@@ -17,7 +17,7 @@ import pytest
 
 from scalebridge.semantics.aws_policy import ceil_ratio
 from scalebridge.stages.alarms import (ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, all_breaching, breach_test,
-                                      evaluate_alarm)
+                                      evaluate_alarm, series_datapoints)
 from scalebridge.stages.proposals import _sums, average_proposal
 from scalebridge.state import TimeLog
 from scalebridge.units import decimal_pair, exact, milli_value, none_negative
@@ -135,6 +135,46 @@ def test_alarm_fast_path_agrees_with_the_general_evaluation() -> None:
         assert type(fast.evaluated) is list
         seen.add(fast.state)
     assert seen == {OK, ALARM, INSUFFICIENT_DATA}
+
+
+def test_the_newest_datapoints_of_a_series_are_what_the_whole_list_begins_with() -> None:
+    """series_datapoints(first=k) skips, without working out their period, samples a
+    whole period older than the k newest periods: its list is the whole list's first k
+    entries for series in any order, with samples on and a hair either side of period
+    boundaries, several in one period, missing values, and ends where rounding is
+    coarse (past 2**40 periods it skips nothing early)."""
+    rng = random.Random(12)
+    statistics = ["Average", "Max", "Min", "Sum", "Count", "Percentile90"]
+    for _ in range(6000):
+        grain = rng.choice([60.0, 60.0, 10.0, 30.0, 120.0, 7.3, 0.1, 86400.0])
+        end = rng.choice([897474585.0, 1767225600.0, 0.0, -62135596800.0, 253402300799.0, 1e15 + 0.5,
+                          rng.uniform(-1e6, 1e6), 123.45, 2.0 ** 40 * grain, 2.0 ** 41 * grain])
+        periods = rng.randrange(1, 20)
+        points = []
+        for _ in range(rng.randrange(0, 40)):
+            k = rng.randrange(-3, periods + 4)
+            t = end - k * grain
+            t = rng.choice([t, t, math.nextafter(t, math.inf), math.nextafter(t, -math.inf),
+                            t - grain * 1e-10, t + grain * 1e-10, t - rng.random() * grain])
+            v = rng.choice([None, rng.uniform(0, 100), float(rng.randrange(0, 100)), rng.randrange(0, 100)])
+            points.append((t, v))
+            if rng.random() < 0.2:   # another sample in the same period
+                points.append((t - rng.random() * grain / 2, rng.uniform(0, 100)))
+        order = rng.random()
+        if order < 0.6:
+            points.sort(key=lambda p: p[0])
+        elif order < 0.7:
+            points.sort(key=lambda p: p[0], reverse=True)
+        else:
+            rng.shuffle(points)
+        statistic = rng.choice(statistics)
+        whole = series_datapoints(points, end, grain, periods, statistic)
+        assert len(whole) == periods
+        for first in range(0, periods + 2):
+            got = series_datapoints(points, end, grain, periods, statistic, first)
+            want = whole[:first]
+            assert got == want and [type(v) for v in got] == [type(v) for v in want], \
+                (points, end, grain, periods, statistic, first)
 
 
 def test_an_n_of_n_alarm_decided_early_has_the_state_the_full_evaluation_gives() -> None:

@@ -164,11 +164,13 @@ class _Run:
         return True
 
     def points(self, key: tuple, warmup: float, need: int, resource: Optional[str] = None) -> list:
-        """The datapoints of one metric at one grain (``key``: metric, grain, statistic,
-        divided per instance), newest first, computed once per decision for the longest
-        range any alarm on it reads (``_Compiled.periods``). ``resource``: the members'
-        samples are usage of that resource, turned into a percent of each member's
-        request (a Utilization target)."""
+        """The datapoints of the ``need`` newest periods of one metric at one grain
+        (``key``: metric, grain, statistic, divided per instance), newest first, computed
+        once per decision for the longest range any alarm on it reads
+        (``_Compiled.periods``) — or, from a series no other alarm reads, for the ``need``
+        periods only (not kept: asked for more, all are computed). ``resource``: the
+        members' samples are usage of that resource, turned into a percent of each
+        member's request (a Utilization target)."""
         obs = self.ctx.obs
         mo = obs.metrics.get(key[0])
         series = None
@@ -181,6 +183,8 @@ class _Run:
             name, grain, statistic, divided = key[:4]
             length = self.c.periods[key if len(key) == 4 else key[:4]]   # at least ``need``
             if series is not None and not divided:
+                if need < length and key not in self.c.shared:
+                    return series_datapoints(series, self.end, grain, length, statistic, need)
                 pts = series_datapoints(series, self.end, grain, length, statistic)
             else:
                 group = self.group
@@ -222,25 +226,34 @@ def target_tracking(run: _Run) -> None:
             warmup = run.policy_warmup
         if warmup > run.block_warmup:
             run.block_warmup = warmup
-        pts = run.points(t.series_key, warmup, lo_range, t.resource)
+        # the high alarm's range first: the newest datapoints most often decide both alarms
+        pts = run.points(t.series_key, warmup, hi_range, t.resource)
         invalid = None
         if t.usage:
             mo = ctx.obs.metrics.get(t.name)
             if mo is not None:
                 invalid = invalid_usage(mo.members, mo.member_series, ctx.obs.members, t.name)
         if invalid is not None:   # an impossible observation: no datapoints, as a missing metric
-            pts = [None] * len(pts)
+            pts = [None] * lo_range
         elif t.zeros:
             # "emits zeros for periods with no associated data": never insufficient data, and
             # target tracking can scale in on no traffic (UG as-scaling-target-tracking.html)
             pts = [0 if v is None else v for v in pts]
-        # both alarms need every datapoint breaching: most often the newest one decides
+        # both alarms need every datapoint breaching: OK at the first real one that does not
         high = all_breaching(pts, t.high, hi_n, hi_range)
-        if high is None:
-            high = evaluate_alarm(pts[:hi_range], t.high, hi_n, hi_n, "missing", prev_states.get(t.high_key)).state
         low = all_breaching(pts, t.low, lo_n, lo_range)
-        if low is None:
-            low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", prev_states.get(t.low_key)).state
+        if high is None or low is None:
+            if len(pts) < lo_range:   # the low alarm's whole range
+                pts = run.points(t.series_key, warmup, lo_range, t.resource)
+                if t.zeros:
+                    pts = [0 if v is None else v for v in pts]
+                if low is None:
+                    low = all_breaching(pts, t.low, lo_n, lo_range)
+            if high is None:
+                high = evaluate_alarm(pts[:hi_range], t.high, hi_n, hi_n, "missing",
+                                      prev_states.get(t.high_key)).state
+            if low is None:
+                low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", prev_states.get(t.low_key)).state
         states[t.high_key] = high
         states[t.low_key] = low
         scale_in_enabled = t.scale_in

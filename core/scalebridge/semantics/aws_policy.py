@@ -90,6 +90,7 @@ class _Compiled:
     min_replicas: int
     max_replicas: Optional[int]
     periods: dict             # (metric, grain, statistic, divided) -> the longest range any alarm reads
+    shared: frozenset         # those more than one alarm reads
     grains: dict              # alarm key -> its period (aws.alarm_invoked)
     warmup: Optional[float]   # the policy's EstimatedInstanceWarmup (initialization_period_seconds)
     predictive: object        # policy.predictive
@@ -155,16 +156,16 @@ def compile_policy(policy: Policy) -> _Compiled:
                                breach_test("GreaterThan", tv), breach_test("LessThan", low),
                                _emits_zeros(mt.name)))
     periods: dict = {}
-    for r in rules:
-        if r.enabled:
-            periods[r.series_key] = max(periods.get(r.series_key, 0), r.periods)
-    tt_periods = C.AWS_TT_LOW_DATAPOINTS + extra
-    for t in targets:
-        if t.enabled:
-            periods[t.series_key] = max(periods.get(t.series_key, 0), tt_periods)
+    shared: set = set()
+    for key, n in [(r.series_key, r.periods) for r in rules if r.enabled] + \
+                  [(t.series_key, C.AWS_TT_LOW_DATAPOINTS + extra) for t in targets if t.enabled]:
+        if key in periods:
+            shared.add(key)
+        periods[key] = max(periods.get(key, 0), n)
     grains = {r.key: r.rule.time_grain_seconds for r in rules}
     for t in targets:
         grains[t.high_key] = C.AWS_TT_PERIOD
     grains[TT_SCALE_IN] = C.AWS_TT_PERIOD
-    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods, grains,
+    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods,
+                     frozenset(shared), grains,
                      policy.initialization_period_seconds, policy.predictive)

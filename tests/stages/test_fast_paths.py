@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import pytest
 
-from scalebridge.semantics.aws_policy import ceil_ratio
+from scalebridge.semantics.aws_policy import ceil_ratio, float_target
 from scalebridge.stages.alarms import (ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, all_breaching, breach_test,
                                       evaluate_alarm, series_datapoints)
 from scalebridge.stages.proposals import _sums, average_proposal
@@ -84,7 +84,33 @@ def test_ceil_ratio_of_a_float_equals_the_exact_ratio() -> None:
             base = rng.randrange(0, 500)
             want = math.ceil(Fraction(base) * _written(x) / target)
             assert ceil_ratio(base, x, target) == want, (base, x, target)
+            assert ceil_ratio(base, x, target, float_target(target)) == want, (base, x, target)
             assert ceil_ratio(base, exact(x), target) == want
+
+
+def test_ceil_ratio_worked_out_in_floats_is_exact_next_to_an_integer() -> None:
+    """The float path (``target_float``) answers only when no integer lies within its
+    error of the float ratio: ratios that are integers as decimals but not as floats
+    (0.29 × 100), a few ulps either side of an integer, and the whole range of
+    magnitudes give the exact ceiling of the decimal's ratio."""
+    rng = random.Random(3)
+    targets = [exact(t) for t in (60, 54, Fraction(27, 2), 0.5, 1, 95, 3.3, 0.1, 1e-7, 123456789, "1e99",
+                                  Fraction(1, 3), 2 ** 60)]
+    cases = []
+    for target in targets:
+        for _ in range(300):
+            base = rng.choice([1, 2, 3, 7, 10, 25, 100, 499, rng.randrange(0, 10 ** 6), 2 ** 52, 2 ** 53 + 1])
+            k = rng.randrange(0, 10 ** rng.randrange(1, 8))
+            near = float(Fraction(k) * target / base) if base else 0.0   # base × near / target ≈ k
+            for x in (near, math.nextafter(near, math.inf), math.nextafter(near, -math.inf),
+                      float(repr(round(near, rng.randrange(0, 17)))), -near, near * (1 + 2 ** -50)):
+                cases.append((base, x, target))
+    cases += [(100, 0.29, exact(1)), (3, 0.8, exact(0.8)), (10, 1.1, exact(1)), (7, 5e-324, exact(1)),
+              (1, 1.7976931348623157e308, exact(1)), (2, 1e-250, exact("1e-99"))]
+    cases += [(rng.randrange(0, 500), x, rng.choice(targets)) for x in _bit_patterns(rng, 3000)]
+    for base, x, target in cases:
+        want = math.ceil(Fraction(base) * _written(x) / target)
+        assert ceil_ratio(base, x, target, float_target(target)) == want, (base, x, target)
 
 
 def test_none_negative_says_yes_only_when_no_value_is_negative() -> None:

@@ -267,7 +267,7 @@ def target_tracking(run: _Run) -> None:
             value = None
         replicas = None
         if high == ALARM:
-            replicas = ceil_ratio(group.base_out(warmup), value, t.target)
+            replicas = ceil_ratio(group.base_out(warmup), value, t.target, t.target_float)
             if run.invoke(t.high_key, C.AWS_TT_PERIOD):
                 if replicas > cur:
                     run.out.append((replicas, "metric", run.default_cd, t.name))
@@ -276,7 +276,7 @@ def target_tracking(run: _Run) -> None:
             if scale_in_enabled:
                 all_ready = False
         elif low == ALARM:
-            replicas = ceil_ratio(group.base_in, value, t.target)
+            replicas = ceil_ratio(group.base_in, value, t.target, t.target_float)
             if scale_in_enabled:
                 if replicas < cur:
                     ready.append((replicas, "metric", run.default_cd, t.name))
@@ -287,7 +287,7 @@ def target_tracking(run: _Run) -> None:
                 all_ready = False
             if value is not None:
                 base = group.base_out(warmup) if t.high(value) else group.base_in
-                replicas = ceil_ratio(base, value, t.target)
+                replicas = ceil_ratio(base, value, t.target, t.target_float)
         err = invalid
         if err is None and value is None and high == INSUFFICIENT_DATA and low == INSUFFICIENT_DATA:
             err = (f"insufficient data: no datapoints for {t.name} in the last "

@@ -15,6 +15,7 @@ Numbers are exact (:func:`scalebridge.units.exact`): a threshold of 0.1 is 1/10.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Optional
@@ -25,7 +26,7 @@ from ..stages.alarms import breach_test
 from ..stages.steps import SIMPLE_TYPES, compile_steps
 from ..units import decimal_pair, exact
 
-__all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio"]
+__all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio", "float_target"]
 
 TT_SCALE_IN = "metrics.scale_in"
 """The alarm key under which target tracking's scale-in is invoked once per period."""
@@ -74,6 +75,7 @@ class _Target:
     scale_in: bool            # not DisableScaleIn
     series_key: tuple         # (metric, period, "Average", total): the datapoints it reads
     target: object            # exact target value
+    target_float: Optional[float]   # float_target(target), for ceil_ratio
     total: bool               # object/external AverageValue: the series is a group total
     utilization: bool
     high_key: str
@@ -96,9 +98,38 @@ class _Compiled:
     predictive: object        # policy.predictive
 
 
-def ceil_ratio(base: int, value, target) -> int:
-    """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10)."""
+_FLOAT_SLACK = 2.0 ** -49
+"""How far, relative to it, a ratio worked out in floats may be from the exact one: within
+2⁻⁵⁰ (a float within half an ulp of the decimal it stands for, a target rounded once, a
+product and a quotient rounded once each), doubled."""
+_FLOAT_RANGE = 1e250   # and 1/1e250: away from overflow and from subnormal floats
+
+
+def float_target(target) -> Optional[float]:
+    """``float(target)`` for :func:`ceil_ratio`'s float path, or None when outside its range."""
+    try:
+        f = float(target)
+    except OverflowError:
+        return None
+    return f if 1 / _FLOAT_RANGE < f < _FLOAT_RANGE else None
+
+
+def ceil_ratio(base: int, value, target, target_float: Optional[float] = None) -> int:
+    """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10).
+
+    ``target_float`` (:func:`float_target`, worked out once per target): a float value's
+    ratio is first worked out in floats; it is within 2⁻⁵⁰ of the exact ratio of the
+    decimal the float stands for, so when no integer lies within twice that of it, the
+    integer above it is the exact answer — most ratios; one that is, or nearly is, an
+    integer is worked out exactly (tests/stages/test_fast_paths.py)."""
     if type(value) is float:
+        if target_float is not None and 0 <= base < 9007199254740992:   # 2**53: a float holds the int
+            x = base * value / target_float
+            if 1 / _FLOAT_RANGE < abs(x) < _FLOAT_RANGE and 1 / _FLOAT_RANGE < abs(value):
+                c = math.ceil(x)
+                slack = abs(x) * _FLOAT_SLACK
+                if c - x >= slack and x - (c - 1) > slack:
+                    return c
         vn, vd = decimal_pair(value)
     else:
         v = value if type(value) is int or type(value) is Fraction else exact(value)
@@ -151,7 +182,7 @@ def compile_policy(policy: Policy) -> _Compiled:
         usage = mt.type in ("resource", "container_resource")
         targets.append(_Target(i, mt, mt.name, mt.enabled, mt.initialization_period_seconds, usage,
                                mt.name if usage and t.type == "Utilization" else None, not mt.disable_scale_in,
-                               (mt.name, C.AWS_TT_PERIOD, "Average", total), tv, total,
+                               (mt.name, C.AWS_TT_PERIOD, "Average", total), tv, float_target(tv), total,
                                t.type == "Utilization", f"metrics[{i}].high", f"metrics[{i}].low",
                                breach_test("GreaterThan", tv), breach_test("LessThan", low),
                                _emits_zeros(mt.name)))

@@ -18,7 +18,7 @@ import pytest
 from scalebridge.semantics.aws_policy import ceil_ratio, float_target
 from scalebridge.stages.alarms import (ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, all_breaching, breach_test,
                                       evaluate_alarm, series_datapoints)
-from scalebridge.stages.proposals import _sums, average_proposal
+from scalebridge.stages.proposals import _sums, average_proposal, invalid_usage, negative_usage
 from scalebridge.state import TimeLog
 from scalebridge.units import decimal_pair, exact, milli_value, none_negative
 
@@ -306,6 +306,45 @@ def test_sums_take_shared_objects_as_their_equal_copies(resource) -> None:
             continue
         pb = average_proposal(7, samples_copy, 60, members=members_copy, resource=resource, initializing=skip)
         assert pa == pb
+
+
+def _invalid_usage_one_by_one(samples, series, members, resource):
+    """invalid_usage as it read every member's request and every sample, one by one."""
+    for m in members or ():
+        r = None if m.requests is None else m.requests.get(resource)
+        if r is not None and milli_value(r) <= 0:
+            return f"request for {resource} on member {m.name} must be greater than 0"
+    for name, v in (samples or {}).items():
+        if v is not None and exact(v) < 0:
+            return negative_usage(resource, name, v)
+    for name, pts in (series or {}).items():
+        for _, v in pts:
+            if v is not None and v < 0:
+                return negative_usage(resource, name, v)
+    return None
+
+
+def test_invalid_usage_looks_at_an_equal_request_once_and_names_the_first_bad_one() -> None:
+    """Members mostly carry equal requests (one object, or equal copies): a request
+    equal to one already found above 0 is not looked at again, and the error still
+    names the first member whose request is not above 0."""
+    rng = random.Random(13)
+    pool = [1, 2, 0, -1, "500m", "0", "0m", "1m", "0.0001", "-2", 0.5, 0.0, 1e-4, 1.0, "1", None]
+    for _ in range(5000):
+        members = []
+        for k in range(rng.randrange(0, 8)):
+            kind = rng.random()
+            if kind < 0.15:
+                requests = None
+            elif kind < 0.25:
+                requests = {"memory": rng.choice(pool)}
+            else:
+                requests = {"cpu": _copy(rng.choice(pool)), "memory": "1Gi"}
+            members.append(_M(f"m{k}", 1, requests))
+        samples = rng.choice([None, {}, {"m0": 0.5, "m1": "250m"}, {"m0": -0.5}, {"m1": None, "m2": "-1m"}])
+        series = rng.choice([None, {}, {"m0": [(1.0, 0.5), (2.0, None)]}, {"m1": [(1.0, -0.25)]}])
+        assert invalid_usage(samples, series, members, "cpu") == \
+            _invalid_usage_one_by_one(samples, series, members, "cpu"), (members, samples, series)
 
 
 def test_gce_vcpu_check_takes_a_shared_request_as_its_equal_copy() -> None:

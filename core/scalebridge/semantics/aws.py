@@ -110,8 +110,9 @@ class _Run:
     """What the stages of one decision share: the observations read once, the
     alarms' states and invocations, and the capacities each policy asks for.
     (A plain class: one is made per decision.)"""
-    __slots__ = ("ctx", "c", "end", "group", "default_cd", "policy_warmup", "prev_states", "prev_invoked",
-                 "tracing", "block_warmup", "invoked", "states", "results", "out", "ins", "blocked", "series")
+    __slots__ = ("ctx", "c", "metrics", "members", "end", "group", "default_cd", "policy_warmup", "prev_states",
+                 "prev_invoked", "tracing", "block_warmup", "invoked", "states", "results", "out", "ins", "blocked",
+                 "series")
 
     def __init__(self, ctx: Context, c: _Compiled):
         s, obs, state = ctx.settings, ctx.obs, ctx.state
@@ -138,7 +139,9 @@ class _Run:
         self.prev_states = prev_states
         self.prev_invoked = prev_invoked
         self.end = ctx.now - s.metric_delay_seconds   # the newest datapoint's period ends here
-        self.group = GroupCapacity(ctx.now, ctx.current, obs.status_replicas, obs.members)
+        self.metrics = obs.metrics
+        self.members = members = obs.members
+        self.group = GroupCapacity(ctx.now, ctx.current, obs.status_replicas, members)
         self.tracing = ctx.trace is not None
         self.invoked: dict = {}
         self.states: dict = {}
@@ -171,8 +174,7 @@ class _Run:
         periods only (not kept: asked for more, all are computed). ``resource``: the
         members' samples are usage of that resource, turned into a percent of each
         member's request (a Utilization target)."""
-        obs = self.ctx.obs
-        mo = obs.metrics.get(key[0])
+        mo = self.metrics.get(key[0])
         series = None
         if mo is not None:
             series = mo.series
@@ -189,8 +191,8 @@ class _Run:
             else:
                 group = self.group
                 by_members = len(key) > 4
-                keep = group.metric_members(obs.members, warmup) if by_members and group.has_members else None
-                scale = utilization_scale(obs.members, resource) if by_members and resource else None
+                keep = group.metric_members(warmup) if by_members and group.has_members else None
+                scale = utilization_scale(self.members, resource) if by_members and resource else None
                 pts = datapoints(mo, self.end, grain, length, statistic, keep,
                                  (group.in_service or 1) if divided else 1, scale)
             self.series[key] = pts
@@ -230,9 +232,9 @@ def target_tracking(run: _Run) -> None:
         pts = run.points(t.series_key, warmup, hi_range, t.resource)
         invalid = None
         if t.usage:
-            mo = ctx.obs.metrics.get(t.name)
+            mo = run.metrics.get(t.name)
             if mo is not None:
-                invalid = invalid_usage(mo.members, mo.member_series, ctx.obs.members, t.name)
+                invalid = invalid_usage(mo.members, mo.member_series, run.members, t.name)
         if invalid is not None:   # an impossible observation: no datapoints, as a missing metric
             pts = [None] * lo_range
         elif t.zeros:
@@ -318,7 +320,7 @@ def step_and_simple_scaling(run: _Run) -> None:
     (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scaling-cooldowns.html)."""
     ctx, group, cur = run.ctx, run.group, run.ctx.current
     tracing, results = run.tracing, run.results
-    metrics_obs = ctx.obs.metrics
+    metrics_obs = run.metrics
     cooling: Optional[bool] = None
     for r in run.c.rules:
         if not r.enabled:

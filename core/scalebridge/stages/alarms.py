@@ -91,7 +91,7 @@ def statistic_of(values: Sequence, statistic: str) -> Num:
         return values[0]
     if statistic == "Count":
         return n
-    xs = [_exact(v) for v in values]
+    xs = [v if type(v) is int or type(v) is Fraction else exact(v) for v in values]   # _exact, inline
     if statistic == "Average":
         return Fraction(sum(xs), n)
     if statistic == "Sum":
@@ -179,8 +179,8 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
             vals = [x if scale is None or name not in scale else _exact(x) * scale[name]
                     for name, x in obs.members.items()
                     if x is not None and (members is None or name in members)]
-            if vals:
-                v = statistic_of([_exact(x) for x in vals], statistic) if len(vals) > 1 else _exact(vals[0])
+            if vals:   # statistic_of makes each value exact
+                v = statistic_of(vals, statistic) if len(vals) > 1 else _exact(vals[0])
         elif obs.values:
             v = sum(_exact(x) for x in obs.values)
         elif obs.value is not None:

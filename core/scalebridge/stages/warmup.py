@@ -73,7 +73,7 @@ def _int_capacity(x) -> int:
 
 class GroupCapacity:
     """What AWS calls the group's capacity, read once per decision from the observations."""
-    __slots__ = ("now", "current", "has_members", "base_in", "in_service", "_warm_since",
+    __slots__ = ("now", "current", "has_members", "base_in", "in_service", "_serving",
                  "activity_in_progress", "scale_out_in_progress", "_warming", "_names")
 
     def __init__(self, now: float, current: int, status: Optional[object], members: Optional[Sequence]):
@@ -87,7 +87,7 @@ class GroupCapacity:
             s = current if status is None else _int_capacity(status)
             self.base_in = s
             self.in_service = s
-            self._warm_since = ()
+            self._serving = ()
             self.activity_in_progress = s != current
             self.scale_out_in_progress = s < current
             return
@@ -98,7 +98,7 @@ class GroupCapacity:
         pending = False
         unready = False
         deleting = False
-        warm: list = []
+        serving: list = []   # (t, w, member) in service: warming since t (None: the distant past)
         for m in members:
             n = m.count
             w = m.weight if n == 1 else m.weight * n
@@ -115,8 +115,7 @@ class GroupCapacity:
                     t = m.ready_transition_time
                     if t is None:
                         t = m.start_time
-                    if t is not None:
-                        warm.append((t, w))
+                    serving.append((t, w, m))
             elif phase == "Pending":
                 present += w
                 if m.deleting:
@@ -126,7 +125,7 @@ class GroupCapacity:
         # _int_capacity, inline: capacities are integers unless a weight is fractional
         self.base_in = running if type(running) is int else math.ceil(running)
         self.in_service = in_service if type(in_service) is int else math.ceil(in_service)
-        self._warm_since = warm
+        self._serving = serving
         s = present if status is None else status
         if type(s) is not int:
             s = math.ceil(s)
@@ -140,8 +139,8 @@ class GroupCapacity:
             return cached[1]
         cutoff = self.now - warmup
         c = 0
-        for t, w in self._warm_since:
-            if t > cutoff:
+        for t, w, _ in self._serving:
+            if t is not None and t > cutoff:
                 c += w
         c = _int_capacity(c)
         self._warming = (warmup, c)
@@ -154,7 +153,7 @@ class GroupCapacity:
     def any_warming(self, warmup: float) -> bool:
         return self.warming(warmup) > 0
 
-    def metric_members(self, members: Sequence, warmup: float) -> frozenset:
+    def metric_members(self, warmup: float) -> frozenset:
         """Names of the members whose samples count toward the group's
         aggregated metric: in service and warmed up ("Until its specified
         warm-up time has expired, an instance is not counted toward the
@@ -163,15 +162,6 @@ class GroupCapacity:
         if cached is not None and cached[0] == warmup:
             return cached[1]
         cutoff = self.now - warmup
-        keep = []
-        for m in members:
-            if m.phase != "Running" or m.deleting or m.ready is False:
-                continue
-            t = m.ready_transition_time
-            if t is None:
-                t = m.start_time
-            if t is None or t <= cutoff:
-                keep.append(m.name)
-        v = frozenset(keep)
+        v = frozenset([m.name for t, _, m in self._serving if t is None or t <= cutoff])
         self._names = (warmup, v)
         return v

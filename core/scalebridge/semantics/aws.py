@@ -634,7 +634,11 @@ class AwsSemantics(Semantics):
         else:
             given_proposal(run, proposal)
         o = combine(run)
-        final = bounds(run, o, predictive_scaling(run, o))
+        if c.predictive is None and STATE_MAX not in ctx.state.extra:
+            eff_max = c.max_replicas   # what predictive_scaling finds with nothing to read
+        else:
+            eff_max = predictive_scaling(run, o)
+        final = bounds(run, o, eff_max)
         record(run, final)
         results = run.results
         reason, error = o.reason, None

@@ -221,10 +221,11 @@ def invalid_usage(samples: Optional[Mapping[str, object]], series: Optional[Mapp
         for name, v in samples.items():
             if v is not None and exact(v) < 0:
                 return negative_usage(resource, name, v)
-    for name, pts in (series or {}).items():
-        for _, v in pts:
-            if v is not None and v < 0:
-                return negative_usage(resource, name, v)
+    if series:
+        for name, pts in series.items():
+            for _, v in pts:
+                if v is not None and v < 0:
+                    return negative_usage(resource, name, v)
     return None
 
 

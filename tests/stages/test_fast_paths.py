@@ -15,9 +15,10 @@ from fractions import Fraction
 
 import pytest
 
-from scalebridge.semantics.aws_policy import ceil_ratio
-from scalebridge.stages.alarms import ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, breach_test, evaluate_alarm
-from scalebridge.stages.proposals import _sums, average_proposal
+from scalebridge.semantics.aws_policy import ceil_ratio, float_target
+from scalebridge.stages.alarms import (ALARM, INSUFFICIENT_DATA, OK, _evaluate_alarm, all_breaching, breach_test,
+                                      evaluate_alarm, series_datapoints)
+from scalebridge.stages.proposals import _sums, average_proposal, invalid_usage, negative_usage
 from scalebridge.state import TimeLog
 from scalebridge.units import decimal_pair, exact, milli_value, none_negative
 
@@ -83,7 +84,33 @@ def test_ceil_ratio_of_a_float_equals_the_exact_ratio() -> None:
             base = rng.randrange(0, 500)
             want = math.ceil(Fraction(base) * _written(x) / target)
             assert ceil_ratio(base, x, target) == want, (base, x, target)
+            assert ceil_ratio(base, x, target, float_target(target)) == want, (base, x, target)
             assert ceil_ratio(base, exact(x), target) == want
+
+
+def test_ceil_ratio_worked_out_in_floats_is_exact_next_to_an_integer() -> None:
+    """The float path (``target_float``) answers only when no integer lies within its
+    error of the float ratio: ratios that are integers as decimals but not as floats
+    (0.29 × 100), a few ulps either side of an integer, and the whole range of
+    magnitudes give the exact ceiling of the decimal's ratio."""
+    rng = random.Random(3)
+    targets = [exact(t) for t in (60, 54, Fraction(27, 2), 0.5, 1, 95, 3.3, 0.1, 1e-7, 123456789, "1e99",
+                                  Fraction(1, 3), 2 ** 60)]
+    cases = []
+    for target in targets:
+        for _ in range(300):
+            base = rng.choice([1, 2, 3, 7, 10, 25, 100, 499, rng.randrange(0, 10 ** 6), 2 ** 52, 2 ** 53 + 1])
+            k = rng.randrange(0, 10 ** rng.randrange(1, 8))
+            near = float(Fraction(k) * target / base) if base else 0.0   # base × near / target ≈ k
+            for x in (near, math.nextafter(near, math.inf), math.nextafter(near, -math.inf),
+                      float(repr(round(near, rng.randrange(0, 17)))), -near, near * (1 + 2 ** -50)):
+                cases.append((base, x, target))
+    cases += [(100, 0.29, exact(1)), (3, 0.8, exact(0.8)), (10, 1.1, exact(1)), (7, 5e-324, exact(1)),
+              (1, 1.7976931348623157e308, exact(1)), (2, 1e-250, exact("1e-99"))]
+    cases += [(rng.randrange(0, 500), x, rng.choice(targets)) for x in _bit_patterns(rng, 3000)]
+    for base, x, target in cases:
+        want = math.ceil(Fraction(base) * _written(x) / target)
+        assert ceil_ratio(base, x, target, float_target(target)) == want, (base, x, target)
 
 
 def test_none_negative_says_yes_only_when_no_value_is_negative() -> None:
@@ -134,6 +161,81 @@ def test_alarm_fast_path_agrees_with_the_general_evaluation() -> None:
         assert type(fast.evaluated) is list
         seen.add(fast.state)
     assert seen == {OK, ALARM, INSUFFICIENT_DATA}
+
+
+def test_the_newest_datapoints_of_a_series_are_what_the_whole_list_begins_with() -> None:
+    """series_datapoints(first=k) skips, without working out their period, samples a
+    whole period older than the k newest periods: its list is the whole list's first k
+    entries for series in any order, with samples on and a hair either side of period
+    boundaries, several in one period, missing values, and ends where rounding is
+    coarse (past 2**40 periods it skips nothing early)."""
+    rng = random.Random(12)
+    statistics = ["Average", "Max", "Min", "Sum", "Count", "Percentile90"]
+    for _ in range(6000):
+        grain = rng.choice([60.0, 60.0, 10.0, 30.0, 120.0, 7.3, 0.1, 86400.0])
+        end = rng.choice([897474585.0, 1767225600.0, 0.0, -62135596800.0, 253402300799.0, 1e15 + 0.5,
+                          rng.uniform(-1e6, 1e6), 123.45, 2.0 ** 40 * grain, 2.0 ** 41 * grain])
+        periods = rng.randrange(1, 20)
+        points = []
+        for _ in range(rng.randrange(0, 40)):
+            k = rng.randrange(-3, periods + 4)
+            t = end - k * grain
+            t = rng.choice([t, t, math.nextafter(t, math.inf), math.nextafter(t, -math.inf),
+                            t - grain * 1e-10, t + grain * 1e-10, t - rng.random() * grain])
+            v = rng.choice([None, rng.uniform(0, 100), float(rng.randrange(0, 100)), rng.randrange(0, 100)])
+            points.append((t, v))
+            if rng.random() < 0.2:   # another sample in the same period
+                points.append((t - rng.random() * grain / 2, rng.uniform(0, 100)))
+        order = rng.random()
+        if order < 0.6:
+            points.sort(key=lambda p: p[0])
+        elif order < 0.7:
+            points.sort(key=lambda p: p[0], reverse=True)
+        else:
+            rng.shuffle(points)
+        statistic = rng.choice(statistics)
+        whole = series_datapoints(points, end, grain, periods, statistic)
+        assert len(whole) == periods
+        for first in range(0, periods + 2):
+            got = series_datapoints(points, end, grain, periods, statistic, first)
+            want = whole[:first]
+            assert got == want and [type(v) for v in got] == [type(v) for v in want], \
+                (points, end, grain, periods, statistic, first)
+
+
+def test_an_n_of_n_alarm_decided_early_has_the_state_the_full_evaluation_gives() -> None:
+    """all_breaching (target tracking's 3 of 3 and 15 of 15, decided from the newest
+    datapoint on) says what evaluate_alarm says over the same evaluation range, for
+    every treatment of missing data, or None only when fewer than N real datapoints,
+    all breaching, leave the state to that treatment; a fraction repeated as one
+    object (a snapshot) is compared as its copies are."""
+    rng = random.Random(5)
+    ops = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
+    seen = set()
+    for _ in range(20000):
+        n = rng.randrange(1, 16)
+        size = rng.randrange(0, n + 5)
+        length = rng.randrange(1, size + 2)
+        missing = rng.choice([0.0, 0.0, 0.1, 0.5, 0.9])
+        shared = Fraction(rng.randrange(110, 130), 2)
+        points = [None if rng.random() < missing else
+                  rng.choice([float(rng.randrange(55, 66)), rng.uniform(55, 66), rng.randrange(55, 66), 60.5,
+                              Fraction(rng.randrange(110, 130), 2), shared])
+                  for _ in range(size)]
+        if rng.random() < 0.2:
+            points = tuple(points)
+        test = breach_test(rng.choice(ops), rng.choice([60, 60.5, "60", Fraction(121, 2), 0.1]))
+        got = all_breaching(points, test, n, length)
+        real = [v for v in points[:length] if v is not None]
+        for treat in ("missing", "breaching", "notBreaching", "ignore"):
+            for previous in (None, OK, ALARM, INSUFFICIENT_DATA):
+                want = evaluate_alarm(points[:length], test, n, n, treat, previous).state
+                if got is None:
+                    assert len(real) < n and all(test(v) for v in real), (points, n, length)
+                else:
+                    assert got == want, (points, n, length, treat, previous)
+        seen.add(got)
+    assert seen == {OK, ALARM, None}
 
 
 def test_breach_count_takes_a_repeated_value_as_its_equal_copies() -> None:
@@ -204,6 +306,45 @@ def test_sums_take_shared_objects_as_their_equal_copies(resource) -> None:
             continue
         pb = average_proposal(7, samples_copy, 60, members=members_copy, resource=resource, initializing=skip)
         assert pa == pb
+
+
+def _invalid_usage_one_by_one(samples, series, members, resource):
+    """invalid_usage as it read every member's request and every sample, one by one."""
+    for m in members or ():
+        r = None if m.requests is None else m.requests.get(resource)
+        if r is not None and milli_value(r) <= 0:
+            return f"request for {resource} on member {m.name} must be greater than 0"
+    for name, v in (samples or {}).items():
+        if v is not None and exact(v) < 0:
+            return negative_usage(resource, name, v)
+    for name, pts in (series or {}).items():
+        for _, v in pts:
+            if v is not None and v < 0:
+                return negative_usage(resource, name, v)
+    return None
+
+
+def test_invalid_usage_looks_at_an_equal_request_once_and_names_the_first_bad_one() -> None:
+    """Members mostly carry equal requests (one object, or equal copies): a request
+    equal to one already found above 0 is not looked at again, and the error still
+    names the first member whose request is not above 0."""
+    rng = random.Random(13)
+    pool = [1, 2, 0, -1, "500m", "0", "0m", "1m", "0.0001", "-2", 0.5, 0.0, 1e-4, 1.0, "1", None]
+    for _ in range(5000):
+        members = []
+        for k in range(rng.randrange(0, 8)):
+            kind = rng.random()
+            if kind < 0.15:
+                requests = None
+            elif kind < 0.25:
+                requests = {"memory": rng.choice(pool)}
+            else:
+                requests = {"cpu": _copy(rng.choice(pool)), "memory": "1Gi"}
+            members.append(_M(f"m{k}", 1, requests))
+        samples = rng.choice([None, {}, {"m0": 0.5, "m1": "250m"}, {"m0": -0.5}, {"m1": None, "m2": "-1m"}])
+        series = rng.choice([None, {}, {"m0": [(1.0, 0.5), (2.0, None)]}, {"m1": [(1.0, -0.25)]}])
+        assert invalid_usage(samples, series, members, "cpu") == \
+            _invalid_usage_one_by_one(samples, series, members, "cpu"), (members, samples, series)
 
 
 def test_gce_vcpu_check_takes_a_shared_request_as_its_equal_copy() -> None:

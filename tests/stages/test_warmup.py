@@ -64,7 +64,7 @@ def test_fleet_bases():
     assert f.base_in == 8 + 1 + 1 + 4
     assert f.base_out(300) == 8 + 4 and f.base_out(60) == 8 + 1 + 4
     assert f.activity_in_progress and f.scale_out_in_progress
-    assert f.metric_members(members, 300) == frozenset({"old", "big"})
+    assert f.metric_members(300) == frozenset({"old", "big"})
 
 
 def test_fleet_without_members_reads_status():
@@ -78,3 +78,28 @@ def test_fleet_without_members_reads_status():
 def test_ready_null_counts_as_in_service():
     f = GroupCapacity(NOW, 2, None, [_m("a", ready=None), _m("b", ready=None)])
     assert f.base_out(300) == 2 and not f.activity_in_progress
+
+
+def test_metric_members_are_the_warmed_up_members_in_service():
+    """The names metric_members gives (kept from the capacity's one pass over the
+    members) are those a scan of the members finds: Running, not deleting, not
+    ready: false, and ready (else started) at least the warm-up ago, or never stamped."""
+    import random
+    rng = random.Random(8)
+    for _ in range(2000):
+        members = []
+        for k in range(rng.randrange(0, 8)):
+            t = rng.choice([None, NOW - 30, NOW - 300, NOW - 301, NOW - 1000])
+            members.append(Member(name=f"m{k}", phase=rng.choice(["Running", "Running", "Pending", "Failed"]),
+                                  ready=rng.choice([True, None, False]), deleting=rng.random() < 0.2,
+                                  ready_transition_time=rng.choice([None, t]), start_time=rng.choice([None, t]),
+                                  count=rng.choice([1, 3]), weight=rng.choice([1, 2, 0.5])))
+        f = GroupCapacity(NOW, 5, None, members)
+        for warmup in (300, 0, 300, 60):
+            want = set()
+            for m in members:
+                t = m.ready_transition_time if m.ready_transition_time is not None else m.start_time
+                if m.phase == "Running" and not m.deleting and m.ready is not False and \
+                        (t is None or t <= NOW - warmup):
+                    want.add(m.name)
+            assert f.metric_members(warmup) == want

@@ -51,7 +51,7 @@ The policy's alarms and targets are compiled once per policy (:mod:`.aws_policy`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Optional
 
@@ -59,11 +59,12 @@ from .. import constants as C
 from ..errors import RequestError
 from ..hookspecs import hookimpl
 from ..policy import Policy, require_stated_utilization
-from ..stages.alarms import ALARM, INSUFFICIENT_DATA, aggregate, datapoints, evaluate_alarm
+from ..stages.alarms import (ALARM, INSUFFICIENT_DATA, aggregate, all_breaching, datapoints, evaluate_alarm,
+                              series_datapoints)
 from ..stages.proposals import invalid_usage
 from ..stages.signals import predictive_mode
 from ..stages.steps import new_capacity, select_step
-from ..stages.warmup import GroupCapacity, resolve_warmup
+from ..stages.warmup import GroupCapacity
 from ..state import DecisionState, TimeLog
 from ..units import exact, format_number
 from .aws_policy import TT_SCALE_IN, _Compiled, ceil_ratio, compile_policy
@@ -105,45 +106,50 @@ def _first(x):
 # ----------------------------------------------------------------------------- one decision's working set
 
 
-@dataclass(slots=True)
 class _Run:
     """What the stages of one decision share: the observations read once, the
-    alarms' states and invocations, and the capacities each policy asks for."""
-    ctx: Context
-    c: _Compiled
-    end: float                  # the newest datapoint's period ends here (now − metric delay)
-    group: GroupCapacity
-    default_cd: float           # the group's DefaultCooldown
-    policy_warmup: float        # the policy's EstimatedInstanceWarmup
-    prev_states: dict
-    prev_invoked: dict
-    tracing: bool
-    block_warmup: float = 0.0   # the longest warm-up that blocks a scale-in
-    invoked: dict = field(default_factory=dict)
-    states: dict = field(default_factory=dict)
-    results: list = field(default_factory=list)    # MetricResult, in policy order
-    out: list = field(default_factory=list)        # scale-outs: (replicas, cause, cooldown, what)
-    ins: list = field(default_factory=list)        # scale-ins, likewise
-    blocked: Optional[str] = None                  # why a simple policy was held
-    series: dict = field(default_factory=dict)     # datapoints, computed once per metric and grain
+    alarms' states and invocations, and the capacities each policy asks for.
+    (A plain class: one is made per decision.)"""
+    __slots__ = ("ctx", "c", "metrics", "members", "end", "group", "default_cd", "policy_warmup", "prev_states",
+                 "prev_invoked", "tracing", "block_warmup", "invoked", "states", "results", "out", "ins", "blocked",
+                 "series")
 
-    @classmethod
-    def start(cls, ctx: Context, c: _Compiled) -> "_Run":
+    def __init__(self, ctx: Context, c: _Compiled):
         s, obs, state = ctx.settings, ctx.obs, ctx.state
+        self.ctx = ctx
+        self.c = c
         default_cd = s.default_cooldown_seconds
         if default_cd is None:
             default_cd = C.AWS_DEFAULT_COOLDOWN
-        policy_warmup = resolve_warmup(None, ctx.policy.initialization_period_seconds, s)
+        self.default_cd = default_cd                  # the group's DefaultCooldown
+        # the policy's EstimatedInstanceWarmup: resolve_warmup(None, policy.initialization_period_seconds,
+        # settings), whose last fallback, the default cooldown, is default_cd
+        warmup = c.warmup
+        if warmup is None:
+            warmup = s.default_instance_warmup_seconds
+            if warmup is None:
+                warmup = default_cd
+        self.policy_warmup = self.block_warmup = warmup   # block_warmup: the longest that blocks a scale-in
         prev_states = state.extra.get(STATE_ALARMS) or {}
         if type(prev_states) is not dict:
             _bad_alarm_states(prev_states)
         prev_invoked = state.extra.get(STATE_INVOKED) or {}
         if type(prev_invoked) is not dict:
             _bad_invoked(prev_invoked)
-        return cls(ctx, c, ctx.now - s.metric_delay_seconds,
-                   GroupCapacity(ctx.now, ctx.current, obs.status_replicas, obs.members),
-                   default_cd, policy_warmup, prev_states, prev_invoked, ctx.trace is not None,
-                   block_warmup=policy_warmup)
+        self.prev_states = prev_states
+        self.prev_invoked = prev_invoked
+        self.end = ctx.now - s.metric_delay_seconds   # the newest datapoint's period ends here
+        self.metrics = obs.metrics
+        self.members = members = obs.members
+        self.group = GroupCapacity(ctx.now, ctx.current, obs.status_replicas, members)
+        self.tracing = ctx.trace is not None
+        self.invoked: dict = {}
+        self.states: dict = {}
+        self.results: list = []       # MetricResult, in policy order
+        self.out: list = []           # scale-outs: (replicas, cause, cooldown, what)
+        self.ins: list = []           # scale-ins, likewise
+        self.blocked: Optional[str] = None   # why a simple policy was held
+        self.series: dict = {}        # datapoints, computed once per metric and grain
 
     def invoke(self, key: str, grain: float) -> bool:
         """An alarm in ALARM invokes its policy once per period ("the alarm
@@ -160,26 +166,36 @@ class _Run:
         self.invoked[key] = end
         return True
 
-    def points(self, name: str, grain: float, statistic: str, divided: bool, warmup: float, need: int,
-               resource: Optional[str] = None) -> list:
-        """The datapoints of one metric at one grain, newest first, computed once
-        per decision for the longest range any alarm on it reads. ``resource``: the
+    def points(self, key: tuple, warmup: float, need: int, resource: Optional[str] = None) -> list:
+        """The datapoints of the ``need`` newest periods of one metric at one grain
+        (``key``: metric, grain, statistic, divided per instance), newest first, computed
+        once per decision for the longest range any alarm on it reads
+        (``_Compiled.periods``) — or, from a series no other alarm reads, for the ``need``
+        periods only (not kept: asked for more, all are computed). ``resource``: the
         members' samples are usage of that resource, turned into a percent of each
         member's request (a Utilization target)."""
-        obs = self.ctx.obs
-        mo = obs.metrics.get(name)
-        by_members = mo is not None and mo.series is None and bool(mo.member_series or mo.members)
-        key = (name, grain, statistic, divided, warmup if by_members else None, resource if by_members else None)
+        mo = self.metrics.get(key[0])
+        series = None
+        if mo is not None:
+            series = mo.series
+            if series is None and (mo.member_series or mo.members):   # by members: their warm-up counts
+                key = (*key, warmup, resource)
         pts = self.series.get(key)
         if pts is None:
-            length = self.c.periods.get(key[:4], need)
-            if length < need:
-                length = need
-            group = self.group
-            keep = group.metric_members(obs.members, warmup) if by_members and group.has_members else None
-            scale = utilization_scale(obs.members, resource) if by_members and resource else None
-            pts = self.series[key] = datapoints(mo, self.end, grain, length, statistic, keep,
-                                                (group.in_service or 1) if divided else 1, scale)
+            name, grain, statistic, divided = key[:4]
+            length = self.c.periods[key if len(key) == 4 else key[:4]]   # at least ``need``
+            if series is not None and not divided:
+                if need < length and key not in self.c.shared:
+                    return series_datapoints(series, self.end, grain, length, statistic, need)
+                pts = series_datapoints(series, self.end, grain, length, statistic)
+            else:
+                group = self.group
+                by_members = len(key) > 4
+                keep = group.metric_members(warmup) if by_members and group.has_members else None
+                scale = utilization_scale(self.members, resource) if by_members and resource else None
+                pts = datapoints(mo, self.end, grain, length, statistic, keep,
+                                 (group.in_service or 1) if divided else 1, scale)
+            self.series[key] = pts
         return pts if len(pts) == need else pts[:need]
 
 
@@ -194,81 +210,99 @@ def target_tracking(run: _Run) -> None:
     only when every policy with scale-in enabled is ready to scale in
     (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html)."""
     ctx, group, cur = run.ctx, run.group, run.ctx.current
-    tracing, results = run.tracing, run.results
+    tracing, results, states, prev_states = run.tracing, run.results, run.states, run.prev_states
     voters = 0
     ready: list = []
     all_ready = True
     hi_n = C.AWS_TT_HIGH_DATAPOINTS
     lo_n = C.AWS_TT_LOW_DATAPOINTS
-    extra_periods = C.AWS_ALARM_EXTRA_PERIODS
+    hi_range = hi_n + C.AWS_ALARM_EXTRA_PERIODS    # each alarm's evaluation range
+    lo_range = lo_n + C.AWS_ALARM_EXTRA_PERIODS
     for t in run.c.targets:
-        mt = t.metric
-        if not mt.enabled:
-            results.append(MetricResult(mt.name, error="disabled"))
+        if not t.enabled:
+            results.append(MetricResult(t.name, error="disabled"))
             continue
         # resolve_warmup(mt.initialization_period_seconds, policy.initialization_period_seconds, s)
-        warmup = mt.initialization_period_seconds
+        warmup = t.warmup
         if warmup is None:
             warmup = run.policy_warmup
         if warmup > run.block_warmup:
             run.block_warmup = warmup
-        resource = mt.name if mt.type in ("resource", "container_resource") and \
-            mt.target.type == "Utilization" else None
-        pts = run.points(mt.name, C.AWS_TT_PERIOD, "Average", t.total, warmup, lo_n + extra_periods, resource)
-        mo = ctx.obs.metrics.get(mt.name) if mt.type in ("resource", "container_resource") else None
-        invalid = None if mo is None else invalid_usage(mo.members, mo.member_series, ctx.obs.members, mt.name)
+        # the high alarm's range first: the newest datapoints most often decide both alarms
+        pts = run.points(t.series_key, warmup, hi_range, t.resource)
+        invalid = None
+        if t.usage:
+            mo = run.metrics.get(t.name)
+            if mo is not None:
+                invalid = invalid_usage(mo.members, mo.member_series, run.members, t.name)
         if invalid is not None:   # an impossible observation: no datapoints, as a missing metric
-            pts = [None] * len(pts)
+            pts = [None] * lo_range
         elif t.zeros:
             # "emits zeros for periods with no associated data": never insufficient data, and
             # target tracking can scale in on no traffic (UG as-scaling-target-tracking.html)
             pts = [0 if v is None else v for v in pts]
-        high = evaluate_alarm(pts[:hi_n + extra_periods], t.high, hi_n, hi_n, "missing",
-                              run.prev_states.get(t.high_key))
-        low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", run.prev_states.get(t.low_key))
-        run.states[t.high_key] = high.state
-        run.states[t.low_key] = low.state
-        scale_in_enabled = not mt.disable_scale_in
+        # both alarms need every datapoint breaching: OK at the first real one that does not
+        high = all_breaching(pts, t.high, hi_n, hi_range)
+        low = all_breaching(pts, t.low, lo_n, lo_range)
+        if high is None or low is None:
+            if len(pts) < lo_range:   # the low alarm's whole range
+                pts = run.points(t.series_key, warmup, lo_range, t.resource)
+                if t.zeros:
+                    pts = [0 if v is None else v for v in pts]
+                if low is None:
+                    low = all_breaching(pts, t.low, lo_n, lo_range)
+            if high is None:
+                high = evaluate_alarm(pts[:hi_range], t.high, hi_n, hi_n, "missing",
+                                      prev_states.get(t.high_key)).state
+            if low is None:
+                low = evaluate_alarm(pts, t.low, lo_n, lo_n, "missing", prev_states.get(t.low_key)).state
+        states[t.high_key] = high
+        states[t.low_key] = low
+        scale_in_enabled = t.scale_in
         if scale_in_enabled:
             voters += 1
-        value = None
+        # the newest datapoint: the first one an alarm in ALARM evaluated, else for information
+        for value in pts:
+            if value is not None:
+                break
+        else:
+            value = None
         replicas = None
-        if high.state == ALARM and high.evaluated:
-            value = high.evaluated[0]
-            replicas = ceil_ratio(group.base_out(warmup), value, t.target)
+        if high == ALARM:
+            replicas = ceil_ratio(group.base_out(warmup), value, t.target, t.target_float)
             if run.invoke(t.high_key, C.AWS_TT_PERIOD):
                 if replicas > cur:
-                    run.out.append((replicas, "metric", run.default_cd, mt.name))
+                    run.out.append((replicas, "metric", run.default_cd, t.name))
             elif tracing:
-                ctx.note("target tracking", mt.name, replicas, "held: the alarm already invoked the policy this period")
+                ctx.note("target tracking", t.name, replicas, "held: the alarm already invoked the policy this period")
             if scale_in_enabled:
                 all_ready = False
-        elif low.state == ALARM and low.evaluated:
-            value = low.evaluated[0]
-            replicas = ceil_ratio(group.base_in, value, t.target)
+        elif low == ALARM:
+            replicas = ceil_ratio(group.base_in, value, t.target, t.target_float)
             if scale_in_enabled:
                 if replicas < cur:
-                    ready.append((replicas, "metric", run.default_cd, mt.name))
+                    ready.append((replicas, "metric", run.default_cd, t.name))
                 else:
                     all_ready = False
         else:
             if scale_in_enabled:
                 all_ready = False
-            for v in pts:
-                if v is not None:   # the newest datapoint, for information
-                    value = v
-                    base = group.base_out(warmup) if t.high(v) else group.base_in
-                    replicas = ceil_ratio(base, v, t.target)
-                    break
+            if value is not None:
+                base = group.base_out(warmup) if t.high(value) else group.base_in
+                replicas = ceil_ratio(base, value, t.target, t.target_float)
         err = invalid
-        if err is None and value is None and high.state == INSUFFICIENT_DATA and low.state == INSUFFICIENT_DATA:
-            err = (f"insufficient data: no datapoints for {mt.name} in the last "
-                   f"{lo_n + extra_periods} periods of {C.AWS_TT_PERIOD:g}s")
-        util = math.floor(value) if value is not None and t.utilization else None
-        results.append(MetricResult(mt.name, replicas, util, _json(value), err))
+        if err is None and value is None and high == INSUFFICIENT_DATA and low == INSUFFICIENT_DATA:
+            err = (f"insufficient data: no datapoints for {t.name} in the last "
+                   f"{lo_range} periods of {C.AWS_TT_PERIOD:g}s")
+        if type(value) is float:   # _json(value), inline for the common case
+            shown = int(value) if value.is_integer() else value
+        else:
+            shown = _json(value)
+        results.append(MetricResult(t.name, replicas, math.floor(value) if value is not None and t.utilization
+                                    else None, shown, err))
         if tracing:
-            ctx.note("target tracking", mt.name, replicas,
-                     f"high alarm {high.state}, low alarm {low.state}; value {_json(value)} "
+            ctx.note("target tracking", t.name, replicas,
+                     f"high alarm {high}, low alarm {low}; value {shown} "
                      f"vs target {format_number(t.target)}")
     if voters and all_ready and len(ready) == voters:
         if run.invoke(TT_SCALE_IN, C.AWS_TT_PERIOD):
@@ -286,29 +320,27 @@ def step_and_simple_scaling(run: _Run) -> None:
     (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scaling-cooldowns.html)."""
     ctx, group, cur = run.ctx, run.group, run.ctx.current
     tracing, results = run.tracing, run.results
-    metrics_obs = ctx.obs.metrics
+    metrics_obs = run.metrics
     cooling: Optional[bool] = None
     for r in run.c.rules:
-        rule = r.rule
-        if not rule.enabled:
+        if not r.enabled:
             results.append(MetricResult(r.name, error="disabled", triggered=False))
             continue
-        pts = run.points(rule.metric, rule.time_grain_seconds, rule.statistic, rule.divide_per_instance,
-                         run.policy_warmup, r.periods)
+        pts = run.points(r.series_key, run.policy_warmup, r.periods)
         prev = run.prev_states.get(r.key)
         if prev is not None and prev not in _ALARM_STATES:
             _bad_alarm_states(run.prev_states)
-        ev = evaluate_alarm(pts, r.breaches, r.n, r.m, rule.treat_missing_data, prev)
+        ev = evaluate_alarm(pts, r.breaches, r.n, r.m, r.treat_missing, prev)
         run.states[r.key] = ev.state
-        err = None if rule.metric in metrics_obs else f"no observations for metric {rule.metric!r}"
+        err = None if r.metric in metrics_obs else f"no observations for metric {r.metric!r}"
         if ev.state != ALARM:
             results.append(MetricResult(r.name, value=_json(ev.evaluated[0] if ev.evaluated else None),
                                         error=err, triggered=False))
             if tracing:
                 ctx.note("alarm", r.key, ev.state, f"{ev.breaching} of {len(ev.evaluated)} datapoints "
-                         f"breaching, {r.m} of {r.n} needed ({rule.treat_missing_data})")
+                         f"breaching, {r.m} of {r.n} needed ({r.treat_missing})")
             continue
-        if not run.invoke(r.key, rule.time_grain_seconds):
+        if not run.invoke(r.key, r.grain):
             results.append(MetricResult(r.name, value=_json(ev.evaluated[0] if ev.evaluated else None),
                                         error=err, triggered=True))
             if tracing:
@@ -318,7 +350,7 @@ def step_and_simple_scaling(run: _Run) -> None:
             if not ev.evaluated:   # ALARM on missing data alone: no value to choose a step from
                 results.append(MetricResult(r.name, error=err, triggered=True))
                 continue
-            value = aggregate(ev.evaluated, rule.time_aggregation)
+            value = aggregate(ev.evaluated, r.aggregation)
             d = (value if type(value) is Fraction or type(value) is int else exact(value)) - r.threshold
             chosen = select_step(r.steps, d, r.scale_out)
             if chosen is None:
@@ -417,7 +449,6 @@ def predictive_scaling(run: _Run, o: _Outcome) -> Optional[int]:
     ``state["aws.max_capacity"]``
     (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-predictive-scaling.html)."""
     ctx, state = run.ctx, run.ctx.state
-    policy = ctx.policy
     max_r = run.c.max_replicas
     eff_max = max_r
     stored = state.extra.get(STATE_MAX)
@@ -428,10 +459,10 @@ def predictive_scaling(run: _Run, o: _Outcome) -> Optional[int]:
                                f"scaling), got {stored!r}")
         if max_r is not None and stored > max_r:
             eff_max = stored
-    if policy.predictive is not None and ctx.obs.forecast is not None:
+    p = run.c.predictive
+    if p is not None and ctx.obs.forecast is not None:
         forecast = AwsSemantics.forecast_capacity(ctx)
         if forecast is not None:
-            p = policy.predictive
             if p.max_capacity_breach_behavior == "IncreaseMaxCapacity" and eff_max is not None:
                 buf = p.max_capacity_buffer_percent
                 buf = exact(C.AWS_PREDICTIVE_MAX_CAPACITY_BUFFER if buf is None else buf)
@@ -475,16 +506,19 @@ def record(run: _Run, final: int) -> None:
     if run.states:
         state.extra[STATE_ALARMS] = run.states
     invoked = run.invoked
-    grains = run.c.grains
-    for key, last in run.prev_invoked.items():
-        if key not in invoked and type(last) in (int, float) and last <= end \
-                and end - last < grains.get(key, 0):
-            invoked[key] = last
+    if run.prev_invoked:
+        grains = run.c.grains
+        for key, last in run.prev_invoked.items():
+            if key not in invoked and type(last) in (int, float) and last <= end \
+                    and end - last < grains.get(key, 0):
+                invoked[key] = last
     if invoked:
         state.extra[STATE_INVOKED] = invoked
     elif STATE_INVOKED in state.extra:
         del state.extra[STATE_INVOKED]
-    track_activity(state, run.group)
+    last = state.last_scale
+    if last and last.get("completed_at") is None:   # what track_activity looks at first
+        track_activity(state, run.group)
     if state.recommendations is None:
         state.recommendations = TimeLog()
     state.recommendations.append(run.ctx.now, final)
@@ -588,25 +622,37 @@ class AwsSemantics(Semantics):
         return self._RETENTION
 
     def decide(self, ctx: Context) -> Decision:
-        run = _Run.start(ctx, self._compiled(ctx.policy))
+        c = ctx.policy.compiled().get(self.name)   # self._compiled(ctx.policy), once built
+        run = _Run(ctx, c if c is not None else self._compiled(ctx.policy))
+        c = run.c
         proposal = ctx.obs.proposal
         if proposal is None:
-            target_tracking(run)
-            step_and_simple_scaling(run)
+            if c.targets:
+                target_tracking(run)
+            if c.rules:
+                step_and_simple_scaling(run)
         else:
             given_proposal(run, proposal)
         o = combine(run)
-        final = bounds(run, o, predictive_scaling(run, o))
+        if c.predictive is None and STATE_MAX not in ctx.state.extra:
+            eff_max = c.max_replicas   # what predictive_scaling finds with nothing to read
+        else:
+            eff_max = predictive_scaling(run, o)
+        final = bounds(run, o, eff_max)
         record(run, final)
         results = run.results
         reason, error = o.reason, None
-        if final == ctx.current and reason is None and proposal is None and results and \
-                all(r.error for r in results):
-            # the protocol (Response, ``error``): "set, with desired_replicas == current_replicas,
-            # when no decision can be made (every metric failed …)": every alarm lacks data (AWS
-            # leaves the group alone in INSUFFICIENT_DATA) and nothing else moved it
-            reason = "InvalidMetrics"
-            error = f"every metric failed ({len(results)} of {len(results)}), first error is: {results[0].error}"
+        if final == ctx.current and reason is None and proposal is None and results:
+            for r in results:
+                if not r.error:
+                    break
+            else:
+                # the protocol (Response, ``error``): "set, with desired_replicas == current_replicas,
+                # when no decision can be made (every metric failed …)": every alarm lacks data (AWS
+                # leaves the group alone in INSUFFICIENT_DATA) and nothing else moved it
+                reason = "InvalidMetrics"
+                error = (f"every metric failed ({len(results)} of {len(results)}), first error is: "
+                         f"{results[0].error}")
         return Decision(final, final, reason or "DesiredWithinRange", [r.to_dict() for r in results],
                         error=error, cause=o.cause or "metric", cooldown_seconds=o.cooldown)
 

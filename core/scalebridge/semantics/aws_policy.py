@@ -15,6 +15,7 @@ Numbers are exact (:func:`scalebridge.units.exact`): a threshold of 0.1 is 1/10.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Optional
@@ -25,10 +26,14 @@ from ..stages.alarms import breach_test
 from ..stages.steps import SIMPLE_TYPES, compile_steps
 from ..units import decimal_pair, exact
 
-__all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio"]
+__all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio", "float_target"]
 
 TT_SCALE_IN = "metrics.scale_in"
 """The alarm key under which target tracking's scale-in is invoked once per period."""
+
+
+# Each policy's fields are read here once: a decision reads these plain slots, not the
+# pydantic models (an attribute of a model costs several times a slot's).
 
 
 @dataclass(slots=True)
@@ -37,6 +42,13 @@ class _Rule:
     rule: Rule
     key: str                  # its entry in aws.alarm_states
     name: str
+    enabled: bool
+    metric: str
+    grain: float              # the alarm's Period
+    statistic: str
+    treat_missing: str
+    aggregation: str          # time_aggregation: the step policy's value from the evaluated datapoints
+    series_key: tuple         # (metric, grain, statistic, divided): the datapoints it reads
     step: bool                # step scaling (else simple)
     scale_out: bool
     n: int                    # evaluation periods
@@ -55,7 +67,15 @@ class _Rule:
 class _Target:
     index: int
     metric: Metric
+    name: str
+    enabled: bool
+    warmup: Optional[float]   # the metric's own EstimatedInstanceWarmup (initialization_period_seconds)
+    usage: bool               # a resource metric: its members' usage samples are checked (invalid_usage)
+    resource: Optional[str]   # a Utilization target of a resource metric: its samples are usage of this
+    scale_in: bool            # not DisableScaleIn
+    series_key: tuple         # (metric, period, "Average", total): the datapoints it reads
     target: object            # exact target value
+    target_float: Optional[float]   # float_target(target), for ceil_ratio
     total: bool               # object/external AverageValue: the series is a group total
     utilization: bool
     high_key: str
@@ -72,12 +92,44 @@ class _Compiled:
     min_replicas: int
     max_replicas: Optional[int]
     periods: dict             # (metric, grain, statistic, divided) -> the longest range any alarm reads
+    shared: frozenset         # those more than one alarm reads
     grains: dict              # alarm key -> its period (aws.alarm_invoked)
+    warmup: Optional[float]   # the policy's EstimatedInstanceWarmup (initialization_period_seconds)
+    predictive: object        # policy.predictive
 
 
-def ceil_ratio(base: int, value, target) -> int:
-    """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10)."""
+_FLOAT_SLACK = 2.0 ** -49
+"""How far, relative to it, a ratio worked out in floats may be from the exact one: within
+2⁻⁵⁰ (a float within half an ulp of the decimal it stands for, a target rounded once, a
+product and a quotient rounded once each), doubled."""
+_FLOAT_RANGE = 1e250   # and 1/1e250: away from overflow and from subnormal floats
+
+
+def float_target(target) -> Optional[float]:
+    """``float(target)`` for :func:`ceil_ratio`'s float path, or None when outside its range."""
+    try:
+        f = float(target)
+    except OverflowError:
+        return None
+    return f if 1 / _FLOAT_RANGE < f < _FLOAT_RANGE else None
+
+
+def ceil_ratio(base: int, value, target, target_float: Optional[float] = None) -> int:
+    """``ceil(base × value / target)`` exactly (numbers as written: 0.1 is 1/10).
+
+    ``target_float`` (:func:`float_target`, worked out once per target): a float value's
+    ratio is first worked out in floats; it is within 2⁻⁵⁰ of the exact ratio of the
+    decimal the float stands for, so when no integer lies within twice that of it, the
+    integer above it is the exact answer — most ratios; one that is, or nearly is, an
+    integer is worked out exactly (tests/stages/test_fast_paths.py)."""
     if type(value) is float:
+        if target_float is not None and 0 <= base < 9007199254740992:   # 2**53: a float holds the int
+            x = base * value / target_float
+            if 1 / _FLOAT_RANGE < abs(x) < _FLOAT_RANGE and 1 / _FLOAT_RANGE < abs(value):
+                c = math.ceil(x)
+                slack = abs(x) * _FLOAT_SLACK
+                if c - x >= slack and x - (c - 1) > slack:
+                    return c
         vn, vd = decimal_pair(value)
     else:
         v = value if type(value) is int or type(value) is Fraction else exact(value)
@@ -113,7 +165,10 @@ def compile_policy(policy: Policy) -> _Compiled:
             adjustment = v if adj_type == "ExactCapacity" or scale_out else -v
             steps = ()
             cooldown = a.cooldown_seconds
-        rules.append(_Rule(k, r, f"rules[{k}]", r.name or r.metric, step, scale_out, n, m, n + extra,
+        rules.append(_Rule(k, r, f"rules[{k}]", r.name or r.metric, r.enabled, r.metric, r.time_grain_seconds,
+                           r.statistic, r.treat_missing_data, r.time_aggregation,
+                           (r.metric, r.time_grain_seconds, r.statistic, r.divide_per_instance),
+                           step, scale_out, n, m, n + extra,
                            breach_test(r.operator, r.threshold), exact(r.threshold), steps, adj_type,
                            adjustment, r.min_adjustment_magnitude, cooldown))
     targets = []
@@ -123,22 +178,25 @@ def compile_policy(policy: Policy) -> _Compiled:
                  "Value": t.value}[t.type]
         tv = exact(value)
         low = Fraction(tv * C.AWS_TT_LOW_PERCENT, 100)
-        targets.append(_Target(i, mt, tv, mt.type in ("object", "external") and t.type == "AverageValue",
+        total = mt.type in ("object", "external") and t.type == "AverageValue"
+        usage = mt.type in ("resource", "container_resource")
+        targets.append(_Target(i, mt, mt.name, mt.enabled, mt.initialization_period_seconds, usage,
+                               mt.name if usage and t.type == "Utilization" else None, not mt.disable_scale_in,
+                               (mt.name, C.AWS_TT_PERIOD, "Average", total), tv, float_target(tv), total,
                                t.type == "Utilization", f"metrics[{i}].high", f"metrics[{i}].low",
                                breach_test("GreaterThan", tv), breach_test("LessThan", low),
                                _emits_zeros(mt.name)))
     periods: dict = {}
-    for r in rules:
-        if r.rule.enabled:
-            key = (r.rule.metric, r.rule.time_grain_seconds, r.rule.statistic, r.rule.divide_per_instance)
-            periods[key] = max(periods.get(key, 0), r.periods)
-    tt_periods = C.AWS_TT_LOW_DATAPOINTS + extra
-    for t in targets:
-        if t.metric.enabled:
-            key = (t.metric.name, C.AWS_TT_PERIOD, "Average", t.total)
-            periods[key] = max(periods.get(key, 0), tt_periods)
+    shared: set = set()
+    for key, n in [(r.series_key, r.periods) for r in rules if r.enabled] + \
+                  [(t.series_key, C.AWS_TT_LOW_DATAPOINTS + extra) for t in targets if t.enabled]:
+        if key in periods:
+            shared.add(key)
+        periods[key] = max(periods.get(key, 0), n)
     grains = {r.key: r.rule.time_grain_seconds for r in rules}
     for t in targets:
         grains[t.high_key] = C.AWS_TT_PERIOD
     grains[TT_SCALE_IN] = C.AWS_TT_PERIOD
-    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods, grains)
+    return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods,
+                     frozenset(shared), grains,
+                     policy.initialization_period_seconds, policy.predictive)

@@ -60,7 +60,7 @@ from typing import Callable, Collection, Mapping, Optional, Sequence, Union
 from ..units import exact
 
 __all__ = ["OK", "ALARM", "INSUFFICIENT_DATA", "OPERATORS", "AlarmEvaluation", "Threshold", "datapoints",
-           "evaluate_alarm", "breach_test", "aggregate", "statistic_of"]
+           "series_datapoints", "evaluate_alarm", "all_breaching", "breach_test", "aggregate", "statistic_of"]
 
 OK = "OK"
 ALARM = "ALARM"
@@ -74,6 +74,10 @@ OPERATORS: dict[str, Callable] = {
 }
 
 _EPS = 1e-9
+_EXACT_ENOUGH = 2.0 ** 40
+"""``series_datapoints(first=…)`` skips early only while ``|end| ≤ 2⁴⁰ × grain``: rounding
+then moves a sample's place by at most 2⁻¹¹ of a period (any protocol time, 10 s periods
+and up: by less than a millisecond)."""
 
 
 def _exact(v: object) -> Union[int, Fraction]:
@@ -87,7 +91,7 @@ def statistic_of(values: Sequence, statistic: str) -> Num:
         return values[0]
     if statistic == "Count":
         return n
-    xs = [_exact(v) for v in values]
+    xs = [v if type(v) is int or type(v) is Fraction else exact(v) for v in values]   # _exact, inline
     if statistic == "Average":
         return Fraction(sum(xs), n)
     if statistic == "Sum":
@@ -136,14 +140,14 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
     usage against a request becomes a utilization percent (``100 / request``), as
     CloudWatch's ``CPUUtilization`` is; a member without a factor (no request)
     reports its samples as they are."""
-    out: list = [None] * periods
     if obs is None or periods <= 0:
-        return out
+        return [None] * periods
     lo = end - periods * grain
     series = obs.series
     if series is not None:
-        _bucket_series(series, out, end, lo, grain, periods, statistic)
+        out = series_datapoints(series, end, grain, periods, statistic)
     elif obs.member_series:
+        out = [None] * periods
         buckets: list = [None] * periods
         for name, pts in obs.member_series.items():
             if members is not None and name not in members:
@@ -166,6 +170,7 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
             if b is not None:
                 out[j] = statistic_of(b, statistic)
     else:
+        out = [None] * periods
         t = obs.timestamp
         if t is None or not (lo < t <= end):
             return out
@@ -174,8 +179,8 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
             vals = [x if scale is None or name not in scale else _exact(x) * scale[name]
                     for name, x in obs.members.items()
                     if x is not None and (members is None or name in members)]
-            if vals:
-                v = statistic_of([_exact(x) for x in vals], statistic) if len(vals) > 1 else _exact(vals[0])
+            if vals:   # statistic_of makes each value exact
+                v = statistic_of(vals, statistic) if len(vals) > 1 else _exact(vals[0])
         elif obs.values:
             v = sum(_exact(x) for x in obs.values)
         elif obs.value is not None:
@@ -187,16 +192,29 @@ def datapoints(obs, end: float, grain: float, periods: int, statistic: str = "Av
     return out
 
 
-def _bucket_series(series: Sequence, out: list, end: float, lo: float, grain: float, periods: int,
-                   statistic: str) -> None:
-    """Samples of a series into periods, newest first (any order; several
-    samples in one period: their ``statistic``)."""
+def series_datapoints(series: Sequence, end: float, grain: float, periods: int, statistic: str = "Average",
+                      first: Optional[int] = None) -> list:
+    """:func:`datapoints` of a ``series`` ``[[t, v], …]``: the samples bucketed into
+    ``periods`` periods ending at ``end``, newest first (any order; several samples in
+    one period: their ``statistic``; ``None``: missing). ``first``: only the datapoints
+    of the ``first`` newest periods — what the whole list begins with — for a caller
+    that may need no more: a sample a whole period older than those is skipped
+    without its period being worked out (tests/stages/test_fast_paths.py)."""
+    k = periods if first is None or first > periods else first
+    if k + 1 < periods and abs(end) <= grain * _EXACT_ENOUGH:
+        # A sample at or before ``end − (k + 1) × grain`` falls in period ``k`` or older:
+        # ``end − t`` and its quotient by ``grain`` are off by far less than a period
+        # (|end| ≤ 2⁴⁰ periods), so the bucket worked out below would be at least ``k``.
+        lo = end - (k + 1) * grain
+    else:
+        lo = end - periods * grain
+    out: list = [None] * k
     extra: Optional[dict] = None
     for t, v in series:
         if v is None or t <= lo or t > end:
             continue
         j = int((end - t) / grain + _EPS)
-        if j >= periods:
+        if j >= k:
             continue
         if out[j] is None:
             out[j] = v
@@ -207,6 +225,7 @@ def _bucket_series(series: Sequence, out: list, end: float, lo: float, grain: fl
     if extra:
         for j, vs in extra.items():
             out[j] = statistic_of(vs, statistic)
+    return out
 
 
 class Threshold:
@@ -257,6 +276,39 @@ class AlarmEvaluation:
     state: str
     evaluated: list
     breaching: int = 0
+
+
+def all_breaching(points: Sequence, breaches: Threshold, n: int, length: int) -> Optional[str]:
+    """The state :func:`evaluate_alarm` gives an alarm of ``n`` out of ``n`` datapoints
+    (M = N, as target tracking's 3 of 3 and 15 of 15) over the first ``length`` of
+    ``points``, found from the newest datapoint on and as soon as it is known: OK at
+    the first real datapoint (one of the N most recent) that does not breach, whatever
+    the treatment of missing data ("If … lower than the alarm's number of evaluation
+    periods …" still leaves a real non-breaching datapoint in the evaluated ones: OK);
+    ALARM when the N most recent real datapoints all breach. None when fewer than N
+    real datapoints, all breaching, leave it to the missing-data treatment: call
+    :func:`evaluate_alarm` (tests/stages/test_fast_paths.py holds the two equal)."""
+    op, raw = breaches.op, breaches.raw
+    real = 0
+    last: object = None
+    hit = False
+    for v in points:
+        if v is not None:
+            if type(v) is Fraction:   # exactly, and once for a fraction repeated as one object
+                if v is not last:
+                    last = v
+                    hit = op(v, breaches.exact)
+                if not hit:
+                    return OK
+            elif not op(v, raw):
+                return OK
+            real += 1
+            if real == n:
+                return ALARM
+        length -= 1
+        if not length:
+            break
+    return None
 
 
 def _complete(points: Sequence) -> bool:

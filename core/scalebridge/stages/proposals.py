@@ -205,19 +205,27 @@ def invalid_usage(samples: Optional[Mapping[str, object]], series: Optional[Mapp
     """Why a resource metric's observation cannot be used (None: it can): a member
     whose request for ``resource`` is not greater than 0 (utilization is usage over
     request), or a negative usage sample, latest or in a series."""
+    seen = None   # members mostly carry equal requests: one greater than 0 is looked at once
     for m in members or ():
-        r = None if m.requests is None else m.requests.get(resource)
+        r = m.requests
+        if r is None:
+            continue
+        r = r.get(resource)
+        if r is None or r == seen:   # equal quantities: equal values, both above 0
+            continue
         # milli_value (cached) rounds up to a milli-unit: above 0 exactly when the value is
-        if r is not None and milli_value(r) <= 0:
+        if (r if type(r) is int else milli_value(r)) <= 0:
             return f"request for {resource} on member {m.name} must be greater than 0"
+        seen = r
     if samples and not none_negative(samples.values()):   # the common case: no value can be negative
         for name, v in samples.items():
             if v is not None and exact(v) < 0:
                 return negative_usage(resource, name, v)
-    for name, pts in (series or {}).items():
-        for _, v in pts:
-            if v is not None and v < 0:
-                return negative_usage(resource, name, v)
+    if series:
+        for name, pts in series.items():
+            for _, v in pts:
+                if v is not None and v < 0:
+                    return negative_usage(resource, name, v)
     return None
 
 

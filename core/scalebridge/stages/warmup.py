@@ -73,19 +73,21 @@ def _int_capacity(x) -> int:
 
 class GroupCapacity:
     """What AWS calls the group's capacity, read once per decision from the observations."""
-    __slots__ = ("now", "current", "has_members", "base_in", "in_service", "_warm_since",
-                 "activity_in_progress", "scale_out_in_progress", "_cache")
+    __slots__ = ("now", "current", "has_members", "base_in", "in_service", "_serving",
+                 "activity_in_progress", "scale_out_in_progress", "_warming", "_names")
 
     def __init__(self, now: float, current: int, status: Optional[object], members: Optional[Sequence]):
         self.now = now
         self.current = current
-        self._cache: dict = {}
+        # (warmup, result) of the last warming() and metric_members(): a decision asks for one or two warm-ups
+        self._warming: Optional[tuple] = None
+        self._names: Optional[tuple] = None
         if members is None:
             self.has_members = False
             s = current if status is None else _int_capacity(status)
             self.base_in = s
             self.in_service = s
-            self._warm_since = ()
+            self._serving = ()
             self.activity_in_progress = s != current
             self.scale_out_in_progress = s < current
             return
@@ -96,9 +98,10 @@ class GroupCapacity:
         pending = False
         unready = False
         deleting = False
-        warm: list = []
+        serving: list = []   # (t, w, member) in service: warming since t (None: the distant past)
         for m in members:
-            w = m.weight * m.count if m.count != 1 else m.weight
+            n = m.count
+            w = m.weight if n == 1 else m.weight * n
             phase = m.phase
             if phase == "Running":
                 running += w
@@ -112,8 +115,7 @@ class GroupCapacity:
                     t = m.ready_transition_time
                     if t is None:
                         t = m.start_time
-                    if t is not None:
-                        warm.append((t, w))
+                    serving.append((t, w, m))
             elif phase == "Pending":
                 present += w
                 if m.deleting:
@@ -123,7 +125,7 @@ class GroupCapacity:
         # _int_capacity, inline: capacities are integers unless a weight is fractional
         self.base_in = running if type(running) is int else math.ceil(running)
         self.in_service = in_service if type(in_service) is int else math.ceil(in_service)
-        self._warm_since = warm
+        self._serving = serving
         s = present if status is None else status
         if type(s) is not int:
             s = math.ceil(s)
@@ -132,14 +134,16 @@ class GroupCapacity:
 
     def warming(self, warmup: float) -> int:
         """Capacity in service that is still warming up."""
-        c = self._cache.get(warmup)
-        if c is None:
-            cutoff = self.now - warmup
-            c = 0
-            for t, w in self._warm_since:
-                if t > cutoff:
-                    c += w
-            c = self._cache[warmup] = _int_capacity(c)
+        cached = self._warming
+        if cached is not None and cached[0] == warmup:
+            return cached[1]
+        cutoff = self.now - warmup
+        c = 0
+        for t, w, _ in self._serving:
+            if t is not None and t > cutoff:
+                c += w
+        c = _int_capacity(c)
+        self._warming = (warmup, c)
         return c
 
     def base_out(self, warmup: float) -> int:
@@ -149,23 +153,15 @@ class GroupCapacity:
     def any_warming(self, warmup: float) -> bool:
         return self.warming(warmup) > 0
 
-    def metric_members(self, members: Sequence, warmup: float) -> frozenset:
+    def metric_members(self, warmup: float) -> frozenset:
         """Names of the members whose samples count toward the group's
         aggregated metric: in service and warmed up ("Until its specified
         warm-up time has expired, an instance is not counted toward the
         aggregated metrics of the Auto Scaling group")."""
-        key = ("names", warmup)
-        v = self._cache.get(key)
-        if v is None:
-            cutoff = self.now - warmup
-            keep = []
-            for m in members:
-                if m.phase != "Running" or m.deleting or m.ready is False:
-                    continue
-                t = m.ready_transition_time
-                if t is None:
-                    t = m.start_time
-                if t is None or t <= cutoff:
-                    keep.append(m.name)
-            v = self._cache[key] = frozenset(keep)
+        cached = self._names
+        if cached is not None and cached[0] == warmup:
+            return cached[1]
+        cutoff = self.now - warmup
+        v = frozenset([m.name for t, _, m in self._serving if t is None or t <= cutoff])
+        self._names = (warmup, v)
         return v

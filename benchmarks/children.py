@@ -45,9 +45,11 @@ def instructions(cmd: list[str], cwd: Optional[Path] = None, between: Optional[C
     timed_child(cmd, cwd)
     if between is not None:
         between()
-    # one string hash for every count: a set's order (and so a count) can depend on it
+    # one string hash for every count: a set's order (and so a count) can depend on it;
+    # one BLAS thread: OpenBLAS's idle threads spin, and their instructions vary run to run
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
-                          cwd=cwd, env={**ENV, "PYTHONHASHSEED": "0"}, capture_output=True, text=True)
+                          cwd=cwd, env={**ENV, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"},
+                          capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"valgrind {' '.join(cmd)} failed: {proc.stderr.strip()[-400:]}")
     line = next((line for line in proc.stderr.splitlines() if "refs:" in line), None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import OrderedDict
-from typing import Any, Callable, Optional, Union
+from functools import partial
+from typing import Any, Optional, Union
 
 from pydantic import ValidationError
 from pydantic_core import to_json
@@ -221,20 +222,20 @@ class Decider:
         the scan for impossible observations (:func:`run`) is skipped."""
         if isinstance(observations, dict):   # the protocol's JSON shape, as decide() takes it
             observations = Observations.model_validate(observations)
-        ctx = Context(now, current, self.policy, self.settings, observations, self.state, trace)
-        d = run(self.semantics, ctx, checked)
-        self.steps += 1
-        d.respond = self._responder(self.steps, current, trace)
+        d = run(self.semantics, Context(now, current, self.policy, self.settings, observations, self.state, trace),
+                checked)
+        self.steps = steps = self.steps + 1
+        # a partial, not a closure: made every step (a replay's), called by the few who ask
+        d.respond = partial(self._respond, steps, current, trace)
         return d
 
-    def _responder(self, step: int, current: int, trace: Optional[list]) -> Callable[[Decision], dict]:
-        def respond(d: Decision) -> dict:
-            if self.steps != step:
-                raise ValueError(f"Decision.to_response(): the Decider has stepped since (step {step}, now "
-                                 f"{self.steps}); the state it would report is no longer this decision's")
-            aligned = dataclasses.replace(d, metrics=align_metrics(self.policy, d.metrics), respond=None)
-            return to_response(self.semantics.name, current, aligned, self.state, trace)
-        return respond
+    def _respond(self, step: int, current: int, trace: Optional[list], d: Decision) -> dict:
+        """``d.to_response()``: the response of the ``step``-th decision, while it is the last."""
+        if self.steps != step:
+            raise ValueError(f"Decision.to_response(): the Decider has stepped since (step {step}, now "
+                             f"{self.steps}); the state it would report is no longer this decision's")
+        aligned = dataclasses.replace(d, metrics=align_metrics(self.policy, d.metrics), respond=None)
+        return to_response(self.semantics.name, current, aligned, self.state, trace)
 
 
 def _any_failed(metrics: dict) -> bool:

@@ -28,7 +28,12 @@ class _Bulk(BaseModel):
     """Models a request holds many of (members, metric observations): no per-instance
     Python validator. Their null-valued keys are dropped by the engine, which
     validates again without them only when a first validation fails
-    (``engine.parse_request``), so a well-formed request pays nothing for it."""
+    (``engine.parse_request``), so a well-formed request pays nothing for it.
+
+    The per-member loops of the semantics read a member's fields from its ``__dict__``
+    (where a pydantic model keeps every declared field, defaults included, however it
+    was made): an attribute read goes through ``BaseModel.__getattr__``'s slot, which
+    the interpreter cannot specialize — about 450 instructions against 100."""
     model_config = ConfigDict(extra="forbid")
 
 

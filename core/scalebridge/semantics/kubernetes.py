@@ -74,14 +74,29 @@ def tolerances(policy: Policy, settings_tolerance: Optional[float]) -> Tolerance
     return Tolerances(scale_down=down, scale_up=up)
 
 
+class _Spec:
+    """One enabled metric of the HPA, its fields read once: a decision reads them from
+    here, not from the policy's models (whose attribute reads cost 4x, protocol._Bulk)."""
+    __slots__ = ("metric", "name", "type", "target_type", "average_utilization", "average_value", "value")
+
+    def __init__(self, m: Metric):
+        t = m.target
+        self.metric, self.name, self.type = m, m.name, m.type
+        self.target_type, self.average_utilization = t.type, t.average_utilization
+        self.average_value, self.value = t.average_value, t.value
+
+
 class _Compiled:
     """What the kubernetes semantics derives from one policy (cached on it)."""
-    __slots__ = ("policy", "specs", "min_r", "_tolerances")
+    __slots__ = ("policy", "specs", "min_r", "max_r", "behavior", "_tolerances")
 
     def __init__(self, policy: Policy):
         self.policy = policy
-        self.specs = tuple(m for m in policy.metrics if m.enabled) if policy.metrics else (DEFAULT_CPU_METRIC,)
+        self.specs = tuple(_Spec(m) for m in policy.metrics if m.enabled) if policy.metrics else \
+            (_Spec(DEFAULT_CPU_METRIC),)
         self.min_r = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
+        self.max_r = policy.max_replicas
+        self.behavior = policy.behavior
         self._tolerances: dict = {}
 
     def tolerances(self, settings_tolerance: Optional[float]) -> Tolerances:
@@ -134,9 +149,8 @@ class KubernetesSemantics(Semantics):
         return lines
 
     # -- computeReplicasForMetric ---------------------------------------------------------
-    def metric_proposal(self, ctx: Context, spec: Metric, tol: Tolerances, status_replicas: int) -> ReplicaCount:
+    def metric_proposal(self, ctx: Context, spec: _Spec, tol: Tolerances, status_replicas: int) -> ReplicaCount:
         obs = ctx.obs.metrics.get(spec.name)
-        t = spec.target
         s = ctx.settings
         cpu_init = s.cpu_initialization_period_seconds
         cpu_init = C.K8S_CPU_INITIALIZATION_PERIOD if cpu_init is None else cpu_init
@@ -148,57 +162,57 @@ class KubernetesSemantics(Semantics):
             if obs is None or not obs.members:
                 raise MetricError(f"unable to get metrics for resource {resource}: no metrics returned from resource metrics API")
             pods = pods_of(ctx, obs)
-            if t.type == "AverageValue":
-                return plain_metric_replicas(ctx.current, milli_value(t.average_value), tol, pods, obs,
+            if spec.target_type == "AverageValue":
+                return plain_metric_replicas(ctx.current, milli_value(spec.average_value), tol, pods, obs,
                                              resource, ctx.now, cpu_init, delay)
-            return resource_utilization_replicas(ctx.current, t.average_utilization, resource, tol, pods, obs,
+            return resource_utilization_replicas(ctx.current, spec.average_utilization, resource, tol, pods, obs,
                                                  ctx.now, cpu_init, delay)
         if kind == "pods":
             if obs is None or not obs.members:
                 raise MetricError(f"unable to get metric {spec.name}: no metrics returned from custom metrics API")
-            return plain_metric_replicas(ctx.current, milli_value(t.average_value), tol, pods_of(ctx, obs), obs,
+            return plain_metric_replicas(ctx.current, milli_value(spec.average_value), tol, pods_of(ctx, obs), obs,
                                          None, ctx.now, cpu_init, delay)
         if kind == "object":
             if obs is None or obs.value is None:
                 raise MetricError(f"unable to get metric {spec.name}: no metrics returned from custom metrics API")
             usage = milli_value(obs.value)
-            if t.type == "AverageValue":
-                return per_pod_replicas(status_replicas, usage, milli_value(t.average_value), tol)
-            ratio = float(usage) / float(milli_value(t.value))
+            if spec.target_type == "AverageValue":
+                return per_pod_replicas(status_replicas, usage, milli_value(spec.average_value), tol)
+            ratio = float(usage) / float(milli_value(spec.value))
             replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
             return ReplicaCount(replicas, None, usage, within)
         if kind == "external":
             if obs is None or (not obs.values and obs.value is None):
                 raise MetricError(f"unable to get external metric {spec.name}: no metrics returned from external metrics API")
             samples = [milli_value(v) for v in obs.values] if obs.values else [milli_value(obs.value)]
-            if t.type == "AverageValue":
+            if spec.target_type == "AverageValue":
                 return per_pod_replicas(status_replicas, external_per_pod_sum(samples),
-                                        milli_value(t.average_value), tol, external=True)
+                                        milli_value(spec.average_value), tol, external=True)
             usage = external_value_sum(samples)
-            ratio = float(usage) / float(milli_value(t.value))
+            ratio = float(usage) / float(milli_value(spec.value))
             replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
             return ReplicaCount(replicas, None, usage, within)
         raise MetricError(f"invalid metric source type {kind!r}: the kubernetes semantics supports "
                           "resource, container_resource, pods, object and external")
 
-    def _error_text(self, spec: Metric, err: str) -> str:
+    def _error_text(self, spec: _Spec, err: str) -> str:
         """The error as ``computeReplicasForMetric`` wraps what ``computeStatusFor*Metric``
         returns (horizontal.go)."""
         kind, name = spec.type, spec.name
         if kind in ("resource", "container_resource"):
-            what = "utilization" if spec.target.type == "Utilization" else "usage"
+            what = "utilization" if spec.target_type == "Utilization" else "usage"
             inner = f"failed to get {name} {what}: {err}"   # computeStatusForResourceMetricGeneric
             if kind == "container_resource":
-                return f"failed to get {spec.container} container metric value: {inner}"
+                return f"failed to get {spec.metric.container} container metric value: {inner}"
             return f"failed to get {name} resource metric value: {inner}"
         if kind == "pods":
             return f"failed to get pods metric value: {err}"
         if kind == "object":
-            if spec.target.type == "AverageValue":
+            if spec.target_type == "AverageValue":
                 err = f"failed to get {name} object metric: {err}"
             return f"failed to get object metric value: {err}"
         if kind == "external":
-            if spec.target.type == "AverageValue":
+            if spec.target_type == "AverageValue":
                 inner = f"failed to get {name} external metric: {err}"
             else:
                 inner = f"failed to get external metric {name}: {err}"
@@ -206,7 +220,7 @@ class KubernetesSemantics(Semantics):
         return err
 
     # -- computeReplicasForMetrics ------------------------------------------------------------
-    def compute_replicas_for_metrics(self, ctx: Context, specs: list[Metric], tol: Tolerances):
+    def compute_replicas_for_metrics(self, ctx: Context, specs: tuple[_Spec, ...], tol: Tolerances):
         status = ctx.obs.status_replicas
         status_replicas = int(status) if status is not None else ctx.current
         results: list[MetricResult] = []
@@ -243,7 +257,8 @@ class KubernetesSemantics(Semantics):
         c = self._compiled(policy)
         tr = ctx.trace is not None   # explain: notes are built only when asked for
         min_r = c.min_r
-        max_r = policy.max_replicas
+        max_r = c.max_r
+        behavior = c.behavior
         if state.recommendations is None:   # recordInitialRecommendation
             state.recommendations = TimeLog([(now, current, None)])
         specs = c.specs
@@ -258,7 +273,7 @@ class KubernetesSemantics(Semantics):
             desired = max_r if current > max_r else min_r
             reason = "TooManyReplicas" if current > max_r else "TooFewReplicas"
             ctx.note("bounds", current, desired, f"current number of replicas {'above Spec.MaxReplicas' if current > max_r else 'below Spec.MinReplicas'}")
-            if policy.behavior is not None and carried_out(policy.mode, current, desired):
+            if behavior is not None and carried_out(policy.mode, current, desired):
                 window = ctx.settings.downscale_stabilization_seconds
                 b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
                 _overwrite_outdated_event(state, now, desired > current, b)   # storeScaleEvent
@@ -284,7 +299,7 @@ class KubernetesSemantics(Semantics):
             if tr:
                 ctx.note("forecast", desired, forecast, "capacity forecast above the metrics' proposal")
             desired, cause = forecast, "forecast"
-        if policy.behavior is None:
+        if behavior is None:
             window = ctx.settings.downscale_stabilization_seconds
             window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
             stabilized, stab_reason = stabilize_down(state.recommendations, now, desired, window, closed=True)

@@ -220,7 +220,9 @@ class Decider:
         protocol refuses. ``checked=True``: the caller vouches that no reading is
         negative or not finite (the simulator's world, which checks its load once), so
         the scan for impossible observations (:func:`run`) is skipped."""
-        if isinstance(observations, dict):   # the protocol's JSON shape, as decide() takes it
+        # the protocol's JSON shape, as decide() takes it (the type first: isinstance of a
+        # model that is no dict reads its __class__, a model's slow attribute read)
+        if type(observations) is not Observations and isinstance(observations, dict):
             observations = Observations.model_validate(observations)
         d = run(self.semantics, Context(now, current, self.policy, self.settings, observations, self.state, trace),
                 checked)

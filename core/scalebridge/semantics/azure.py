@@ -59,6 +59,10 @@ class _Compiled:
     top: Optional[_Scope]   # the policy's own fields (no profile in force)
     event_horizon: float    # seconds of scale events the cooldown may need
     retention: dict         # settings.default_cooldown_seconds -> retention() answer
+    # the policy's fields a decision reads, read once (a model's attribute read costs 4x, protocol._Bulk)
+    has_metrics: bool
+    allowed: Optional[list]
+    look_ahead: Optional[float]
 
 
 class AzureSemantics(Semantics):
@@ -104,7 +108,9 @@ class AzureSemantics(Semantics):
             raise RequestError(f"$.policy.{missing}", where)
         horizon = cooldown_horizon(policy)
         timeline = ProfileTimeline(policy.profiles) if policy.profiles else None
-        return _Compiled(timeline, scopes, top, horizon, {})
+        look_ahead = policy.predictive.look_ahead_seconds if policy.predictive is not None else None
+        return _Compiled(timeline, scopes, top, horizon, {}, bool(policy.metrics), policy.allowed_replicas,
+                         look_ahead)
 
     # -- one decision --------------------------------------------------------------------------
     def decide(self, ctx: Context) -> Decision:
@@ -122,16 +128,18 @@ class AzureSemantics(Semantics):
                 ctx.note("profile", None, scope.name if scope is not None else None, why)
         assert scope is not None   # guaranteed by _compile
         lo, hi = scope.minimum, scope.maximum
-        if policy.metrics and ctx.trace is not None:
+        if comp.has_metrics and ctx.trace is not None:
             ctx.note("metrics", None, None, "the azure semantics has no target metrics: policy.metrics are ignored")
 
         # 2. rules
         mode = predictive_mode(ctx, self.default_predictive_mode)
-        look_ahead = policy.predictive.look_ahead_seconds if policy.predictive is not None else None
+        look_ahead = comp.look_ahead
         rounding = settings.percent_rounding or "ceil"
-        allowed = policy.allowed_replicas
+        allowed = comp.allowed
         delay = settings.metric_delay_seconds
-        metrics_obs = ctx.obs.metrics
+        obs_all = ctx.obs
+        metrics_obs = obs_all.metrics
+        given = obs_all.proposal   # observations.proposal: replaces the rules
         evals: list[RuleEvaluation] = []
         out: list[dict] = []
         points: dict = {}
@@ -163,7 +171,7 @@ class AzureSemantics(Semantics):
 
         # 3. the default capacity when a metric cannot be read
         default_floor: Optional[int] = None
-        if ctx.obs.proposal is None:
+        if given is None:
             combined = combine_rules(evals, current)
             if ctx.trace is not None:
                 ctx.note("rules", current, combined.count, combined.why)
@@ -199,7 +207,7 @@ class AzureSemantics(Semantics):
         else:
             unreadable = []
             cooldown_held = False
-            proposal = ctx.obs.proposal
+            proposal = given
             direction = "Increase" if proposal > current else ("Decrease" if proposal < current else None)
             winners = []
             ctx.note("proposal", current, proposal, "observations.proposal replaces the rules")
@@ -211,7 +219,7 @@ class AzureSemantics(Semantics):
         held = False
         if cooldown_held:
             proposal, reason, held = current, "CooldownActive", True
-        elif ctx.obs.proposal is not None and direction is not None and proposal != current:
+        elif given is not None and direction is not None and proposal != current:
             until = cooldown_until(state, fallback_cd)
             if until is not None and now < until:
                 if ctx.trace is not None:
@@ -221,7 +229,7 @@ class AzureSemantics(Semantics):
                 proposal, reason, held = current, "CooldownActive", True
 
         # 5. flapping (scale-in only)
-        if not held and direction == "Decrease" and proposal < current and ctx.obs.proposal is None:
+        if not held and direction == "Decrease" and proposal < current and given is None:
             projections = [Projection(e.value, e.rule.operator, e.rule.threshold, e.rule.name or e.rule.metric)
                            for e in evals if e.increase and e.value is not None]
             fr = prevent_flapping(current, proposal, lo, hi, projections)
@@ -247,7 +255,7 @@ class AzureSemantics(Semantics):
                      f"using the default capacity {default_floor}")
 
         # capacity forecast (observations.forecast): a floor, never a scale-in by itself
-        cause = "rule" if ctx.obs.proposal is None else "metric"
+        cause = "rule" if given is None else "metric"
         floor = forecast_floor(ctx, self.default_predictive_mode)
         if floor is not None and floor > proposal:
             if ctx.trace is not None:

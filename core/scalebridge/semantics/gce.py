@@ -56,7 +56,7 @@ def _vcpu_samples(ctx, spec: Signal):
     """``(samples, members)`` of a CPU-like Utilization signal whose members do not
     all have the same request (vCPU count), or None when the shared per-member
     average gives GCE's answer already (equal requests) or cannot run."""
-    if spec.metric.type not in _RESOURCE or not spec.utilization or spec.rate is not None:
+    if spec.type not in _RESOURCE or not spec.utilization or spec.rate is not None:
         return None
     members = ctx.obs.members
     obs = ctx.obs.metrics.get(spec.name)
@@ -70,9 +70,11 @@ def _vcpu_samples(ctx, spec: Signal):
     first = None
     first_r = None
     for m in members:
-        if samples.get(m.name) is None:
+        f = m.__dict__   # its fields: read as a model's attributes they cost 4x (protocol._Bulk)
+        if samples.get(f["name"]) is None:
             continue
-        r = m.requests.get(spec.resource) if m.requests else None
+        requests = f["requests"]
+        r = requests.get(spec.resource) if requests else None
         if r is None:
             return None   # the shared path reports the missing request
         if r is first_r:   # the same request object as the first: the same vCPUs
@@ -161,7 +163,8 @@ def total_vcpu_proposal(ctx, spec: Signal, initializing: dict) -> Optional[Propo
 
 class _Compiled:
     """What the gce semantics derives from one policy (cached on it)."""
-    __slots__ = ("specs", "no_metrics_error", "min_r", "max_r", "floor_r", "init", "window", "retention")
+    __slots__ = ("specs", "no_metrics_error", "min_r", "max_r", "floor_r", "init", "window", "retention",
+                 "scale_in_control", "schedules")
 
     def __init__(self, policy: Policy):
         self.init = policy.initialization_period_seconds if policy.initialization_period_seconds is not None \
@@ -195,7 +198,8 @@ class _Compiled:
         # the protocol; docs/semantics/gce.md, "stabilization period")
         self.window = max(float(stab), float(self.init))
         # history each window needs: recommendations for stabilization, sizes for scale-in controls
-        control = policy.scale_in_control
+        control = self.scale_in_control = policy.scale_in_control
+        self.schedules = bool(policy.schedules)
         self.retention = {"recommendations": self.window,
                           "sizes": control.time_window_seconds if control is not None else 0.0,
                           "scale_up_events": 0.0, "scale_down_events": 0.0}
@@ -277,7 +281,7 @@ class GceSemantics(Semantics):
                     raw = p.replicas
             if tr:
                 ctx.note("signals", current, raw, "highest proposal of all metrics")
-        sched, sched_name = schedule_floor(ctx.policy, now)
+        sched, sched_name = schedule_floor(ctx.policy, now) if c.schedules else (None, None)
         if sched is not None and (raw is None or sched > raw):
             if tr:
                 ctx.note("schedules", raw, sched, f"schedule {sched_name!r} is active")
@@ -318,7 +322,7 @@ class GceSemantics(Semantics):
             ctx.note("bounds", stabilized, bounded, f"[{c.floor_r}, {c.max_r}]")
 
         # 4. scale-in controls
-        control = ctx.policy.scale_in_control
+        control = c.scale_in_control
         final = bounded
         if control is not None:
             final, limited = limit_scale_in(state.sizes, now, bounded, control, c.max_r)

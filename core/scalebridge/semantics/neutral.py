@@ -146,7 +146,8 @@ class _Compiled:
                                "(or profiles with a capacity, one of them without a fixed date)")
         self.cooldown_horizon = cooldown_horizon(policy)
         longest_rate = max([p.period_seconds for p in self.up_policies + self.down_policies] or [0.0])
-        control = policy.scale_in_control
+        control = self.scale_in_control = policy.scale_in_control
+        self.schedules = bool(policy.schedules)
         self.retention = {"recommendations": max(self.up_window, self.down_window),
                           "sizes": control.time_window_seconds if control is not None else 0.0,
                           "scale_up_events": max(longest_rate, self.cooldown_horizon),
@@ -191,10 +192,11 @@ class NeutralSemantics(Semantics):
         reason_hint: Optional[str] = None
         rules_read = rules_unread = 0           # enabled rules whose metric could / could not be read
         proposal = ctx.obs.proposal
-        tol_up = c.tol_up if c.tol_up is not None else (settings.tolerance if settings.tolerance is not None
-                                                         else C.NEUTRAL_TOLERANCE)
-        tol_down = c.tol_down if c.tol_down is not None else (settings.tolerance if settings.tolerance is not None
-                                                               else C.NEUTRAL_TOLERANCE)
+        tol = settings.tolerance
+        if tol is None:
+            tol = C.NEUTRAL_TOLERANCE
+        tol_up = c.tol_up if c.tol_up is not None else tol
+        tol_down = c.tol_down if c.tol_down is not None else tol
         if proposal is not None:
             opinions.append((proposal, "metric"))
             if tr:
@@ -223,7 +225,7 @@ class NeutralSemantics(Semantics):
                 self._rules(ctx, c, scope, results, fallback_cd)
             if rule_count is not None:
                 opinions.append((rule_count, "rule"))
-        sched, sched_name = schedule_floor(policy, now)
+        sched, sched_name = schedule_floor(policy, now) if c.schedules else (None, None)
         if sched is not None:
             opinions.append((sched, "schedule"))
         forecast = forecast_floor(ctx, self.default_predictive_mode)
@@ -280,7 +282,7 @@ class NeutralSemantics(Semantics):
             ctx.note("rate limits and bounds", stabilized, final, f"{limit_reason}; range [{lo}, {hi}]")
 
         # 5. scale-in controls ---------------------------------------------------------------
-        control = policy.scale_in_control
+        control = c.scale_in_control
         controlled = False
         if control is not None:
             bounded = final

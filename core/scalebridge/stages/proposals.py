@@ -207,7 +207,7 @@ def invalid_usage(samples: Optional[Mapping[str, object]], series: Optional[Mapp
     request), or a negative usage sample, latest or in a series."""
     seen = None   # members mostly carry equal requests: one greater than 0 is looked at once
     for m in members or ():
-        r = m.requests
+        r = m.__dict__["requests"]   # a field read from the model's dict: 4x quicker (protocol._Bulk)
         if r is None:
             continue
         r = r.get(resource)
@@ -528,11 +528,11 @@ def check_utilization_targets(policy, semantics: str) -> None:
 class Signal:
     """One enabled target metric, compiled once per policy: which proposal it
     makes and against what target."""
-    __slots__ = ("metric", "name", "kind", "target", "resource", "utilization", "init", "rate")
+    __slots__ = ("metric", "name", "type", "kind", "target", "resource", "utilization", "init", "rate")
 
     def __init__(self, m: Metric, policy_init: float):
         t = m.target
-        self.metric, self.name = m, m.name
+        self.metric, self.name, self.type = m, m.name, m.type
         self.rate = t.rate
         self.resource: Optional[str] = None
         self.utilization = t.type == "Utilization"

@@ -117,7 +117,7 @@ _NONE = object()
 
 def controls_of(policy: Policy) -> Optional[Controls]:
     """The policy's controls (compiled once), or None when it uses none."""
-    cache = policy.compiled()
+    cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
     c = cache.get("controls", _NONE)
     if c is _NONE:
         uses = policy.fallback is not None or A.phases_of(policy) is not None or \

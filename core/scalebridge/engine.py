@@ -328,7 +328,7 @@ def check_policy(sem: Semantics, policy: Policy) -> None:
     alone (the contract of :meth:`Semantics.check`), and a validated policy is not
     changed (what every semantics caches in ``policy.compiled()`` relies on too).
     A check that raises is not recorded: every decision on that policy raises."""
-    cache = policy.compiled()
+    cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
     passed = cache.get(_CHECKED)
     if passed is None:
         passed = cache[_CHECKED] = set()

@@ -91,7 +91,7 @@ class Semantics(ABC):
         """What this semantics derives from ``policy``, built once by ``build(policy)``
         and kept on the policy (``policy.compiled()[self.name]``): a stream of
         decisions for one policy validates and compiles it once."""
-        cache = policy.compiled()
+        cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
         c = cache.get(self.name)
         if c is None:
             c = cache[self.name] = build(policy)

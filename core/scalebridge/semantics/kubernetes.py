@@ -110,8 +110,9 @@ class _Compiled:
 def pods_of(ctx: Context, obs: Optional[MetricObservation]) -> list[Member]:
     """The pods the selector returns: ``observations.members``; when absent, one
     running, ready pod per sampled member (documented scalebridge default)."""
-    if ctx.obs.members is not None:
-        return ctx.obs.members
+    members = ctx.obs.members
+    if members is not None:
+        return members
     if obs is not None and obs.members:
         return [Member(name=n, ready=True) for n in obs.members]
     return [Member(name=f"replica-{i}", ready=True) for i in range(ctx.current)]
@@ -339,7 +340,7 @@ class KubernetesSemantics(Semantics):
         return _Compiled(policy)
 
     def _behavior(self, policy: Policy, downscale_default: float) -> Behavior:
-        cache = policy.compiled()
+        cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
         key = ("k8s-behavior", downscale_default)
         b = cache.get(key)
         if b is None:
@@ -350,7 +351,7 @@ class KubernetesSemantics(Semantics):
         policy = ctx.policy
         window = ctx.settings.downscale_stabilization_seconds
         window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
-        cache = policy.compiled()
+        cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
         key = ("k8s-retention", window)
         r = cache.get(key)
         if r is None:

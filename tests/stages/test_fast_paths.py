@@ -135,10 +135,12 @@ def test_none_negative_says_yes_only_when_no_value_is_negative() -> None:
 
 # --- CloudWatch alarms ------------------------------------------------------------------------
 
+OPERATORS = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
+"""Every operator breach_test takes: the four of a threshold alarm, and Azure's Equals and NotEquals."""
+
 
 def test_alarm_fast_path_agrees_with_the_general_evaluation() -> None:
     rng = random.Random(4)
-    ops = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
     seen = set()
     for _ in range(5000):
         n = rng.randrange(1, 16)
@@ -152,7 +154,7 @@ def test_alarm_fast_path_agrees_with_the_general_evaluation() -> None:
         if rng.random() < 0.2:
             points = tuple(points)
         threshold = rng.choice([60, 60.5, "60", Fraction(121, 2)])
-        test = breach_test(rng.choice(ops), threshold)
+        test = breach_test(rng.choice(OPERATORS), threshold)
         treat = rng.choice(["missing", "breaching", "notBreaching", "ignore"])
         previous = rng.choice([None, OK, ALARM, INSUFFICIENT_DATA])
         fast = evaluate_alarm(points, test, n, m, treat, previous)
@@ -210,7 +212,6 @@ def test_an_n_of_n_alarm_decided_early_has_the_state_the_full_evaluation_gives()
     all breaching, leave the state to that treatment; a fraction repeated as one
     object (a snapshot) is compared as its copies are."""
     rng = random.Random(5)
-    ops = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
     seen = set()
     for _ in range(20000):
         n = rng.randrange(1, 16)
@@ -224,7 +225,7 @@ def test_an_n_of_n_alarm_decided_early_has_the_state_the_full_evaluation_gives()
                   for _ in range(size)]
         if rng.random() < 0.2:
             points = tuple(points)
-        test = breach_test(rng.choice(ops), rng.choice([60, 60.5, "60", Fraction(121, 2), 0.1]))
+        test = breach_test(rng.choice(OPERATORS), rng.choice([60, 60.5, "60", Fraction(121, 2), 0.1]))
         got = all_breaching(points, test, n, length)
         real = [v for v in points[:length] if v is not None]
         for treat in ("missing", "breaching", "notBreaching", "ignore"):
@@ -242,7 +243,6 @@ def test_breach_count_takes_a_repeated_value_as_its_equal_copies() -> None:
     """A snapshot stands for every period as one object; the count compares it once
     and must count what comparing each period would."""
     rng = random.Random(7)
-    ops = ["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
     for _ in range(2000):
         runs = []
         for _ in range(rng.randrange(1, 5)):
@@ -252,7 +252,7 @@ def test_breach_count_takes_a_repeated_value_as_its_equal_copies() -> None:
         shared = [v for v, k in runs for _ in range(k)]
         copies = [Fraction(v.numerator, v.denominator) if type(v) is Fraction else _copy(v)
                   for v, k in runs for _ in range(k)]
-        test = breach_test(rng.choice(ops), rng.choice([60, 60.5, Fraction(121, 2)]))
+        test = breach_test(rng.choice(OPERATORS), rng.choice([60, 60.5, Fraction(121, 2)]))
         want = sum(1 for v in copies if test(v))
         assert test.count(shared) == want == test.count(copies), (runs, test.op)
 

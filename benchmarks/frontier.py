@@ -181,9 +181,10 @@ CANDIDATES: dict[str, dict] = {
     # a scale-down that learns whether the load's drops come back (the sawtooth's do not)
     "rebound": {"scale_down_adaptation": "rebound"},
     # the planner's inner constants, each on both sides of its default: the ones that moved some
-    # result by more than 0.01 when screened on Azure and the generators' workloads (SCREENED,
-    # docs/predictive.md "Which inner constants") — RAMP_SIGNIFICANCE, TREND_SIZE and
-    # REACTION_SECONDS did not — and the folds choose among them
+    # result by more than 0.01 when screened (SCREENED, docs/predictive.md "The inner constants
+    # are candidates too") — ramp_significance and baseline_reaction_seconds did not anywhere;
+    # trend_size did on World Cup and NASA only (``--screen --screen-on rest``) — and the folds
+    # choose among them
     "first-hour-0.6": {"target_utilization": 0.6},     # the margin until an hour of errors is known (0.7)
     "first-hour-0.8": {"target_utilization": 0.8},
     "history-6h": {"margin_history_seconds": 21600},   # the margin's and the budget's history (1 day)
@@ -192,12 +193,14 @@ CANDIDATES: dict[str, dict] = {
     "trend-sig-7": {"trend_significance": 7.0},
     "fence-1.5": {"outlier_fence_iqr": 1.5},            # Tukey's fences of the error model (3: the outer)
     "fence-6": {"outlier_fence_iqr": 6.0},
+    "trend-size-1": {"trend_size": 1.0},                # the 5-minute line's ramps it acts on, in σ (2)
+    "trend-size-3": {"trend_size": 3.0},
 }
 
 
 # The inner constants screened before the run (``--screen``): both sides of each default,
-# replayed on Azure and the generators' workloads (NASA's and World Cup's replays take minutes
-# each). Those that moved no result by more than 0.01 there are not candidates.
+# replayed on Azure and the generators' workloads, then (``--screen-on rest``) on the other
+# leave-one-out workloads. Those that moved no result by more than 0.01 are not candidates.
 SCREENED: dict[str, dict] = {
     "ramp-sig-2": {"ramp_significance": 2.0}, "ramp-sig-4.5": {"ramp_significance": 4.5},
     "trend-size-1": {"trend_size": 1.0}, "trend-size-3": {"trend_size": 3.0},
@@ -463,9 +466,21 @@ def main() -> int:
     ap.add_argument("--screen", action="store_true",
                     help="replay the screened inner constants (SCREENED) beside the example on Azure and the "
                          "generators' workloads")
+    ap.add_argument("--screen-on", metavar="WORKLOADS",
+                    help="with --screen: these workloads instead (comma-separated, e.g. worldcup98,step@0; "
+                         "'rest': every leave-one-out workload the default screen leaves out)")
     args = ap.parse_args()
     if args.screen:
-        print(screen(args.policy, SCREENED, workers=args.workers))
+        wids = SCREEN_WORKLOADS
+        if args.screen_on == "rest":
+            wids = tuple(w for w in loo_workloads() if w not in SCREEN_WORKLOADS)
+        elif args.screen_on:
+            wids = tuple(args.screen_on.split(","))
+            unknown = [w for w in wids if w not in loo_workloads()]
+            if unknown:
+                ap.error(f"--screen-on: not a leave-one-out workload: {', '.join(unknown)} "
+                         f"(known: {', '.join(loo_workloads())})")
+        print(screen(args.policy, SCREENED, wids, workers=args.workers))
         return 0
     if args.leave_one_out:
         cands = CANDIDATES if not args.candidates else {c: CANDIDATES[c] for c in args.candidates.split(",")}

@@ -181,10 +181,12 @@ CANDIDATES: dict[str, dict] = {
     # a scale-down that learns whether the load's drops come back (the sawtooth's do not)
     "rebound": {"scale_down_adaptation": "rebound"},
     # the planner's inner constants, each on both sides of its default: the ones that moved some
-    # result by more than 0.01 when screened (SCREENED, docs/predictive.md "The inner constants
-    # are candidates too") — ramp_significance and baseline_reaction_seconds did not anywhere;
-    # trend_size did on World Cup and NASA only (``--screen --screen-on rest``) — and the folds
-    # choose among them
+    # result by more than 0.01 when screened (SCREENED, SCREENED_FIXED; docs/predictive.md "The
+    # inner constants are candidates too") — ramp_significance, baseline_reaction_seconds, the
+    # 5-sample span, the margin's refit and the guard's skill test did not anywhere; trend_size
+    # did on World Cup and NASA only, the 5-minute line's span and the margin's first fit (no
+    # policy keys until then) on several (``--screen [--screen-fixed] --screen-on all``) — and
+    # the folds choose among them
     "first-hour-0.6": {"target_utilization": 0.6},     # the margin until an hour of errors is known (0.7)
     "first-hour-0.8": {"target_utilization": 0.8},
     "history-6h": {"margin_history_seconds": 21600},   # the margin's and the budget's history (1 day)
@@ -195,6 +197,10 @@ CANDIDATES: dict[str, dict] = {
     "fence-6": {"outlier_fence_iqr": 6.0},
     "trend-size-1": {"trend_size": 1.0},                # the 5-minute line's ramps it acts on, in σ (2)
     "trend-size-3": {"trend_size": 3.0},
+    "trend-span-150": {"trend_window_seconds": 150.0},  # that line's span (300 s)
+    "trend-span-600": {"trend_window_seconds": 600.0},
+    "first-fit-30m": {"margin_first_fit_seconds": 1800.0},   # the margin's first fit (after an hour of errors)
+    "first-fit-2h": {"margin_first_fit_seconds": 7200.0},
 }
 
 
@@ -205,6 +211,18 @@ SCREENED: dict[str, dict] = {
     "ramp-sig-2": {"ramp_significance": 2.0}, "ramp-sig-4.5": {"ramp_significance": 4.5},
     "trend-size-1": {"trend_size": 1.0}, "trend-size-3": {"trend_size": 3.0},
     "reaction-30": {"baseline_reaction_seconds": 30}, "reaction-60": {"baseline_reaction_seconds": 60},
+}
+# The planner's constants that are no policy keys, screened the same way (``--screen-fixed``,
+# "module.NAME" overrides): the 5-sample line's span, the margin's refit, the guard's skill
+# test. (The 5-minute line's span and the margin's first fit were screened so too, moved
+# results, and are policy keys and candidates now.)
+SCREENED_FIXED: dict[str, dict] = {
+    "ramp-samples-3": {"scalebridge.predictive.RAMP_SAMPLES": 3},
+    "ramp-samples-8": {"scalebridge.predictive.RAMP_SAMPLES": 8},
+    "refit-1m": {"scalebridge.predictive.MARGIN_REFIT_SECONDS": 60.0},
+    "refit-15m": {"scalebridge.predictive.MARGIN_REFIT_SECONDS": 900.0},
+    "skill-sig-1.5": {"scalebridge.forecasting.guard.SKILL_SIGNIFICANCE": 1.5},
+    "skill-sig-3": {"scalebridge.forecasting.guard.SKILL_SIGNIFICANCE": 3.0},
 }
 SCREEN_WORKLOADS = ("azure_llm_code", "flash_crowd@0", "flash_crowd@1", "flash_crowd@2", "exponential_growth@0",
                     "exponential_growth@1", "exponential_growth@2", "sawtooth@0", "sawtooth@1", "sawtooth@2")
@@ -322,18 +340,33 @@ def _predictive_task(args) -> tuple[str, str, dict]:
     wid, candidate, overrides, policy_path = args
     key = {"workload": wid, "overrides": overrides, "policy": Path(policy_path).read_text(),
            "code": _source_hash(planner=True)}
+    # "module.NAME" overrides a planner constant that is no policy key (the screen's only)
+    constants = {k: v for k, v in overrides.items() if "." in k}
+    keys = {k: v for k, v in overrides.items() if "." not in k}
 
     def compute():
+        import importlib
         from scalebridge.predictive import trace_forecaster
         from scalebridge.simulator import FleetModel
         from scalebridge.simulator.run import oracle_for, score_run, simulate
         load, start = _load(wid)
         model = FleetModel(capacity=CAPACITY, startup=STARTUP, tick_seconds=TICK)
-        policy = _policy(Path(policy_path), overrides)
+        policy = _policy(Path(policy_path), keys)
         oracle = oracle_for(load, model, policy)
-        t0 = time.perf_counter()
-        planner = trace_forecaster(policy, capacity=CAPACITY, startup_seconds=STARTUP, t0=start, tick_seconds=TICK)
-        run = simulate(policy, load, model, semantics="scalebridge", start_time=start, forecaster=planner)
+        saved = []
+        try:
+            for name, value in constants.items():
+                module, _, attr = name.rpartition(".")
+                m = importlib.import_module(module)
+                saved.append((m, attr, getattr(m, attr)))
+                setattr(m, attr, type(getattr(m, attr))(value))
+            t0 = time.perf_counter()
+            planner = trace_forecaster(policy, capacity=CAPACITY, startup_seconds=STARTUP, t0=start,
+                                       tick_seconds=TICK)
+            run = simulate(policy, load, model, semantics="scalebridge", start_time=start, forecaster=planner)
+        finally:   # a pool's worker replays the next task with the constants as they were
+            for m, attr, value in reversed(saved):
+                setattr(m, attr, value)
         s = score_run(run, load, model, oracle_paid=oracle)
         return {"instance_hours": s.instance_hours, "underprovisioned_fraction": s.underprovisioned_fraction,
                 "underprovisioned_seconds": s.underprovisioned_seconds,
@@ -466,13 +499,17 @@ def main() -> int:
     ap.add_argument("--screen", action="store_true",
                     help="replay the screened inner constants (SCREENED) beside the example on Azure and the "
                          "generators' workloads")
+    ap.add_argument("--screen-fixed", action="store_true",
+                    help="with --screen: the planner's constants that are no policy keys (SCREENED_FIXED)")
     ap.add_argument("--screen-on", metavar="WORKLOADS",
                     help="with --screen: these workloads instead (comma-separated, e.g. worldcup98,step@0; "
-                         "'rest': every leave-one-out workload the default screen leaves out)")
+                         "'rest': every leave-one-out workload the default screen leaves out; 'all': every one)")
     args = ap.parse_args()
     if args.screen:
         wids = SCREEN_WORKLOADS
-        if args.screen_on == "rest":
+        if args.screen_on == "all":
+            wids = tuple(loo_workloads())
+        elif args.screen_on == "rest":
             wids = tuple(w for w in loo_workloads() if w not in SCREEN_WORKLOADS)
         elif args.screen_on:
             wids = tuple(args.screen_on.split(","))
@@ -480,7 +517,7 @@ def main() -> int:
             if unknown:
                 ap.error(f"--screen-on: not a leave-one-out workload: {', '.join(unknown)} "
                          f"(known: {', '.join(loo_workloads())})")
-        print(screen(args.policy, SCREENED, wids, workers=args.workers))
+        print(screen(args.policy, SCREENED_FIXED if args.screen_fixed else SCREENED, wids, workers=args.workers))
         return 0
     if args.leave_one_out:
         cands = CANDIDATES if not args.candidates else {c: CANDIDATES[c] for c in args.candidates.split(",")}

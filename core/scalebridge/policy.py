@@ -508,6 +508,13 @@ class Predictive(_Model):
                          "many standard errors above zero...")
     trend_size: Annotated[Number, Field(ge=0)] = Field(
         2.0, description="...and its rise over the 5 minutes is more than this many σ of the forecast's error")
+    trend_window_seconds: Annotated[Duration, AfterValidator(lambda v: _positive("trend_window_seconds", v))] = \
+        Field(300.0, description="the span of that second line: the samples of the last this many seconds "
+                                 "(5 minutes)")
+    margin_first_fit_seconds: Annotated[Duration,
+                                        AfterValidator(lambda v: _positive("margin_first_fit_seconds", v))] = \
+        Field(3600.0, description="the margin is first fitted once this much forecast-error history is known; "
+                                  "until then it is 1 / target_utilization (an hour)")
     outlier_fence_iqr: Annotated[Number, Field(gt=0)] = Field(
         3.0, description="forecast errors beyond Q1 − k·IQR and Q3 + k·IQR (Tukey's fences; 3: the outer ones) are "
                          "left out of the margin's error model")

@@ -70,9 +70,10 @@ rule (the highest of all signals; a forecast never scales in by itself):
   load itself — whether its significant drops regained, within the HPA's 5-minute
   stabilization window, what the decay would still hold — and, where most did not, lets
   the held proposal go on the next drop, down to the reactive need (never below it);
-- **inner constants**: the ramp tests' thresholds, the error model's outlier fences and
-  the replayed HPA's reaction time are policy keys (``ramp_significance``,
-  ``trend_significance``, ``trend_size``, ``outlier_fence_iqr``,
+- **inner constants**: the ramp tests' thresholds, the 5-minute line's span, the error
+  model's outlier fences, the margin's first fit and the replayed HPA's reaction time are
+  policy keys (``ramp_significance``, ``trend_significance``, ``trend_size``,
+  ``trend_window_seconds``, ``outlier_fence_iqr``, ``margin_first_fit_seconds``,
   ``baseline_reaction_seconds``), defaults the constants below, so that the
   leave-one-out can select them on the other workloads;
 - **fallback**: when the guarded forecaster says the forecast is unreliable
@@ -104,7 +105,8 @@ RAMP_SIGNIFICANCE = 3.0
 TREND_SECONDS = 300.0
 """A second line over the last 5 minutes of samples: a surge that builds over
 minutes (a match's audience arriving) moves a per-minute metric too little
-between 5 samples taken every 15 s to pass the test above."""
+between 5 samples taken every 15 s to pass the test above (the default of
+``predictive.trend_window_seconds``)."""
 TREND_SIGNIFICANCE = 5.0
 """...extrapolated when its slope is this many standard errors above zero (the
 samples of a per-minute metric read every 15 s repeat 4 times, which
@@ -168,6 +170,8 @@ class _TimedValues:
 
 
 MARGIN_MIN_HISTORY_SECONDS = 3600.0
+"""The margin is first fitted once an hour of forecast errors is known (the default of
+``predictive.margin_first_fit_seconds``)."""
 MARGIN_REFIT_SECONDS = 300.0
 """A day of errors moves little in 5 minutes; refitting every minute doubled the replay's time."""
 
@@ -290,7 +294,7 @@ class PredictivePlanner:
         self._error_horizon = float(spec.margin_history_seconds)
         self._pending: deque = deque()                           # (made at, forecast peak)
         self._window: deque = deque()                            # (time, load): monotonic max over a lead
-        self._recent: deque = deque()                            # the last TREND_SECONDS of samples
+        self._recent: deque = deque()                            # the last trend_seconds of samples
         self.error_model: Optional[ErrorModel] = None
         self._margin_at = -math.inf
         self._last_seen: Optional[float] = None
@@ -302,6 +306,8 @@ class PredictivePlanner:
         self.ramp_significance = float(spec.ramp_significance)
         self.trend_significance = float(spec.trend_significance)
         self.trend_size = float(spec.trend_size)
+        self.trend_seconds = float(spec.trend_window_seconds)
+        self.first_fit = float(spec.margin_first_fit_seconds)
         self.fence = float(spec.outlier_fence_iqr)
         # scale_down_adaptation: rebound — significant drops waiting REBOUND_SECONDS for their
         # outcome ([time, the peak before, the highest load since]), the outcomes over the
@@ -342,7 +348,7 @@ class PredictivePlanner:
                     self._rebound(t, load)
                 r = self._recent
                 r.append((t, load))
-                while r[0][0] <= t - TREND_SECONDS:
+                while r[0][0] <= t - self.trend_seconds:
                     r.popleft()
 
     def _score(self, t: float, load: float) -> None:
@@ -445,13 +451,13 @@ class PredictivePlanner:
     def margin(self, now: float, peak: float) -> float:
         """The multiplier on a forecast ``peak``: ``1 + q × σ(level)`` of the
         :class:`ErrorModel` refitted every ``MARGIN_REFIT_SECONDS``, or ``1 / target_utilization``
-        until an hour of errors is known."""
+        until ``margin_first_fit_seconds`` of errors are known (an hour)."""
         if self.quantile is None:
             return 1.0 / float(self.spec.target_utilization)
         if now - self._margin_at >= MARGIN_REFIT_SECONDS:
             self._margin_at = now
             errors = self._errors
-            if len(errors) and errors.span() >= MARGIN_MIN_HISTORY_SECONDS:
+            if len(errors) and errors.span() >= self.first_fit:
                 self.error_model = fit_error_model(errors.column(0), errors.column(1), self.quantile,
                                                    self.fence) or self.error_model
             if self.aci is not None and self.error_model is not None:
@@ -477,7 +483,7 @@ class PredictivePlanner:
           rise from the first to the last is beyond ``ramp_significance`` (``RAMP_SIGNIFICANCE``)
           times what the margin covers at that level — a step the forecast's
           own error cannot explain;
-        - through the last ``TREND_SECONDS`` of samples, when its slope is more
+        - through the last ``trend_window_seconds`` of samples (``TREND_SECONDS``), when its slope is more
           than ``trend_significance`` (``TREND_SIGNIFICANCE``) standard errors above zero — a rise the
           samples' scatter around the line cannot explain — and its rise over
           the window is beyond ``trend_size`` (``TREND_SIZE``) σ of the error model.

@@ -24,12 +24,15 @@ def test_the_defaults_are_the_constants_they_replace():
     assert spec.trend_size == predictive.TREND_SIZE
     assert spec.outlier_fence_iqr == predictive.OUTLIER_FENCE
     assert spec.baseline_reaction_seconds == risk.REACTION_SECONDS
+    assert spec.trend_window_seconds == predictive.TREND_SECONDS
+    assert spec.margin_first_fit_seconds == predictive.MARGIN_MIN_HISTORY_SECONDS
     assert spec.scale_down_adaptation is None
 
 
 @pytest.mark.parametrize("key, bad", [("ramp_significance", 0), ("trend_significance", -1), ("trend_size", -0.5),
                                       ("outlier_fence_iqr", 0), ("baseline_reaction_seconds", -1),
-                                      ("trend_size", "big")])
+                                      ("trend_size", "big"), ("trend_window_seconds", 0),
+                                      ("margin_first_fit_seconds", "-1m")])
 def test_each_key_is_validated(key, bad):
     with pytest.raises(RequestError, match=key):
         load_policy({"predictive": {"mode": "ForecastAndScale", "capacity_per_replica": 1000,
@@ -38,6 +41,8 @@ def test_each_key_is_validated(key, bad):
 
 def test_durations_are_accepted_as_elsewhere():
     assert Predictive(baseline_reaction_seconds="1m").baseline_reaction_seconds == 60.0
+    assert Predictive(trend_window_seconds="10m").trend_window_seconds == 600.0
+    assert Predictive(margin_first_fit_seconds="2h").margin_first_fit_seconds == 7200.0
 
 
 def fitted(**kw):
@@ -98,3 +103,29 @@ def test_the_reaction_time_delays_the_replayed_hpas_members():
     spec = Predictive(mode="ForecastAndScale", capacity_per_replica=CAP, margin_quantile=0.99,
                       reactive_baseline_utilization=0.6, baseline_reaction_seconds=60)
     assert PredictivePlanner(spec, startup_seconds=120).baseline.delay == 180.0
+
+
+def test_the_margin_is_first_fitted_after_margin_first_fit_seconds_of_errors():
+    """Until that much forecast-error history is known the margin is 1 / target_utilization;
+    the 90 minutes of `fitted` hold enough for an hour and not for two."""
+    p, _ = fitted()
+    assert p.error_model is not None
+    spec = Predictive(mode="ForecastAndScale", capacity_per_replica=CAP, target_utilization=0.7, model="linear",
+                      margin_quantile=0.99, lead_time_seconds=120, margin_first_fit_seconds="2h")
+    late = PredictivePlanner(spec, startup_seconds=120)
+    rng = np.random.default_rng(1)
+    for k in range(360):
+        t = 15.0 * k
+        late.observe(t, 200_000 * (1 + rng.uniform(-0.02, 0.02)))
+        late.plan(t)
+    assert late.error_model is None
+    assert late.margin(t, 200_000.0) == pytest.approx(1 / 0.7)
+
+
+def test_the_trend_window_decides_how_long_a_rise_the_line_sees():
+    """A rise of 8,000 a tick for 20 ticks (5 minutes) under 1% noise: the 5-minute line
+    extrapolates it; a 30-second line holds too few samples to pass its t-test."""
+    steady = 8_000.0
+    only_trend = {"ramp_significance": 1e9}        # the 5-sample line off
+    assert rise(*fitted(**only_trend), steady) is not None
+    assert rise(*fitted(trend_window_seconds=30, **only_trend), steady) is None

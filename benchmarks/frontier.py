@@ -183,10 +183,10 @@ CANDIDATES: dict[str, dict] = {
     # the planner's inner constants, each on both sides of its default: the ones that moved some
     # result by more than 0.01 when screened (SCREENED, SCREENED_FIXED; docs/predictive.md "The
     # inner constants are candidates too") — ramp_significance, baseline_reaction_seconds, the
-    # 5-sample span, the margin's refit and the guard's skill test did not anywhere; trend_size
-    # did on World Cup and NASA only, the 5-minute line's span and the margin's first fit (no
-    # policy keys until then) on several (``--screen [--screen-fixed] --screen-on all``) — and
-    # the folds choose among them
+    # 5-sample span, the margin's refit and the guard's window, count and skill test did not
+    # anywhere; trend_size did on World Cup and NASA only, the 5-minute line's span, the
+    # margin's first fit and the guard's MAPE gate (no policy keys until then) on several
+    # (``--screen [--screen-fixed] --screen-on all``) — and the folds choose among them
     "first-hour-0.6": {"target_utilization": 0.6},     # the margin until an hour of errors is known (0.7)
     "first-hour-0.8": {"target_utilization": 0.8},
     "history-6h": {"margin_history_seconds": 21600},   # the margin's and the budget's history (1 day)
@@ -201,6 +201,8 @@ CANDIDATES: dict[str, dict] = {
     "trend-span-600": {"trend_window_seconds": 600.0},
     "first-fit-30m": {"margin_first_fit_seconds": 1800.0},   # the margin's first fit (after an hour of errors)
     "first-fit-2h": {"margin_first_fit_seconds": 7200.0},
+    "mape-0.3": {"guard_max_mape": 0.3},               # the guard's gate on the forecast's recent error (0.5)
+    "mape-0.8": {"guard_max_mape": 0.8},
 }
 
 
@@ -213,14 +215,19 @@ SCREENED: dict[str, dict] = {
     "reaction-30": {"baseline_reaction_seconds": 30}, "reaction-60": {"baseline_reaction_seconds": 60},
 }
 # The planner's constants that are no policy keys, screened the same way (``--screen-fixed``,
-# "module.NAME" overrides): the 5-sample line's span, the margin's refit, the guard's skill
-# test. (The 5-minute line's span and the margin's first fit were screened so too, moved
-# results, and are policy keys and candidates now.)
+# "module.NAME" overrides): the 5-sample line's span, the margin's refit, the guard's error
+# window, minimum count and skill test. (The 5-minute line's span, the margin's first fit and
+# the guard's MAPE gate were screened so too, moved results, and are policy keys and
+# candidates now.)
 SCREENED_FIXED: dict[str, dict] = {
     "ramp-samples-3": {"scalebridge.predictive.RAMP_SAMPLES": 3},
     "ramp-samples-8": {"scalebridge.predictive.RAMP_SAMPLES": 8},
     "refit-1m": {"scalebridge.predictive.MARGIN_REFIT_SECONDS": 60.0},
     "refit-15m": {"scalebridge.predictive.MARGIN_REFIT_SECONDS": 900.0},
+    "error-window-5": {"scalebridge.forecasting.guard.DEFAULT_ERROR_WINDOW": 5},
+    "error-window-20": {"scalebridge.forecasting.guard.DEFAULT_ERROR_WINDOW": 20},
+    "min-errors-2": {"scalebridge.forecasting.guard.DEFAULT_MIN_ERRORS": 2},
+    "min-errors-5": {"scalebridge.forecasting.guard.DEFAULT_MIN_ERRORS": 5},
     "skill-sig-1.5": {"scalebridge.forecasting.guard.SKILL_SIGNIFICANCE": 1.5},
     "skill-sig-3": {"scalebridge.forecasting.guard.SKILL_SIGNIFICANCE": 3.0},
 }

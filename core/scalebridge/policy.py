@@ -515,6 +515,10 @@ class Predictive(_Model):
                                         AfterValidator(lambda v: _positive("margin_first_fit_seconds", v))] = \
         Field(3600.0, description="the margin is first fitted once this much forecast-error history is known; "
                                   "until then it is 1 / target_utilization (an hour)")
+    guard_max_mape: Annotated[Number, Field(gt=0)] = Field(
+        0.5, description="the forecast is unreliable, and the plan falls back to the reactive decision, while "
+                         "its mean absolute percentage error over the last forecasts is above this "
+                         "(scalebridge.forecasting.guard.DEFAULT_MAX_MAPE)")
     outlier_fence_iqr: Annotated[Number, Field(gt=0)] = Field(
         3.0, description="forecast errors beyond Q1 − k·IQR and Q3 + k·IQR (Tukey's fences; 3: the outer ones) are "
                          "left out of the margin's error model")

@@ -74,7 +74,7 @@ rule (the highest of all signals; a forecast never scales in by itself):
   model's outlier fences, the margin's first fit and the replayed HPA's reaction time are
   policy keys (``ramp_significance``, ``trend_significance``, ``trend_size``,
   ``trend_window_seconds``, ``outlier_fence_iqr``, ``margin_first_fit_seconds``,
-  ``baseline_reaction_seconds``), defaults the constants below, so that the
+  ``baseline_reaction_seconds``, ``guard_max_mape``), defaults the constants below, so that the
   leave-one-out can select them on the other workloads;
 - **fallback**: when the guarded forecaster says the forecast is unreliable
   (too little history, NaN, a large recent error), the plan follows the
@@ -259,11 +259,12 @@ class Plan:
 
 
 def default_model(spec: Predictive):
-    """The policy's model behind the guard; ``history_seconds`` is the regression window."""
+    """The policy's model behind the guard; ``history_seconds`` is the regression window,
+    ``guard_max_mape`` the guard's gate."""
     params = {}
     if spec.history_seconds and spec.model in ("linear", "quadratic"):
         params["window_seconds"] = spec.history_seconds
-    return guarded(make_forecaster(spec.model, **params))
+    return guarded(make_forecaster(spec.model, **params), max_mape=float(spec.guard_max_mape))
 
 
 class PredictivePlanner:

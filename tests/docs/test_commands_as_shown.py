@@ -189,7 +189,7 @@ EXCLUDED: dict[tuple[str, str], str] = {
         "my-policy.yaml and my-load.csv are the reader's own files",
     ("docs/predictive.md", ".venv/bin/python benchmarks/frontier.py --leave-one-out --markdown loo.md "
                            "--json docs/leave-one-out.json"):
-        "minutes on two quiet cores the first time (432 replays, three of the workloads weeks long), over "
+        "minutes on two quiet cores the first time (468 replays, three of the workloads weeks long), over "
         "this module's budget; test_leave_one_out_table_is_what_the_benchmark_prints checks the table against "
         "its output and replays a generated workload again",
     ("docs/plugins.md", "pip install ./examples/plugin"):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from scalebridge import predictive, risk
+from scalebridge.forecasting import guard
 from scalebridge.engine import load_policy
 from scalebridge.errors import RequestError
 from scalebridge.policy import Predictive
@@ -26,13 +27,14 @@ def test_the_defaults_are_the_constants_they_replace():
     assert spec.baseline_reaction_seconds == risk.REACTION_SECONDS
     assert spec.trend_window_seconds == predictive.TREND_SECONDS
     assert spec.margin_first_fit_seconds == predictive.MARGIN_MIN_HISTORY_SECONDS
+    assert spec.guard_max_mape == guard.DEFAULT_MAX_MAPE
     assert spec.scale_down_adaptation is None
 
 
 @pytest.mark.parametrize("key, bad", [("ramp_significance", 0), ("trend_significance", -1), ("trend_size", -0.5),
                                       ("outlier_fence_iqr", 0), ("baseline_reaction_seconds", -1),
                                       ("trend_size", "big"), ("trend_window_seconds", 0),
-                                      ("margin_first_fit_seconds", "-1m")])
+                                      ("margin_first_fit_seconds", "-1m"), ("guard_max_mape", 0)])
 def test_each_key_is_validated(key, bad):
     with pytest.raises(RequestError, match=key):
         load_policy({"predictive": {"mode": "ForecastAndScale", "capacity_per_replica": 1000,
@@ -129,3 +131,11 @@ def test_the_trend_window_decides_how_long_a_rise_the_line_sees():
     only_trend = {"ramp_significance": 1e9}        # the 5-sample line off
     assert rise(*fitted(**only_trend), steady) is not None
     assert rise(*fitted(trend_window_seconds=30, **only_trend), steady) is None
+
+
+def test_the_guard_max_mape_reaches_the_guard():
+    """guard_max_mape is the planner's guard's gate: a forecast whose recent error is above it
+    is unreliable, and the plan falls back to the reactive decision."""
+    from scalebridge.predictive import default_model
+    assert default_model(Predictive(model="linear")).max_mape == guard.DEFAULT_MAX_MAPE
+    assert default_model(Predictive(model="linear", guard_max_mape=0.2)).max_mape == 0.2

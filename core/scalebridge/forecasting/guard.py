@@ -64,13 +64,17 @@ class GuardedForecaster:
         inner: Forecaster,
         *,
         min_history_seconds: float | None = None,
-        max_mape: float = DEFAULT_MAX_MAPE,
-        error_window: int = DEFAULT_ERROR_WINDOW,
-        min_errors: int = DEFAULT_MIN_ERRORS,
+        max_mape: float | None = None,
+        error_window: int | None = None,
+        min_errors: int | None = None,
         max_staleness_seconds: float = DEFAULT_MAX_STALENESS_SECONDS,
         bad_input_hold_seconds: float = DEFAULT_BAD_INPUT_HOLD_SECONDS,
         match_tolerance_seconds: float = DEFAULT_MATCH_TOLERANCE_SECONDS,
     ) -> None:
+        # None: the module's default, read when the guard is made (a screen can vary it)
+        max_mape = DEFAULT_MAX_MAPE if max_mape is None else max_mape
+        error_window = DEFAULT_ERROR_WINDOW if error_window is None else error_window
+        min_errors = DEFAULT_MIN_ERRORS if min_errors is None else min_errors
         if error_window < 1 or min_errors < 1:
             raise ValueError("error_window and min_errors must be >= 1")
         self.inner = inner

@@ -622,9 +622,8 @@ class AwsSemantics(Semantics):
         return self._RETENTION
 
     def decide(self, ctx: Context) -> Decision:
-        c = ctx.policy.compiled().get(self.name)   # self._compiled(ctx.policy), once built
-        run = _Run(ctx, c if c is not None else self._compiled(ctx.policy))
-        c = run.c
+        c = self._compiled(ctx.policy)
+        run = _Run(ctx, c)
         proposal = ctx.obs.proposal
         if proposal is None:
             if c.targets:

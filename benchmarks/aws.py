@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The aws provider at fleet size, against moto's server behind the recording
-proxy (scalebridge.testing.aws_proxy), with the real boto3.
+proxy (scalebridge_aws.fake_server), with the real boto3.
 
 Two measurements:
 
@@ -182,7 +182,7 @@ def main(argv=None) -> int:
         os.environ.setdefault(k, v)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     from moto.server import ThreadedMotoServer
-    from scalebridge.testing.aws_proxy import AwsProxy
+    from scalebridge_aws.fake_server import AwsProxy
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -40,7 +40,7 @@ def main() -> None:
 
     from scalebridge.controller.clock import VirtualClock
     from scalebridge.controller.loop import build_controller
-    from scalebridge.testing.arm_server import ArmServer
+    from scalebridge_azure.fake_server import ArmServer
 
     def rule(op, threshold, direction):
         return {"metric": "Percentage CPU", "statistic": "Average", "time_grain_seconds": 60,

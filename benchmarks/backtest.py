@@ -42,7 +42,7 @@ def main() -> int:
     from distributed import LocalCluster
     from scalebridge.cli import main as cli
     from scalebridge.simulator.traces import read_trace
-    from scalebridge.testing.prometheus_server import PrometheusServer
+    from scalebridge_prometheus.fake_server import PrometheusServer
 
     tr = read_trace(TRACE, scale=1 / 60)
     n = int(a.days * 1440)

@@ -123,8 +123,8 @@ def main() -> int:
     ap.add_argument("--syncs", type=int, default=3)
     ap.add_argument("--workers", type=int, default=16)
     args = ap.parse_args()
-    from scalebridge.testing.compute_server import ComputeServer
-    from scalebridge.testing.monitoring_server import MonitoringServer
+    from scalebridge_gce.fake_server import ComputeServer
+    from scalebridge_gce.fake_monitoring import MonitoringServer
     now = time.time()
     with ComputeServer(project="bench-project") as compute, MonitoringServer(workers=8) as monitoring:
         targets = world(compute, monitoring, args.migs, args.vms, now)

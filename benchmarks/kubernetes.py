@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The kubernetes provider at fleet size: observe + decide + write for N
 Deployments (default 1,000) per sync, against the local test API server
-(scalebridge.testing.kubernetes_server) with the real ``kubernetes`` client.
+(scalebridge_kubernetes.fake_server) with the real ``kubernetes`` client.
 
 The controller (scalebridge.controller.loop.build_controller) syncs every
 target: the scale subresource, the Deployment (rollout in flight), the pods of
@@ -39,7 +39,7 @@ import yaml  # noqa: E402
 
 from scalebridge.controller.clock import VirtualClock  # noqa: E402
 from scalebridge.controller.loop import build_controller  # noqa: E402
-from scalebridge.testing.kubernetes_server import KubernetesServer  # noqa: E402
+from scalebridge_kubernetes.fake_server import KubernetesServer  # noqa: E402
 
 POLICY = {"semantics": "kubernetes", "min_replicas": 1, "max_replicas": 50,
           "metrics": [{"type": "resource", "name": "cpu",

@@ -1,5 +1,5 @@
 """Back-test examples/run/backtest.yaml without a cluster: a local Prometheus-API
-server (scalebridge.testing.prometheus_server) holds six hours of a real trace
+server (scalebridge_prometheus.fake_server) holds six hours of a real trace
 (examples/traces/azure_llm_code_2024-05-10_00-06.csv, its notice in examples/traces/README.md) as the Deployment's request rate, and what kube-state-metrics recorded of its
 size (a fixed 8 replicas, then 12); the configuration is pointed at it, and
 `scalebridge backtest` runs on it as it would on a real Prometheus."""
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from scalebridge.cli import main
 from scalebridge.simulator.traces import read_trace
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 
 HERE = Path(__file__).resolve().parent
 TRACE = HERE.parent / "traces" / "azure_llm_code_2024-05-10_00-06.csv"

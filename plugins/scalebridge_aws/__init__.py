@@ -15,3 +15,9 @@ from scalebridge.hookspecs import hookimpl
 def scalebridge_register_providers(register):
     from .provider import AwsProvider
     register("aws", AwsProvider)
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    from .translate import ScalingPoliciesTranslator
+    register(ScalingPoliciesTranslator())

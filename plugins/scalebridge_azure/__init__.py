@@ -16,3 +16,9 @@ __all__ = ["AzureProvider"]
 @hookimpl
 def scalebridge_register_providers(register):
     register("azure", AzureProvider)
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    from .translate import AutoscaleSettingTranslator
+    register(AutoscaleSettingTranslator())

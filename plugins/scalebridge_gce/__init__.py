@@ -13,3 +13,9 @@ from scalebridge.hookspecs import hookimpl
 def scalebridge_register_providers(register):
     from .provider import GceProvider
     register("gce", GceProvider)
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    from .translate import AutoscalerTranslator
+    register(AutoscalerTranslator())

@@ -309,7 +309,7 @@ class GceTarget(Target):
         req = req_cls(project=self.project, instance_group_manager=self.igm_name, size=size,
                       request_id=self.clients.request_id(), **self._scope())
         op = self.clients.call(name, self._igm_client().resize_unary, request=req)
-        op = self._wait(op)
+        op = self.wait(op)
         if enum_name(op.status) != _DONE:
             self._operation = op.name
             return SizeChange(size, in_flight=True, operation=op.name,
@@ -321,7 +321,7 @@ class GceTarget(Target):
         return SizeChange(size, in_flight=True, operation=op.name,
                           note="resize scheduled (operation DONE); the group settles when status.isStable")
 
-    def _wait(self, op: Any) -> Any:
+    def wait(self, op: Any) -> Any:
         """Poll with ``operations.wait`` (the server answers when the operation is DONE
         or after its own deadline) until DONE or ``operation_wait_seconds``."""
         deadline = time.monotonic() + self.provider.operation_wait

@@ -16,3 +16,11 @@ __all__ = ["KubernetesProvider"]
 @hookimpl
 def scalebridge_register_providers(register):
     register("kubernetes", KubernetesProvider)
+
+
+@hookimpl
+def scalebridge_register_translators(register):
+    from .keda import KedaTranslator
+    from .translate import HpaTranslator
+    register(HpaTranslator())
+    register(KedaTranslator())   # KEDA runs on this provider's clusters: its ScaledObjects are this plugin's

@@ -8,7 +8,7 @@ import io
 import json
 from contextlib import redirect_stderr
 
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 from tests.backtest.conftest import FLEET, HOURS, SIM_TARGET, config, run, trace_rps
 
 PER_MEMBER_POLICY = """\

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 from tests.backtest.conftest import TRACE, config, run
 
 TARGETS = 6

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from scalebridge.testing.prometheus_server import PrometheusServer, openmetrics
+from scalebridge_prometheus.fake_server import PrometheusServer, openmetrics
 from tests.backtest.conftest import (FLEET, HOURS, SIM_TARGET, assert_same_as_simulate, config, run, simulate,
                                      trace_rps)
 from tests.plugins.prometheus.real import real_prometheus

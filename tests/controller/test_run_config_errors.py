@@ -195,7 +195,7 @@ def test_a_providers_path_options_are_read_relative_to_the_configuration(tmp_pat
     """run-config: "Relative paths are relative to the configuration file" — a provider's
     file options too (Provider.path_options), so a config works from any directory."""
     from scalebridge.controller.config import build, load_config
-    from scalebridge.testing.arm_server import ArmServer
+    from scalebridge_azure.fake_server import ArmServer
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
     with ArmServer() as arm:

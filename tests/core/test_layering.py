@@ -23,7 +23,7 @@ PLUGINS = ROOT / "plugins"
 # that form one layer (``__init__`` is the package itself, ``import scalebridge``)
 LAYERS: list[tuple[str, frozenset[str]]] = [
     ("foundation", frozenset({"units", "errors", "constants", "cron", "timezones", "hookspecs", "cliargs",
-                                         "secrets", "cel", "inputfile"})),
+                                         "secrets", "cel", "inputfile", "moved"})),
     ("model", frozenset({"policy", "policyfile", "protocol", "state", "decision"})),
     ("stages", frozenset({"stages"})),
     ("semantics", frozenset({"semantics"})),

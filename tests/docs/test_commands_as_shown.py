@@ -159,7 +159,7 @@ EXCLUDED: dict[tuple[str, str], str] = {
         "needs Google Application Default Credentials and the real Compute API (project my-project)",
     ("README.md", "scalebridge apply examples/run/aws.yaml --native --dry-run"):
         "needs AWS credentials and the real us-east-1 Auto Scaling and CloudWatch APIs (DescribeAutoScalingGroups, "
-        "DescribePolicies before it writes nothing); tests/translate/ runs apply --native against moto's server",
+        "DescribePolicies before it writes nothing); tests/plugins/aws/test_apply_native.py runs apply --native against moto's server",
     ("README.md", "scalebridge run examples/run/azure.yaml --metrics-port 9090"):
         "runs until SIGTERM against the real Azure Resource Manager (needs an Azure login)",
     ("docs/run.md", "scalebridge observe examples/run/kubernetes.yaml"):

@@ -11,9 +11,9 @@ import urllib.request
 
 import pytest
 
-from scalebridge.testing.aws_proxy import AwsProxy
-from scalebridge.testing.compute_server import ComputeServer
-from scalebridge.testing.kubernetes_server import KubernetesServer
+from scalebridge_aws.fake_server import AwsProxy
+from scalebridge_gce.fake_server import ComputeServer
+from scalebridge_kubernetes.fake_server import KubernetesServer
 
 SERVERS = {"kubernetes": KubernetesServer, "compute": ComputeServer,
            "aws": lambda: AwsProxy("http://127.0.0.1:9")}

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scalebridge import decide
 from scalebridge.testing.requests import (AZURE_NOW, GCE_NOW, NOW, aws_request, azure_request, azure_series,
                                          cpu_request, per_vm, pods, vms)
-from scalebridge.translate import import_native, render
+from scalebridge.translate import import_native, render, translator
 from scalebridge.translate.metrics import provider_metric
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -30,7 +30,7 @@ def _same_decision(request: dict, provider: str) -> None:
     observed = other.get("observations", {}).get("metrics") or {}
     neutral = {}
     for name in list(observed):
-        native, _ = provider_metric(name, provider)
+        native, _ = provider_metric(name, translator(provider).metric_names, provider)
         if native is not None:
             observed.setdefault(native, observed[name])
             neutral[native] = name

@@ -56,16 +56,19 @@ def with_plugins():
     plugins.reset()
 
 
-def test_the_built_in_translators_are_entry_points_of_the_distribution():
-    """pyproject.toml's [project.entry-points.scalebridge], as the built-in semantics are (cf. datasette's
-    default_* plugins): nothing special-cased."""
+def test_the_built_in_translators_are_registered_by_their_provider_plugins():
+    """Each built-in cloud is one plugin, registered through pyproject.toml's
+    [project.entry-points.scalebridge] as a third-party one is (cf. datasette's default_* plugins): its
+    translator comes from the same package as its provider, nothing special-cased."""
     eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="scalebridge")
            if ep.dist is not None and ep.dist.name == "scalebridge"}
     reg = plugins.registry()
     for name in ("kubernetes", "gce", "azure", "aws"):
         entry = reg.translators[name]
-        assert eps[entry.plugin] == f"scalebridge.translate.{name}"
+        assert eps[entry.plugin] == f"scalebridge_{name}" == reg.providers[name].plugin
+        assert type(entry.obj).__module__ == f"scalebridge_{name}.translate"
         assert entry.obj.provider == name and type(entry.obj).can("import_all") and type(entry.obj).can("apply")
+    assert reg.translators["keda"].plugin == "scalebridge_kubernetes"   # KEDA runs on that provider's clusters
 
 
 def test_every_provider_declaring_translate_has_a_translator_that_applies():

@@ -1,12 +1,16 @@
 """What plugin authors test with: the contract every semantics honours, the
 provider contract (:func:`check_provider`, :mod:`scalebridge.testing.conformance`),
 a fake provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for
-driving a controller without a cloud, and the local API servers the built-in
-providers are tested against (``KubernetesServer``, ``ComputeServer``,
-``MonitoringServer``, ``ArmServer``, ``AwsProxy`` in front of moto's server); for
-metric sources, the conformance checks (:func:`check_metric_source`,
-:mod:`scalebridge.testing.metric_source_conformance`) and a local server speaking
-Prometheus's HTTP API (``PrometheusServer``).
+driving a controller without a cloud, request builders (:mod:`.requests`), the
+pieces a local API server is built from (:mod:`.local_server`, :mod:`.fault_queue`,
+:mod:`.merge_patch`), and for metric sources the conformance checks
+(:func:`check_metric_source`, :mod:`scalebridge.testing.metric_source_conformance`).
+
+Each built-in cloud's local API server lives with its plugin (the Kubernetes server in
+``scalebridge_kubernetes.fake_server``, Compute and Monitoring in ``scalebridge_gce``,
+ARM in ``scalebridge_azure``, the moto proxy in ``scalebridge_aws``, Prometheus and its
+PromQL subset in ``scalebridge_prometheus``); their old names here still import, with a
+deprecation warning (:mod:`scalebridge.moved`).
 
     from scalebridge.testing import check_semantics
     def test_my_semantics_keeps_the_contract():
@@ -28,23 +32,24 @@ import copy
 import json
 from typing import Iterable, Optional
 
+from .. import moved
 from ..engine import Decider, decide, parse_request
 from .conformance import ConformanceReport, FailNext, check_provider
 from .fake import FakeProvider, FakeTarget, Load
 
-#: the local API servers, imported on first use (the Monitoring server needs grpc, the
-#: ARM server cryptography): ``from scalebridge.testing import ArmServer``
-_SERVERS = {"KubernetesServer": "kubernetes_server", "ComputeServer": "compute_server",
-            "MonitoringServer": "monitoring_server", "ArmServer": "arm_server", "AwsProxy": "aws_proxy",
-            "PrometheusServer": "prometheus_server", "check_metric_source": "metric_source_conformance"}
+moved.install()   # scalebridge.testing.kubernetes_server and the other old names still import
 
 
 def __getattr__(name: str):
-    module = _SERVERS.get(name)
+    import importlib
+    if name == "check_metric_source":   # imported on first use, as before
+        return importlib.import_module(f"{__name__}.metric_source_conformance").check_metric_source
+    module = moved.TESTING_NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'scalebridge.testing' has no attribute {name!r}")
-    import importlib
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    moved.warn(f"scalebridge.testing.{name}", f"{module}.{name}")
+    value = globals()[name] = getattr(importlib.import_module(module), name)   # warned once
+    return value
 
 
 __all__ = ["ConformanceReport", "FailNext", "FakeProvider", "FakeTarget", "Load", "check_provider", "check_semantics",

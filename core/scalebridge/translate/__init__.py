@@ -3,23 +3,23 @@
 (docs/translate.md).
 
 Every format is a :class:`Translator` registered through the plugin registry
-(``scalebridge_register_translators``): the built-in ones, ``kubernetes``,
-``gce``, ``azure``, ``aws`` and ``keda``, are this distribution's entry points, as a third-party
-plugin's would be.
+(``scalebridge_register_translators``): the built-in ones are registered by the built-in
+provider plugins (``plugins/scalebridge_<cloud>/``) exactly as a third-party plugin's would be.
+Nothing here knows a format.
 """
 from __future__ import annotations
 
 from typing import Any, Optional, Union
 
+from .. import moved
 from ..errors import ScalebridgeError
 from ..policy import Policy
 from .base import TargetKey, Translator, TranslatorFailure, check_target
 from .common import Losses, NativeError, PLACEHOLDER, as_policy
 
-#: the built-in translators (their entry points: pyproject.toml)
-PROVIDERS = ("kubernetes", "gce", "azure", "aws", "keda")
+moved.install()   # scalebridge.translate.kubernetes and the other old names still import
 
-__all__ = ["PROVIDERS", "Losses", "NativeError", "PLACEHOLDER", "TargetKey", "Translator", "TranslatorFailure",
+__all__ = ["Losses", "NativeError", "PLACEHOLDER", "TargetKey", "Translator", "TranslatorFailure",
            "render", "import_native", "import_all", "dump", "translator", "call"]
 
 

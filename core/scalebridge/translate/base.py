@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping, Optional
@@ -19,8 +18,9 @@ from typing import Any, Callable, ClassVar, Mapping, Optional
 from ..errors import ScalebridgeError
 from ..policy import Policy
 from .common import Losses, NativeError
+from .metrics import MetricNames
 
-__all__ = ["Translator", "ModuleTranslator", "TargetKey", "TranslatorFailure", "check_target", "valid_metric_sources"]
+__all__ = ["Translator", "TargetKey", "TranslatorFailure", "check_target", "valid_metric_sources"]
 
 
 class TranslatorFailure(ScalebridgeError):
@@ -64,9 +64,10 @@ class Translator(ABC):
       here, and that translator implements :meth:`apply`.
     - ``summary``: one line for ``scalebridge plugins`` and ``render --help``.
     - ``target_keys``: what ``--target`` takes (the run configuration's ``ref`` keys of
-      that provider, and whatever else the native configuration needs, such as Azure's
-      ``location``). An unknown key, or a value a key's check refuses, is refused before
+      that provider, and whatever else the native configuration needs, such as a
+      location). An unknown key, or a value a key's check refuses, is refused before
       :meth:`render` is called.
+    - ``metric_names``: the provider's metric for each neutral metric name.
 
     Every method may raise :class:`NativeError` for bad input (one line naming the
     field, exit 2). Anything else escaping a method is reported as this translator's
@@ -77,6 +78,10 @@ class Translator(ABC):
     provider: ClassVar[Optional[str]] = None
     summary: ClassVar[str] = ""
     target_keys: ClassVar[Mapping[str, TargetKey]] = {}
+    #: which of its provider's metrics stands for each neutral metric (``cpu``…): render writes
+    #: a neutral name as the provider's metric, and every translator's import reads the
+    #: provider's metric back as the neutral name (:mod:`scalebridge.translate.metrics`)
+    metric_names: ClassVar[MetricNames] = MetricNames()
 
     @abstractmethod
     def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
@@ -115,28 +120,6 @@ class Translator(ABC):
     def can(cls, method: str) -> bool:
         """Whether this translator implements ``import_all`` or ``apply``."""
         return getattr(cls, method) is not getattr(Translator, method)
-
-
-class ModuleTranslator(Translator):
-    """A built-in translator: the ``render``, ``dump`` and ``import_all`` functions of the
-    module that defines it, and ``apply_NAME`` of :mod:`scalebridge.translate.apply`."""
-
-    def _module(self) -> Any:
-        return sys.modules[type(self).__module__]
-
-    def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
-        return self._module().render(policy, target)
-
-    def dump(self, native: Any) -> str:
-        return self._module().dump(native)
-
-    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
-        return self._module().import_all(text)
-
-    def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
-              metrics: Mapping[str, Any]) -> bool:
-        from . import apply
-        return getattr(apply, f"apply_{self.name}")(name, target, policy, dry_run, say, metrics)
 
 
 def check_target(translator: Translator, ref: Optional[Mapping[str, Any]]) -> dict:

@@ -16,13 +16,13 @@ from typing import Any, Optional
 
 import yaml
 
-from . import PROVIDERS, NativeError, TranslatorFailure, dump, import_all, render
+from . import NativeError, TranslatorFailure, dump, import_all, render
 from .common import yaml_document
 
 EXIT_INCOMPLETE = 1
 EXIT_TRANSLATOR_FAILED = 1
 EXIT_BAD_INPUT = 2
-_FORMATS = f"{', '.join(PROVIDERS)}, or a plugin's (scalebridge plugins lists the translators)"
+_FORMATS = "a registered translator's name (`scalebridge plugins` lists them: the built-in providers' and plugins')"
 
 
 def _format(name: str) -> str:

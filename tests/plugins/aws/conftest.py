@@ -1,5 +1,5 @@
 """The AWS test world: one moto server per test session on 127.0.0.1, reset
-before every test, behind :class:`scalebridge.testing.aws_proxy.AwsProxy`
+before every test, behind :class:`scalebridge_aws.fake_server.AwsProxy`
 (calls recorded, faults injected, SetDesiredCapacity bounds enforced). The
 plugin under test talks to the proxy with the real boto3; the tests set the
 world up by talking to moto directly (so the proxy records only the plugin's
@@ -14,7 +14,7 @@ from typing import Optional
 
 import pytest
 
-from scalebridge.testing.aws_proxy import AwsProxy
+from scalebridge_aws.fake_server import AwsProxy
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

@@ -1,4 +1,4 @@
-"""The fault-injecting proxy plugin authors reuse (scalebridge.testing.aws_proxy):
+"""The fault-injecting proxy plugin authors reuse (scalebridge_aws.fake_server):
 a fault's service/action match, ``after``, ``times`` and ``probability``; calls
 recorded with their IAM action (CloudWatch signs as ``monitoring``, its IAM
 prefix is ``cloudwatch``)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from scalebridge.providers import ProviderError
-from scalebridge.testing.aws_proxy import Fault
+from scalebridge_aws.fake_server import Fault
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from scalebridge.simulator.traces import read_trace
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 from tests.backtest.conftest import FLEET, HOURS, POLICY, TRACE, assert_same_as_simulate, run, simulate
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from scalebridge.providers import ErrorKind
-from scalebridge.testing.aws_proxy import Fault
+from scalebridge_aws.fake_server import Fault
 from scalebridge.testing.conformance import check_provider
 
 _CALLS = {"observe": "DescribeAutoScalingGroups", "read_metrics": "GetMetricData",

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from scalebridge.providers import ErrorKind, MetricQuery, ProviderError
-from scalebridge.testing.aws_proxy import Fault
+from scalebridge_aws.fake_server import Fault
 
 CPU = MetricQuery("cpu", "resource", {}, 300.0, 60.0, frozenset({"member_series"}))
 

@@ -15,7 +15,7 @@ import yaml
 
 from scalebridge.controller.clock import VirtualClock
 from scalebridge.controller.loop import build_controller
-from scalebridge.testing.aws_proxy import Fault
+from scalebridge_aws.fake_server import Fault
 from tests.plugins.aws.conftest import REGION, minutes
 from tests.plugins.aws.test_run_once import QUEUE_POLICY, QUEUE_SOURCE
 

@@ -11,7 +11,7 @@ import json
 import yaml
 
 from scalebridge.cli import main
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 from tests.plugins.aws.conftest import REGION, minutes
 from tests.plugins.aws.test_run_once import TT_POLICY
 

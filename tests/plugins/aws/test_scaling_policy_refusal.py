@@ -49,7 +49,7 @@ def policies_response(*members: str) -> bytes:
 
 def test_disabled_and_forecast_only_policies_do_not_manage(world, provider, proxy):
     """moto keeps neither flag: the proxy answers DescribePolicies as AWS does."""
-    from scalebridge.testing.aws_proxy import Fault
+    from scalebridge_aws.fake_server import Fault
     world.group("web")
     body = policies_response(
         "<member><AutoScalingGroupName>web</AutoScalingGroupName><PolicyName>off</PolicyName>"

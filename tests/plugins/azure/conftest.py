@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scalebridge.testing.arm_server import ArmServer
+from scalebridge_azure.fake_server import ArmServer
 
 SUB = "00000000-0000-0000-0000-000000000001"
 

@@ -18,7 +18,7 @@ import sys
 import pytest
 import yaml
 
-from scalebridge.testing.arm_server import ArmServer
+from scalebridge_azure.fake_server import ArmServer
 
 from .conftest import SUB
 

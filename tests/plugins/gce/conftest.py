@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from scalebridge.testing.compute_server import ComputeServer
-from scalebridge.testing.monitoring_server import MonitoringServer
+from scalebridge_gce.fake_server import ComputeServer
+from scalebridge_gce.fake_monitoring import MonitoringServer
 
 PROJECT = "test-project"
 ZONE = "europe-west1-b"

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from scalebridge.testing.arm_server import make_ca
-from scalebridge.testing.monitoring_server import MonitoringServer
+from scalebridge_azure.fake_server import make_ca
+from scalebridge_gce.fake_monitoring import MonitoringServer
 from tests.plugins.gce.conftest import CPU, PROJECT, ZONE
 
 CLIENT = """

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scalebridge.testing.kubernetes_server import KubernetesServer
+from scalebridge_kubernetes.fake_server import KubernetesServer
 
 TOKEN = "test-token"
 

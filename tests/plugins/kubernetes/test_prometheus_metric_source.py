@@ -11,7 +11,7 @@ import time
 import yaml
 
 from scalebridge.cli import main
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 from tests.plugins.kubernetes.test_run_once import long_running
 
 POLICY = {"semantics": "kubernetes", "min_replicas": 1, "max_replicas": 20,

@@ -68,7 +68,7 @@ def test_a_slow_api_times_out_as_transient(k8s, kubeconfig):
 
 def test_an_unreachable_api_server_is_transient(tmp_path):
     import socket
-    from scalebridge.testing.kubernetes_server import KubernetesServer
+    from scalebridge_kubernetes.fake_server import KubernetesServer
     from scalebridge_kubernetes import KubernetesProvider
     srv = KubernetesServer()
     path = srv.kubeconfig(tmp_path / "kc")

@@ -9,7 +9,7 @@ import pytest
 from scalebridge.metric_sources import SourceQuery
 from scalebridge.providers import ErrorKind, ProviderError, RefError
 from scalebridge.testing import check_metric_source
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 from scalebridge_prometheus.source import PrometheusSource
 
 T0 = 1_700_000_040.0   # a multiple of 60

@@ -12,7 +12,7 @@ import yaml
 
 from scalebridge.cli import main
 from scalebridge.simulator.scenario import load_workload
-from scalebridge.testing.prometheus_server import PrometheusServer
+from scalebridge_prometheus.fake_server import PrometheusServer
 from tests.backtest.conftest import TRACE
 
 POLICY = {"semantics": "kubernetes", "min_replicas": 1, "max_replicas": 200,

@@ -3,7 +3,7 @@ that use the real boto3 over HTTP: it records every call, injects faults from
 a queue, and is strict where the emulator is lax.
 
     from moto.server import ThreadedMotoServer
-    from scalebridge.testing.aws_proxy import AwsProxy, Fault
+    from scalebridge_aws.fake_server import AwsProxy, Fault
 
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0); moto.start()
     host, port = moto.get_host_and_port()
@@ -45,8 +45,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Optional
 from xml.sax.saxutils import escape
 
-from .fault_queue import take_fault
-from .local_server import HttpServer, QuietHandler
+from scalebridge.testing.fault_queue import take_fault
+from scalebridge.testing.local_server import HttpServer, QuietHandler
 
 __all__ = ["AwsProxy", "Call", "Fault", "IAM_PREFIX"]
 

@@ -1,4 +1,4 @@
-"""KEDA's own ScaledObject schema (tests/translate/data/keda/README.md says where it comes
+"""KEDA's own ScaledObject schema (tests/plugins/kubernetes/keda/data/README.md says where it comes
 from), for checking what ``render --to keda`` writes."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-DATA = Path(__file__).resolve().parent / "data" / "keda"
+DATA = Path(__file__).resolve().parent / "data"
 CRD = DATA / "keda.sh_scaledobjects.yaml"
 
 

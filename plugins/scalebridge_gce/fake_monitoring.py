@@ -2,7 +2,7 @@
 ``ListTimeSeries`` only) for the ``gce`` provider, on 127.0.0.1, built from
 google-cloud-monitoring's own message types (extra ``[gce]``).
 
-    from scalebridge.testing.monitoring_server import MonitoringServer
+    from scalebridge_gce.fake_monitoring import MonitoringServer
     with MonitoringServer() as mon:
         mon.add_series("compute.googleapis.com/instance/cpu/utilization",
                        resource_labels={"instance_id": "1001", "zone": "europe-west1-b"},
@@ -31,7 +31,7 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .local_server import LocalServer
+from scalebridge.testing.local_server import LocalServer
 
 __all__ = ["MonitoringServer", "Series"]
 

@@ -57,8 +57,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from .fault_queue import take_fault
-from .local_server import HttpServer, QuietHandler
+from scalebridge.testing.fault_queue import take_fault
+from scalebridge.testing.local_server import HttpServer, QuietHandler
 
 __all__ = ["ArmServer", "Fault", "make_ca"]
 
@@ -93,7 +93,7 @@ def _autoscale_refused(profiles: list) -> Optional[tuple[str, str]]:
     ``InvalidActionValue`` (its message as the service words it) for a ChangeCount
     beyond the profile's maximum - minimum. The service's code for the limits is not
     documented: ``InvalidRequestContent`` stands for it."""
-    from ..constants import AZURE_MAX_COOLDOWN, AZURE_MAX_PROFILES, AZURE_MAX_RULES_PER_PROFILE, AZURE_MIN_COOLDOWN
+    from scalebridge.constants import AZURE_MAX_COOLDOWN, AZURE_MAX_PROFILES, AZURE_MAX_RULES_PER_PROFILE, AZURE_MIN_COOLDOWN
     if len(profiles) > AZURE_MAX_PROFILES:
         return "InvalidRequestContent", (f"The autoscale setting has {len(profiles)} profiles; a maximum of "
                                          f"{AZURE_MAX_PROFILES} profiles can be specified.")

@@ -1,6 +1,6 @@
 """A small Kubernetes API server on 127.0.0.1 for testing against the real client.
 
-    from scalebridge.testing.kubernetes_server import KubernetesServer
+    from scalebridge_kubernetes.fake_server import KubernetesServer
     with KubernetesServer() as k8s:
         k8s.add_deployment("shop", "web", replicas=4, requests={"cpu": "500m"})
         k8s.set_pod_usage("shop", "web", {"cpu": "450m"})
@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from .fault_queue import take_fault
-from .local_server import HttpServer, QuietHandler
-from .merge_patch import merge_patch
+from scalebridge.testing.fault_queue import take_fault
+from scalebridge.testing.local_server import HttpServer, QuietHandler
+from scalebridge.testing.merge_patch import merge_patch
 
 __all__ = ["ApiRequest", "Fault", "KubernetesServer", "format_time", "parse_label_selector"]
 
@@ -916,10 +916,10 @@ class KubernetesServer(HttpServer):
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """``python -m scalebridge.testing.kubernetes_server [--port N]``: serve until
+    """``python -m scalebridge_kubernetes.fake_server [--port N]``: serve until
     interrupted (an empty cluster; a kubeconfig is written with ``--kubeconfig``)."""
     import argparse
-    p = argparse.ArgumentParser(prog="python -m scalebridge.testing.kubernetes_server")
+    p = argparse.ArgumentParser(prog="python -m scalebridge_kubernetes.fake_server")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--kubeconfig")
     a = p.parse_args(argv)

@@ -1,6 +1,6 @@
 """What ``render --to keda`` writes is a ScaledObject KEDA's API server accepts whole: valid
 against the openAPIV3Schema of KEDA's own CRD (kedacore/keda v2.20.2,
-tests/translate/data/keda/), with every field one the schema names (a field it does not
+tests/plugins/kubernetes/keda/data/), with every field one the schema names (a field it does not
 name would be pruned without a word), for random policies and for every example."""
 from __future__ import annotations
 

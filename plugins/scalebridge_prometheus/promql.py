@@ -1,6 +1,6 @@
 """A small PromQL: the part of the language a policy's metric queries use, parsed
 and evaluated over in-memory series, for the local Prometheus server
-(:mod:`scalebridge.testing.prometheus_server`).
+(:mod:`scalebridge_prometheus.fake_server`).
 
 Supported, with Prometheus 2.x's semantics (``promql/engine.go``, ``promql/functions.go``):
 
@@ -157,7 +157,7 @@ class _Parser:
 
     def unsupported(self, t: _Tok, what: str) -> PromQLError:
         return _error(self.text, t.pos, f"{what} is not implemented by scalebridge's local Prometheus server "
-                                        "(scalebridge.testing.promql)")
+                                        "(scalebridge_prometheus.promql)")
 
     def parse(self) -> Node:
         if self.peek().kind == "eof":

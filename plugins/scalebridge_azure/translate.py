@@ -10,16 +10,29 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
-from .. import constants as C
-from ..hookspecs import hookimpl
-from ..policy import Policy, Rule
-from ..timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
-from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
-from .common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, iso_duration,
-                     json_document, num, parse_iso_duration, path, resources)
-from .metrics import provider_metric
+from scalebridge import constants as C
+from scalebridge.policy import Policy, Rule
+from scalebridge.timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
+from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
+from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
+                                          drop_unexpressed, iso_duration, json_document, num, parse_iso_duration,
+                                          path, resources)
+from scalebridge.translate.metrics import MetricNames, provider_metric
+
+#: the neutral metrics as a scale set's platform metrics, by their REST API names
+#: (https://learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachinescalesets-metrics)
+METRIC_NAMES = MetricNames(
+    neutral={"cpu": "Percentage CPU", "network_in": "Network In Total", "network_out": "Network Out Total",
+             "memory": None},
+    missing={"memory": "a scale set's platform metrics hold the memory available (Available Memory Bytes, "
+                       "Available Memory Percentage), not the memory used"},
+    native=frozenset({"Percentage CPU", "Network In", "Network Out", "Network In Total", "Network Out Total",
+                      "Disk Read Bytes", "Disk Write Bytes", "Disk Read Operations/Sec",
+                      "Disk Write Operations/Sec", "Available Memory Bytes", "Available Memory Percentage",
+                      "CPU Credits Remaining", "CPU Credits Consumed", "Inbound Flows", "Outbound Flows",
+                      "OS Disk Queue Depth", "Data Disk Queue Depth"}))
 
 RESOURCE_TYPE = "Microsoft.Insights/autoscalesettings"
 API_VERSION = "2022-10-01"
@@ -155,7 +168,7 @@ def _trigger_metric(r: Rule, where: str, uri: str, ref: Mapping[str, Any], losse
     (``--target`` metrics), else the scale set's own metric for a neutral name
     (``cpu``: ``Percentage CPU``); None, with a loss line, when the scale set has none."""
     source = source_of(ref, r.metric)
-    native, none_because = provider_metric(r.metric, "azure")
+    native, none_because = provider_metric(r.metric, METRIC_NAMES, "azure")
     if none_because is not None and not source.get("metric_name"):
         losses.add(path(where, "metric"), f"{none_because}; rule dropped")
         return None
@@ -482,15 +495,26 @@ def _fixed(rd: Reader, f: dict, at: tuple) -> dict:
     return out
 
 
-class AutoscaleSettingTranslator(ModuleTranslator):
+class AutoscaleSettingTranslator(Translator):
     """``--to azure``: a ``Microsoft.Insights/autoscalesettings`` ARM resource (JSON)."""
 
     name = "azure"
     provider = "azure"
     summary = "a Microsoft.Insights/autoscalesettings ARM resource (JSON); imports ARM templates and REST responses"
     target_keys = TARGET_KEYS
+    metric_names = METRIC_NAMES
 
 
-@hookimpl
-def scalebridge_register_translators(register):
-    register(AutoscaleSettingTranslator())
+    def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
+        return render(policy, target)
+
+    def dump(self, native: Any) -> str:
+        return dump(native)
+
+    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
+        return import_all(text)
+
+    def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
+              metrics: Mapping[str, Any]) -> bool:
+        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        return apply_native(name, target, policy, dry_run, say, metrics)

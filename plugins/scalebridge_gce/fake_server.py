@@ -2,7 +2,7 @@
 managed instance groups, their managed instances, resize operations, autoscalers,
 instances and machine types, with fault injection. stdlib only, on 127.0.0.1.
 
-    from scalebridge.testing.compute_server import ComputeServer
+    from scalebridge_gce.fake_server import ComputeServer
     with ComputeServer(project="p") as compute:
         compute.add_mig("web", zone="europe-west1-b", size=2)
         # google-cloud-compute clients with transport="rest",
@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 from urllib.parse import parse_qs, urlsplit
 
-from .fault_queue import take_fault
-from .local_server import HttpServer, QuietHandler
-from .merge_patch import merge_patch
+from scalebridge.testing.fault_queue import take_fault
+from scalebridge.testing.local_server import HttpServer, QuietHandler
+from scalebridge.testing.merge_patch import merge_patch
 
 __all__ = ["ComputeServer", "Mig", "Vm"]
 

@@ -10,7 +10,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from scalebridge.testing.prometheus_server import PrometheusServer, openmetrics
+from scalebridge_prometheus.fake_server import PrometheusServer, openmetrics
 from tests.plugins.prometheus.real import real_prometheus
 
 T0 = 1_700_000_000

@@ -13,16 +13,28 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
 from pydantic import ValidationError
 
-from ..hookspecs import hookimpl
-from ..policy import Policy, _check_steps, StepAdjustment
-from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
-from .common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed,
-                     json_document, num, path)
-from .metrics import AWS_NAMESPACE, neutral_of, provider_metric
+from scalebridge.policy import Policy, _check_steps, StepAdjustment
+from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
+from scalebridge.translate.common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls,
+                                          drop_unexpressed, json_document, num, path)
+from scalebridge.translate.metrics import MetricNames, neutral_of, provider_metric
+
+#: the neutral metrics as the ``AWS/EC2`` instance metrics, which the ``AutoScalingGroupName``
+#: dimension aggregates over a group's instances
+#: (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/viewing_metrics_with_cloudwatch.html)
+METRIC_NAMES = MetricNames(
+    neutral={"cpu": "CPUUtilization", "network_in": "NetworkIn", "network_out": "NetworkOut", "memory": None},
+    missing={"memory": "AWS/EC2 has no memory metric (the CloudWatch agent publishes one, CWAgent mem_used_percent)"},
+    native=frozenset({"CPUUtilization", "NetworkIn", "NetworkOut", "NetworkPacketsIn", "NetworkPacketsOut",
+                      "DiskReadBytes", "DiskWriteBytes", "DiskReadOps", "DiskWriteOps", "EBSReadBytes",
+                      "EBSWriteBytes", "EBSReadOps", "EBSWriteOps", "CPUCreditUsage", "CPUCreditBalance",
+                      "StatusCheckFailed"}))
+#: the namespace of the metrics above
+AWS_NAMESPACE = "AWS/EC2"
 
 OPERATIONS = ("UpdateAutoScalingGroup", "PutScalingPolicy", "PutMetricAlarm", "PutScheduledUpdateGroupAction")
 _OPS_OUT = {"GreaterThan": "GreaterThanThreshold", "GreaterThanOrEqual": "GreaterThanOrEqualToThreshold",
@@ -108,7 +120,7 @@ def _metric(name: str, asg: str, ref: Mapping[str, Any], at: str, field: str, lo
         if source.get("unit"):
             out["Unit"] = source["unit"]
         return out
-    native, none_because = provider_metric(name, "aws")
+    native, none_because = provider_metric(name, METRIC_NAMES, "aws")
     if none_because is not None:
         losses.add(at, f"{none_because}; {dropped}")
         return None
@@ -224,7 +236,7 @@ def _schedule_actions(p: Policy, sc, i: int, asg: str, base: str, out: dict, los
     "the recurring schedule ... in Unix cron syntax", with its TimeZone). The end is the start
     moved by the duration, which a cron expression holds when the start is one minute of one
     hour and, past midnight, the days are named by weekday only."""
-    from ..cron import CronSchedule
+    from scalebridge.cron import CronSchedule
     at = path("schedules", i)
     if sc.disabled:
         losses.add(at, "a disabled scaling schedule; left out")
@@ -774,7 +786,7 @@ def _inline_alarm(sp: dict):
     return None
 
 
-class ScalingPoliciesTranslator(ModuleTranslator):
+class ScalingPoliciesTranslator(Translator):
     """``--to aws``: the Auto Scaling and CloudWatch requests, keyed by operation (JSON)."""
 
     name = "aws"
@@ -782,8 +794,19 @@ class ScalingPoliciesTranslator(ModuleTranslator):
     summary = ("Auto Scaling and CloudWatch requests keyed by operation (JSON); imports DescribePolicies and "
                "CloudFormation")
     target_keys = TARGET_KEYS
+    metric_names = METRIC_NAMES
 
 
-@hookimpl
-def scalebridge_register_translators(register):
-    register(ScalingPoliciesTranslator())
+    def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
+        return render(policy, target)
+
+    def dump(self, native: Any) -> str:
+        return dump(native)
+
+    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
+        return import_all(text)
+
+    def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
+              metrics: Mapping[str, Any]) -> bool:
+        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        return apply_native(name, target, policy, dry_run, say, metrics)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from scalebridge.cli import main
-from scalebridge.testing.compute_server import ComputeServer
+from scalebridge_gce.fake_server import ComputeServer
 
 pytestmark = pytest.mark.slow   # google-cloud-compute's import (about 2 s) and a local REST server
 

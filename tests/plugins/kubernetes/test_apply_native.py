@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scalebridge.cli import main
-from scalebridge.testing.kubernetes_server import KubernetesServer
+from scalebridge_kubernetes.fake_server import KubernetesServer
 
 pytestmark = pytest.mark.slow   # the kubernetes client's import and a local API server: about 9 s
 

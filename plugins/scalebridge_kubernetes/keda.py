@@ -4,7 +4,7 @@ Fields as KEDA 2.20's ScaledObject specification names them
 (https://keda.sh/docs/2.20/reference/scaledobject-spec/; kedacore/keda-docs
 content/docs/2.20/reference/scaledobject-spec.md) and its CRD
 (kedacore/keda v2.20.2 config/crd/bases/keda.sh_scaledobjects.yaml, kept as test data
-in tests/translate/data/keda/); the scaling phases, pause annotations and
+in tests/plugins/kubernetes/keda/data/); the scaling phases, pause annotations and
 scalingModifiers as "Scaling Deployments" describes them
 (https://keda.sh/docs/2.20/concepts/scaling-deployments/); each trigger's metadata as
 its scaler's page names it (https://keda.sh/docs/2.20/scalers/: ``cpu``, ``memory``,
@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
-from ..hookspecs import hookimpl
-from ..policy import _QUANTITY_PATTERN, Policy
-from ..units import exact
-from . import kubernetes as hpa
-from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
-from .common import Losses, NativeError, Reader, as_policy, drop_unexpressed, num, one_of, path, yaml_document
+from scalebridge.policy import _QUANTITY_PATTERN, Policy
+from scalebridge.units import exact
+from . import translate as hpa
+from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
+from scalebridge.translate.common import Losses, NativeError, Reader, as_policy, drop_unexpressed, num, one_of, path, yaml_document
 from .keda_expr import Untranslatable, cel_to_expr, expr_to_cel
 
 API_VERSION = "keda.sh/v1alpha1"
@@ -226,7 +225,7 @@ def _bounds(p: Policy, spec: dict, losses: Losses) -> None:
         spec["cooldownPeriod"] = int(d)
         if d != int(d):
             losses.add("scale_to_zero_delay_seconds", f"whole seconds only; {d:g} truncated to {int(d)}")
-    from ..policy import uses_activation
+    from scalebridge.policy import uses_activation
     if p.min_replicas == 0 and not uses_activation(p):
         losses.add("min_replicas", "0 without an activation key: KEDA scales to and from zero on its activation "
                                    "phase (every activation threshold 0, cooldownPeriod 300), which the policy "
@@ -248,7 +247,7 @@ def _triggers(p: Policy, ref: Mapping[str, Any], losses: Losses) -> tuple[list, 
             losses.add(path("metrics", i, "expression"), f"not expressible as KEDA's expr formula ({e}); "
                                                          "the formula is dropped")
         else:
-            from ..cel import compile_formula
+            from scalebridge.cel import compile_formula
             named = set(compile_formula(m.expression, tuple(x.name for x in metrics if x.type != "formula"))
                         .references)
             formula = {"formula": text, "target": _number(m.target.average_value if m.target.type == "AverageValue"
@@ -938,7 +937,7 @@ def _import_formula(rd: Reader, mods: dict, metrics: list) -> Optional[dict]:
     names = tuple(m["name"] for m in metrics)
     try:
         expression = expr_to_cel(formula, names)
-        from ..cel import CelError, compile_formula
+        from scalebridge.cel import CelError, compile_formula
         compiled = compile_formula(expression, names)
     except (Untranslatable, ValueError) as e:
         rd.losses.add(rd.where(*at, "formula"), f"not expressible as a CEL formula ({e}); dropped: the triggers "
@@ -981,7 +980,7 @@ def _import_fallback(rd: Reader, fb: dict, metrics: list) -> dict:
     return out
 
 
-class KedaTranslator(ModuleTranslator):
+class KedaTranslator(Translator):
     """``--to keda``: a KEDA ``keda.sh/v1alpha1`` ScaledObject (YAML)."""
 
     name = "keda"
@@ -990,6 +989,11 @@ class KedaTranslator(ModuleTranslator):
     target_keys = TARGET_KEYS
 
 
-@hookimpl
-def scalebridge_register_translators(register):
-    register(KedaTranslator())
+    def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
+        return render(policy, target)
+
+    def dump(self, native: Any) -> str:
+        return dump(native)
+
+    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
+        return import_all(text)

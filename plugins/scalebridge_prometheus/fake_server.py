@@ -8,7 +8,7 @@ and ``/-/ready``, answering with Prometheus's JSON shapes
 Prometheus is (``web/api/v1/api.go``):
 
 - a query that does not parse, or a range vector in a range query → 400
-  ``bad_data`` with Prometheus's message (:mod:`scalebridge.testing.promql`
+  ``bad_data`` with Prometheus's message (:mod:`scalebridge_prometheus.promql`
   evaluates the part of PromQL it implements, and says so of the rest);
 - ``(end − start) / step > 11000`` → 400 ``bad_data`` "exceeded maximum
   resolution of 11,000 points per timeseries. Try decreasing the query
@@ -43,8 +43,8 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from .fault_queue import take_fault
-from .local_server import HttpServer, QuietHandler
+from scalebridge.testing.fault_queue import take_fault
+from scalebridge.testing.local_server import HttpServer, QuietHandler
 from .promql import PromQLError, Series, Store, evaluate, matrix, parse, value_type
 
 __all__ = ["PrometheusServer", "MAX_POINTS", "format_value", "openmetrics"]
@@ -112,7 +112,7 @@ class PrometheusServer(HttpServer):
     thread_name = "prometheus-server"
 
     def __init__(self, *, retention: str = "15d", host: str = "127.0.0.1", port: int = 0) -> None:
-        from ..metric_sources import parse_prometheus_duration
+        from scalebridge.metric_sources import parse_prometheus_duration
         self.retention = retention
         self.retention_seconds = parse_prometheus_duration(retention)
         self.store = Store()
@@ -297,7 +297,7 @@ def _time(raw: Optional[str], name: str) -> float:
 
 
 def _step(raw: Optional[str]) -> float:
-    from ..metric_sources import parse_prometheus_duration
+    from scalebridge.metric_sources import parse_prometheus_duration
     try:
         step = float(raw) if raw is not None else math.nan
     except ValueError:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from scalebridge.cli import main
-from scalebridge.testing.arm_server import ArmServer
+from scalebridge_azure.fake_server import ArmServer
 
 pytestmark = pytest.mark.slow   # the Azure SDK's import, a local HTTPS server and its token endpoint
 

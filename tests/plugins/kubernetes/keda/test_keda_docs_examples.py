@@ -1,4 +1,4 @@
-"""The ScaledObject examples of KEDA's documentation (tests/translate/data/keda/docs/, each
+"""The ScaledObject examples of KEDA's documentation (tests/plugins/kubernetes/keda/data/docs/, each
 file naming its page) import and decide as the documentation says."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from scalebridge import decide
 from scalebridge.testing.requests import NOW, pods
 from scalebridge.translate import import_all, import_native
 
-DOCS = Path(__file__).resolve().parent / "data" / "keda" / "docs"
+DOCS = Path(__file__).resolve().parent / "data" / "docs"
 
 
 def _imported(name: str) -> list:

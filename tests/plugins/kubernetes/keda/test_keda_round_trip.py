@@ -17,7 +17,7 @@ from scalebridge.translate import import_native, render
 
 from .keda_cases import LOSSLESS, target
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def _example_policies() -> list[tuple[str, dict, dict | None]]:

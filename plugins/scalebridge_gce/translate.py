@@ -11,14 +11,22 @@ instance, ``singleInstanceAssignment`` per group, ``utilizationTargetType``), ``
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Optional, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
-from ..hookspecs import hookimpl
-from ..policy import Policy
-from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
-from .common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, json_document,
-                     num, path, resources)
-from .metrics import provider_metric
+from scalebridge.policy import Policy
+from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
+from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
+                                          drop_unexpressed, json_document, num, path, resources)
+from scalebridge.translate.metrics import MetricNames, provider_metric
+
+#: the neutral metrics as Compute Engine's Cloud Monitoring metric types
+#: (https://cloud.google.com/monitoring/api/metrics_gcp_c#gcp-compute)
+METRIC_NAMES = MetricNames(
+    neutral={"cpu": "compute.googleapis.com/instance/cpu/utilization",
+             "network_in": "compute.googleapis.com/instance/network/received_bytes_count",
+             "network_out": "compute.googleapis.com/instance/network/sent_bytes_count", "memory": None},
+    missing={"memory": "Compute Engine has no memory metric without the Ops Agent "
+                       "(agent.googleapis.com/memory/percent_used)"})
 
 _RATE = {None: "GAUGE", "per_second": "DELTA_PER_SECOND", "per_minute": "DELTA_PER_MINUTE"}
 _RATE_BACK = {v: k for k, v in _RATE.items()}
@@ -68,7 +76,7 @@ def _custom_metric(name: str, ref: Mapping[str, Any], at: str, k: int, losses: L
     if source.get("metric_type"):
         out["metric"] = source["metric_type"]
     else:
-        native, none_because = provider_metric(name, "gce")
+        native, none_because = provider_metric(name, METRIC_NAMES, "gce")
         if none_because is not None:
             losses.add(at, f"{none_because}; dropped")
             return None
@@ -383,15 +391,26 @@ def _fraction_ok(rd: Reader, u: float, *parts: object) -> None:
         raise NativeError(rd.where(*parts), f"a utilization target is a fraction in (0, 1], got {u!r}")
 
 
-class AutoscalerTranslator(ModuleTranslator):
+class AutoscalerTranslator(Translator):
     """``--to gce``: a Compute Engine ``Autoscaler`` resource (JSON)."""
 
     name = "gce"
     provider = "gce"
     summary = "a Compute Engine Autoscaler resource (JSON)"
     target_keys = TARGET_KEYS
+    metric_names = METRIC_NAMES
 
 
-@hookimpl
-def scalebridge_register_translators(register):
-    register(AutoscalerTranslator())
+    def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
+        return render(policy, target)
+
+    def dump(self, native: Any) -> str:
+        return dump(native)
+
+    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
+        return import_all(text)
+
+    def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
+              metrics: Mapping[str, Any]) -> bool:
+        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        return apply_native(name, target, policy, dry_run, say, metrics)

@@ -10,13 +10,12 @@ per-direction ``tolerance`` as in "Tolerance"
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Union
 
-from ..hookspecs import hookimpl
-from ..policy import _QUANTITY_PATTERN, Policy
-from .base import METRICS_KEY, ModuleTranslator, TargetKey, pattern, source_of, valid_metric_sources
-from .common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls, drop_unexpressed, num, path,
-                     yaml_document)
+from scalebridge.policy import _QUANTITY_PATTERN, Policy
+from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
+from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
+                                          drop_unexpressed, num, path, yaml_document)
 
 API_VERSION = "autoscaling/v2"
 _KIND = {"resource": "Resource", "container_resource": "ContainerResource", "pods": "Pods",
@@ -206,8 +205,6 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
     if b is None and not out:
         return None
     return out
-
-
 
 
 def dump(obj: Union[dict, list]) -> str:
@@ -428,7 +425,7 @@ def _import_behavior(rd: Reader, b: dict, policy: dict) -> dict:
     return out
 
 
-class HpaTranslator(ModuleTranslator):
+class HpaTranslator(Translator):
     """``--to kubernetes``: an ``autoscaling/v2`` HorizontalPodAutoscaler (YAML)."""
 
     name = "kubernetes"
@@ -436,10 +433,19 @@ class HpaTranslator(ModuleTranslator):
     summary = "an autoscaling/v2 HorizontalPodAutoscaler (YAML); imports v2, v2beta2, v2beta1 and v1"
     target_keys = TARGET_KEYS
 
+    def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
+        return render(policy, target)
 
-@hookimpl
-def scalebridge_register_translators(register):
-    register(HpaTranslator())
+    def dump(self, native: Any) -> str:
+        return dump(native)
+
+    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
+        return import_all(text)
+
+    def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
+              metrics: Mapping[str, Any]) -> bool:
+        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        return apply_native(name, target, policy, dry_run, say, metrics)
 
 
 def workload_policy(rd: Reader, meta: dict, spec: dict, losses: Losses) -> dict:

@@ -270,7 +270,7 @@ def main() -> None:
         print("validate floor: the same request through plain TypedDicts (lax, unbounded, no model "
               "instances, unknown keys ignored); without validating: state in + semantics + engine + response")
         return
-    from scalebridge.plugins import registry
+    from scalebridge.registry import current as registry
     available = registry().semantics
     print(f"{'semantics':<12} {'decide(dict)/s':>15} {'Decider.step/s':>15} {'CLI JSONL/s':>12}")
     for name in args.semantics.split(","):

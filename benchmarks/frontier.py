@@ -5,7 +5,7 @@ For each workload — the three shared traces and the built-in flash-crowd and
 exponential-growth generators — scaled so that its peak needs about 35 members
 of 25,000 (the second seed's websocket pod), with a 2-minute start-up:
 
-- the **reactive frontier** (scalebridge.simulator.frontier, also
+- the **reactive frontier** (scalebridge.simulator.comparison, also
   `scalebridge compare --frontier`): the `kubernetes` semantics with CPU
   utilization targets of 60, 70, 80 and 90% within the example's bounds (1 to
   200 members) — how much each level of safety costs a reactive autoscaler;
@@ -84,9 +84,9 @@ DEFAULT_POLICY = REPO / "examples" / "predictive" / "policy.yaml"
 def run_workload(name: str, margin_quantile: float | None = None, policy_path: Path = DEFAULT_POLICY) -> dict:
     from scalebridge.policyfile import load_policy_file
     from scalebridge.simulator import FleetModel
-    from scalebridge.predictive import trace_forecaster
-    from scalebridge.simulator.frontier import FRONTIER_SEMANTICS, FRONTIER_TARGETS, frontier_policies, iso_risk_reference
-    from scalebridge.simulator.run import oracle_for, score_run, simulate
+    from scalebridge.forecasting.planner import trace_forecaster
+    from scalebridge.simulator.comparison import FRONTIER_SEMANTICS, FRONTIER_TARGETS, frontier_policies, iso_risk_reference
+    from scalebridge.simulator import oracle_for, score_run, simulate
     load, start = load_of(name)
     model = FleetModel(capacity=CAPACITY, startup=STARTUP, tick_seconds=TICK)
     t0 = time.perf_counter()
@@ -238,7 +238,7 @@ SCREEN_WORKLOADS = ("azure_llm_code", "flash_crowd@0", "flash_crowd@1", "flash_c
 def screen(policy_path: Path, settings: dict[str, dict], wids=SCREEN_WORKLOADS, workers: int = 2) -> str:
     """Each setting's iso-risk ratio and time short on ``wids`` beside the example's (cached replays)."""
     import multiprocessing
-    import scalebridge.predictive, scalebridge.simulator.frontier, scalebridge.simulator.run  # noqa: E401,F401
+    import scalebridge.forecasting.planner, scalebridge.simulator.comparison, scalebridge.simulator.replay  # noqa: E401,F401
     _source_hash(planner=False), _source_hash(planner=True)
     settings = {"example": {}, **settings}
     with multiprocessing.get_context("fork").Pool(max(1, min(workers, 2))) as pool:
@@ -326,8 +326,8 @@ def _reactive_task(args) -> tuple[str, dict]:
 
     def compute():
         from scalebridge.simulator import FleetModel
-        from scalebridge.simulator.frontier import FRONTIER_SEMANTICS, FRONTIER_TARGETS, frontier_policies
-        from scalebridge.simulator.run import oracle_for, score_run, simulate
+        from scalebridge.simulator.comparison import FRONTIER_SEMANTICS, FRONTIER_TARGETS, frontier_policies
+        from scalebridge.simulator import oracle_for, score_run, simulate
         load, start = _load(wid)
         model = FleetModel(capacity=CAPACITY, startup=STARTUP, tick_seconds=TICK)
         policy = _policy(Path(policy_path), {})
@@ -353,9 +353,9 @@ def _predictive_task(args) -> tuple[str, str, dict]:
 
     def compute():
         import importlib
-        from scalebridge.predictive import trace_forecaster
+        from scalebridge.forecasting.planner import trace_forecaster
         from scalebridge.simulator import FleetModel
-        from scalebridge.simulator.run import oracle_for, score_run, simulate
+        from scalebridge.simulator import oracle_for, score_run, simulate
         load, start = _load(wid)
         model = FleetModel(capacity=CAPACITY, startup=STARTUP, tick_seconds=TICK)
         policy = _policy(Path(policy_path), keys)
@@ -384,7 +384,7 @@ def _predictive_task(args) -> tuple[str, str, dict]:
 
 
 def _scored(pred: dict, reactive: dict) -> dict:
-    from scalebridge.simulator.frontier import iso_risk_reference
+    from scalebridge.simulator.comparison import iso_risk_reference
     points = [(r["underprovisioned_fraction"], r["instance_hours"]) for r in reactive["reactive"]]
     f = pred["underprovisioned_fraction"]
     ref = iso_risk_reference(points, f)
@@ -425,7 +425,7 @@ def leave_one_out(policy_path: Path, candidates: dict[str, dict], workers: int =
     tasks_p = sorted([(w, c, o, str(policy_path)) for w in wids for c, o in candidates.items()],
                      key=lambda t: "@" in t[0])
     t0 = time.perf_counter()
-    import scalebridge.predictive, scalebridge.simulator.frontier, scalebridge.simulator.run  # noqa: E401,F401
+    import scalebridge.forecasting.planner, scalebridge.simulator.comparison, scalebridge.simulator.replay  # noqa: E401,F401
     from scalebridge.forecasting import registry                                             # noqa: F401
     _source_hash(planner=False), _source_hash(planner=True)
     with multiprocessing.get_context("fork").Pool(max(1, min(workers, 2))) as pool:

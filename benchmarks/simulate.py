@@ -191,7 +191,7 @@ def main() -> int:
     if args.bytecodes:
         return _count_bytecodes(args)
 
-    from scalebridge import plugins
+    from scalebridge import registry
     from scalebridge.engine import Decider
     from scalebridge.policyfile import load_policy_file
     from scalebridge.simulator import FleetModel, simulate
@@ -199,7 +199,7 @@ def main() -> int:
     values, start, what = load(args.days, args.synthetic)
     policy = load_policy_file(POLICY)
     model = FleetModel(capacity=args.capacity, startup=args.startup)
-    registered = plugins.registry().semantics
+    registered = registry.current().semantics
     names = [n.strip() for n in args.semantics.split(",") if n.strip()]
     runnable = [n for n in names if n in registered]
     print(f"load: {what}: {values.size:,} ticks of {TICK:g} s; peak {values.max():,.0f}, "

@@ -350,8 +350,8 @@ def cmd_plugins(args) -> int:
     """What is loaded, and from where: each plugin with the distribution that installed it and its
     module; each semantics, provider, metric source, forecaster and translator with the
     distribution (and plugin) it came from."""
-    from . import plugins
-    reg = plugins.registry()
+    from . import registry
+    reg = registry.current()
 
     def origin(plugin: str) -> tuple[str, str]:
         dist, _, module = reg.origins.get(plugin, (None, None, plugin))

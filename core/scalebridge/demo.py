@@ -190,12 +190,12 @@ def _follow(console: Console, proc: subprocess.Popen, records: dict[str, list[di
 def _replayed(spec: dict, config: Path) -> dict[str, list[int]]:
     """Each target's desired size at each sync tick, replayed by ``simulate`` on the
     target's policy, load and fleet (the sim provider reads its ``ref``)."""
-    from . import plugins
+    from . import registry
     from .engine import load_policy
     from .simulator import simulate
 
     out: dict[str, list[int]] = {}
-    factory = plugins.provider_factory("sim")
+    factory = registry.provider_factory("sim")
     for target in spec["targets"]:
         body = target["policy"]
         if isinstance(body, str) and body in (spec.get("policies") or {}):

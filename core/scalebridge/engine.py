@@ -17,7 +17,7 @@ from typing import Any, Optional, Union
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from . import plugins
+from . import registry
 from .errors import (RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors,
                      short_repr)
 from .policy import Policy
@@ -56,7 +56,7 @@ def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple
 
 
 def _provided_by(name: str) -> str:
-    return plugins.provided_by("semantics", name)
+    return registry.provided_by("semantics", name)
 
 
 def _shown(x: Any, limit: int = 60) -> str:
@@ -149,7 +149,7 @@ def _without_nulls(x: Any) -> Any:
 
 def resolve_semantics(name: Optional[str], path: str = "$.semantics") -> Semantics:
     try:
-        return plugins.semantics(name or DEFAULT_SEMANTICS)
+        return registry.semantics(name or DEFAULT_SEMANTICS)
     except ScalebridgeError as e:
         raise RequestError(path, str(e)) from None
 

@@ -498,7 +498,7 @@ class Predictive(_Model):
                           "last 5 values, and a 5-minute trend); false for count noise — a few events per "
                           "member-minute — where an apparent ramp is noise (docs/predictive.md)")
 
-    # the planner's inner constants (scalebridge.predictive, scalebridge.risk), selected by the
+    # the planner's inner constants (scalebridge.forecasting.planner, scalebridge.forecasting.risk), selected by the
     # leave-one-out of benchmarks/frontier.py rather than fixed: defaults are the values they had
     ramp_significance: Annotated[Number, Field(gt=0)] = Field(
         3.0, description="the line through the last 5 values is extrapolated when its rise is more than this many "
@@ -524,7 +524,7 @@ class Predictive(_Model):
                          "left out of the margin's error model")
     baseline_reaction_seconds: NonNegDuration = Field(
         45.0, description="the replayed HPA's members serve this long after their start-up (metric age, sync "
-                          "period, a first sample; scalebridge.risk.REACTION_SECONDS)")
+                          "period, a first sample; scalebridge.forecasting.risk.REACTION_SECONDS)")
     scale_down_adaptation: Optional[Literal["rebound"]] = Field(
         None, description="rebound: learn from the load whether its significant drops come back within the HPA's "
                           "5-minute stabilization window; while most do not, a new drop releases the held "

@@ -45,12 +45,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Protocol
 
 from scalebridge.providers import ErrorKind, MetricQuery, Observation, ProviderError, require
 
-if TYPE_CHECKING:
-    from .provider import GceTarget
+
+class GceTarget(Protocol):
+    """What the metric reads take of a managed instance group's target (provider.GceTarget)."""
+    clients: Any                      #: its :class:`~.client.GceClients`
+    project: str
+    igm_name: str
+    metric_delay_seconds: float
+    instance_ids: Mapping[str, str]   #: instance id -> managed instance name, from its last observe
 
 __all__ = ["CPU_UTILIZATION", "Source", "read_metrics", "source_for", "read_history", "size_history",
            "INSTANCE_GROUP_SIZE", "RETENTION_SECONDS"]
@@ -197,7 +203,7 @@ def _scaled(v: float, src: Source) -> Any:
 def read_metrics(target: "GceTarget", now: float, observation: Observation,
                  queries: list[MetricQuery]) -> dict[str, dict]:
     members = {m["name"]: m for m in observation.members or ()}
-    ids = dict(target._ids)
+    ids = dict(target.instance_ids)
     end = now - target.metric_delay_seconds
     out: dict[str, dict] = {}
     for q in queries:

@@ -148,7 +148,7 @@ class GceTarget(Target):
         self.project, self.igm_name, self.zone, self.region = project, name, zone, region
         self.name = f"{project}/{'zones/' + zone if zone else 'regions/' + region}/{name}"
         self._igm: Any = None
-        self._ids: dict[str, str] = {}          # instance id -> managed instance name
+        self.instance_ids: dict[str, str] = {}   # instance id -> managed instance name (metrics.py reads it)
         self._known: dict[str, tuple[Optional[float], Optional[int]]] = {}   # id -> (start time, vCPUs)
         self._operation: Optional[str] = None   # the last resize operation not yet seen DONE
         self._checked_operations = False
@@ -182,12 +182,12 @@ class GceTarget(Target):
                                      instance_group_manager=self.igm_name, **self._scope())
         info = self._instances(managed)
         members = []
-        self._ids = {}
+        self.instance_ids = {}
         for mi in managed:
             started, vcpus = info.get(mi.name, (None, None))
             members.append(member(mi, started, vcpus))
             if mi.id:
-                self._ids[str(mi.id)] = mi.name
+                self.instance_ids[str(mi.id)] = mi.name
         in_flight = unsettled(igm) or self._operation_in_flight(igm)
         present = sum(1 for m in members if not m.get("deleting"))
         acts = {k: getattr(igm.current_actions, k) for k in ("creating", "verifying", "recreating", "deleting",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from scalebridge.policy import _QUANTITY_PATTERN, Policy
 from scalebridge.units import exact

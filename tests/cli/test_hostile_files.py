@@ -23,7 +23,7 @@ import pytest
 import scalebridge.backtest.cli
 import scalebridge.cli
 import scalebridge.controller.cli
-import scalebridge.plugins
+import scalebridge.registry
 import scalebridge.simulator.cli
 import scalebridge.translate.cli
 
@@ -34,7 +34,7 @@ REQUEST = ROOT / "examples/requests/resource-utilization.json"
 LIMIT_BYTES = 2 << 30
 LIMIT_SECONDS = 20
 
-scalebridge.plugins.registry()   # built once here, inherited by every forked child
+scalebridge.registry.current()   # built once here, inherited by every forked child
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.cli import main
 from scalebridge.engine import BUILTIN_SEMANTICS
 from scalebridge.policyfile import load_policy_file, parse_policy_text
@@ -282,7 +282,7 @@ def test_demo_simulation(tmp_path: Path) -> None:
     assert run_simulation_demo(console, str(tmp_path / "out")) == 0
     text = console.export_text()
     assert "kubernetes" in text and "oracle" in text
-    missing = [n for n in BUILTIN_SEMANTICS if n not in plugins.registry().semantics]
+    missing = [n for n in BUILTIN_SEMANTICS if n not in registry.current().semantics]
     if missing:
         assert f"not registered yet, skipped: {', '.join(missing)}" in text
     assert (tmp_path / "out" / "simulation.png").read_bytes()[:4] == b"\x89PNG"
@@ -292,7 +292,7 @@ def test_demo_simulation(tmp_path: Path) -> None:
 
 
 def test_demo_never_crashes(tmp_path: Path, monkeypatch) -> None:
-    import scalebridge.simulator.run as run_module
+    import scalebridge.simulator.batch as run_module
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -327,7 +327,7 @@ def test_a_predictive_capacity_other_than_the_fleets_is_noted(capsys) -> None:
 
 
 def need(name: str) -> None:
-    if name not in plugins.registry().semantics:
+    if name not in registry.current().semantics:
         pytest.skip(f"semantics {name!r} is not registered")
 
 
@@ -377,7 +377,7 @@ def test_csv_output_has_every_contract_column_and_one_row_per_run(capsys, tmp_pa
     assert code == 0, stderr
     rows = list(csv.DictReader(out.open()))
     assert [r["semantics"] for r in rows] == [n for n in ["kubernetes", "gce", "azure", "aws", "scalebridge"]
-                                              if n in plugins.registry().semantics]
+                                              if n in registry.current().semantics]
     for key in CONTRACT:
         assert key in rows[0]
     for r in rows:

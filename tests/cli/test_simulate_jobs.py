@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.cli import main
 from scalebridge.hookspecs import hookimpl
 from scalebridge.semantics import Context, Decision, Semantics
@@ -92,7 +92,7 @@ def _with_midway(monkeypatch) -> None:
         register(FailsMidway())
 
     module.scalebridge_register_semantics = hookimpl(scalebridge_register_semantics)
-    monkeypatch.setattr(plugins, "_REGISTRY", plugins.build([module]))
+    monkeypatch.setattr(registry, "_REGISTRY", registry.build([module]))
 
 
 def test_a_failing_or_refused_run_is_reported_as_in_one_process(capsys, tmp_path: Path, monkeypatch) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from scalebridge.controller.config import NO_LONGER_USED
+from scalebridge.controller.build import NO_LONGER_USED
 
 
 def test_validate_warns_of_processes_with_its_line_and_passes(write_config, scalebridge):

@@ -57,9 +57,9 @@ DRIVER = textwrap.dedent(r'''
     import json, os, random, signal, sys, time
     plan = json.loads(sys.argv[1])
     from scalebridge.cli import main
-    from scalebridge import plugins
+    from scalebridge import registry
     import scalebridge.controller.loop, scalebridge.controller.store, scalebridge.testing.fake  # noqa: F401
-    plugins.registry()                       # import and load the entry points once, before forking
+    registry.current()                       # import and load the entry points once, before forking
     main(["validate", plan["run"][1]])       # and what `run` imports lazily (reads the world, writes nothing)
 
     def child(argv):

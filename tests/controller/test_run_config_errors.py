@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from scalebridge import plugins
-from scalebridge.controller.config import ConfigError, build, load_config
+from scalebridge import registry
+from scalebridge.controller.configfile import ConfigError, load_config
+from scalebridge.controller.build import build
 
 from .conftest import CPU_POLICY, FAKE
 
@@ -37,7 +38,7 @@ def test_unknown_provider_lists_the_installed_ones(write_config, scalebridge):
     [line] = _only_lines(err, path)
     assert f"{path}:{_line_of(path, 'provider: nimbus')}:" in line
     assert "targets[0].provider" in line and "'nimbus'" in line
-    for name in plugins.registry().providers:
+    for name in registry.current().providers:
         assert name in line
     assert not path.with_suffix(".db").exists(), "a bad configuration creates no state file"
 
@@ -194,7 +195,8 @@ def test_a_source_for_a_metric_the_policy_does_not_read(write_config, scalebridg
 def test_a_providers_path_options_are_read_relative_to_the_configuration(tmp_path):
     """run-config: "Relative paths are relative to the configuration file" — a provider's
     file options too (Provider.path_options), so a config works from any directory."""
-    from scalebridge.controller.config import build, load_config
+    from scalebridge.controller.configfile import load_config
+    from scalebridge.controller.build import build
     from scalebridge_azure.fake_server import ArmServer
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()

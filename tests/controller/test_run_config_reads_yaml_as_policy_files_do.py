@@ -5,7 +5,8 @@ configurations (which marks plain scalars with style "" where PyYAML's has None)
 from __future__ import annotations
 
 from scalebridge.cli import main
-from scalebridge.controller.config import build, load_config
+from scalebridge.controller.configfile import load_config
+from scalebridge.controller.build import build
 
 CONFIG = """\
 providers:
@@ -50,7 +51,7 @@ def test_its_positions_found_on_demand_are_the_policy_loaders(tmp_path):
     # a run configuration's positions are found by parsing it again the first time
     # one is asked for (nothing to report: never); each is where the pure-Python
     # policy loader puts it, keys and values, including past the last one asked for
-    from scalebridge.controller.config import read_yaml
+    from scalebridge.controller.configfile import read_yaml
     from scalebridge.policyfile import load_yaml
     path = tmp_path / "run.yaml"
     path.write_text(CONFIG)

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from scalebridge.controller.config import build, load_config
+from scalebridge.controller.configfile import load_config
+
+from scalebridge.controller.build import build
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples" / "run").glob("*.yaml"))
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.testing import check_semantics
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
@@ -18,11 +18,11 @@ def test_builtin_semantics_keep_the_contract(name):
 def test_the_example_plugin_keeps_the_contract(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE))
     import scalebridge_proportional
-    plugins.reset([scalebridge_proportional])
+    registry.reset([scalebridge_proportional])
     try:
         check_semantics("proportional")
     finally:
-        plugins.reset()
+        registry.reset()
 
 
 def test_the_contract_catches_a_semantics_that_breaks_it():
@@ -45,9 +45,9 @@ def test_the_contract_catches_a_semantics_that_breaks_it():
         register(OutOfBounds())
 
     mod.scalebridge_register_semantics = scalebridge_register_semantics
-    plugins.reset([mod])
+    registry.reset([mod])
     try:
         with pytest.raises(AssertionError, match="outside"):
             check_semantics("out-of-bounds")
     finally:
-        plugins.reset()
+        registry.reset()

@@ -4,7 +4,7 @@ points, registration, third-party semantics and forecasters in ``decide``, ``sim
 import, raises in a hook, collides with a name or misspells a hook is listed and does not
 take the others down.
 
-Plugins are built in-process (modules handed to ``plugins.build`` or faked entry points),
+Plugins are built in-process (modules handed to ``registry.build`` or faked entry points),
 so nothing here needs a pip install."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from scalebridge import cli, plugins
+from scalebridge import cli, registry
 from scalebridge.engine import BUILTIN_SEMANTICS, decide, decide_all, Decider, parse_request
 from scalebridge.errors import ScalebridgeError
 from scalebridge.hookspecs import hookimpl, PROJECT
@@ -101,8 +101,8 @@ def _halfcpu_module() -> types.ModuleType:
 def use_registry(monkeypatch):
     """Install a registry built with extra plugin modules as the process-wide one."""
     def install(*modules):
-        reg = plugins.build(list(modules))
-        monkeypatch.setattr(plugins, "_REGISTRY", reg)
+        reg = registry.build(list(modules))
+        monkeypatch.setattr(registry, "_REGISTRY", reg)
         return reg
     return install
 
@@ -186,21 +186,21 @@ def test_decide_all_is_built_ins_only_but_simulate_all_includes_plugins(use_regi
 def test_a_plugin_that_fails_to_import_is_listed_and_does_not_take_the_others_down(fake_entry_points, capsys,
                                                                                       monkeypatch):
     fake_entry_points(brokenimport=None)
-    reg = plugins.build()
+    reg = registry.build()
     assert "brokenimport" in reg.failures and "Error" in reg.failures["brokenimport"]
     assert set(BUILTIN_SEMANTICS) <= set(reg.semantics)
-    monkeypatch.setattr(plugins, "_REGISTRY", reg)
+    monkeypatch.setattr(registry, "_REGISTRY", reg)
     rc, out, _ = _run_cli(capsys, "plugins")
     assert rc == 0 and "failed to load:" in out and "brokenimport" in out.split("failed to load:")[1]
     with pytest.raises(ScalebridgeError, match="brokenimport.*failed to load"):
-        plugins.semantics("brokenimport")
+        registry.semantics("brokenimport")
 
 
 def test_a_name_collision_names_both_plugins():
     collide = _module("sbtest_collide",
                       scalebridge_register_semantics=lambda register: register(type(
                           "Gce", (HalfCpu,), {"name": "gce"})()))
-    reg = plugins.build([collide])
+    reg = registry.build([collide])
     assert reg.semantics["gce"].plugin == "gce"                      # the built-in keeps its name
     assert "'gce' is already registered by 'gce'" in reg.failures["sbtest_collide"]
 
@@ -211,7 +211,7 @@ def _raising_hook(register):
 
 def test_a_plugin_whose_hook_raises_is_listed_and_does_not_take_the_others_down(fake_entry_points):
     fake_entry_points(raiser=_module("sbtest_raiser", scalebridge_register_semantics=_raising_hook))
-    reg = plugins.build()
+    reg = registry.build()
     assert set(BUILTIN_SEMANTICS) <= set(reg.semantics)
     assert "raiser" in reg.failures and "boom" in reg.failures["raiser"]
 
@@ -220,7 +220,7 @@ def test_a_plugin_colliding_with_a_built_in_does_not_take_the_built_ins_down(fak
     gce_impostor = type("Impostor", (HalfCpu,), {"name": "gce"})
     fake_entry_points(impostor=_module("sbtest_impostor",
                                        scalebridge_register_semantics=lambda register: register(gce_impostor())))
-    reg = plugins.build()
+    reg = registry.build()
     assert set(BUILTIN_SEMANTICS) <= set(reg.semantics)
     assert reg.semantics["gce"].plugin == "gce"
     assert "impostor" in reg.failures and "gce" in reg.failures["impostor"]
@@ -230,7 +230,7 @@ def test_a_plugin_with_a_bad_hook_signature_is_listed_as_failed(fake_entry_point
     def scalebridge_register_semantics(reg):   # the hookspec's argument is `register`
         pass
     fake_entry_points(badsig=_module("sbtest_badsig", scalebridge_register_semantics=scalebridge_register_semantics))
-    reg = plugins.build()
+    reg = registry.build()
     assert set(BUILTIN_SEMANTICS) <= set(reg.semantics)
     assert "badsig" in reg.failures
 
@@ -238,7 +238,7 @@ def test_a_plugin_with_a_bad_hook_signature_is_listed_as_failed(fake_entry_point
 def test_a_misspelled_hook_is_reported():
     typo = _module("sbtest_typo", scalebridge_register_semantic=lambda register: register(HalfCpu()))
     try:
-        reg = plugins.build([typo], load_entry_points=False)
+        reg = registry.build([typo], load_entry_points=False)
     except Exception as e:   # an error naming the plugin and the hook is fine too
         assert "sbtest_typo" in str(e) and "scalebridge_register_semantic" in str(e)
     else:
@@ -328,7 +328,7 @@ def test_check_semantics_names_the_request_when_the_semantics_raises(use_registr
 
 def test_registering_something_that_is_not_a_semantics_instance_is_refused_at_start_up():
     cls = _module("sbtest_cls", scalebridge_register_semantics=lambda register: register(HalfCpu))
-    reg = plugins.build([cls], load_entry_points=False)
+    reg = registry.build([cls], load_entry_points=False)
     assert "not an instance of scalebridge.semantics.base.Semantics" in reg.failures["sbtest_cls"]
     assert "halfcpu" not in reg.semantics
 
@@ -347,13 +347,13 @@ def test_metric_results_in_a_decision_give_a_json_response(use_registry):
 
 def test_unknown_semantics_mentions_plugins_that_failed_to_load(fake_entry_points):
     fake_entry_points(myplugin=None)     # would have registered semantics "mysemantics"
-    reg = plugins.build()
+    reg = registry.build()
     try:
-        plugins._REGISTRY, saved = reg, plugins._REGISTRY
+        registry._REGISTRY, saved = reg, registry._REGISTRY
         with pytest.raises(ScalebridgeError, match="myplugin"):
-            plugins.semantics("mysemantics")
+            registry.semantics("mysemantics")
     finally:
-        plugins._REGISTRY = saved
+        registry._REGISTRY = saved
 
 
 def test_design_promises_for_provider_authors_exist():
@@ -377,7 +377,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
 
 
 def test_kubernetes_is_registered_through_its_entry_point():
-    reg = plugins.build()
+    reg = registry.build()
     assert "kubernetes" in reg.semantics
     assert reg.semantics["kubernetes"].plugin == "kubernetes"       # the entry point's name
     assert any(name == "kubernetes" and "scalebridge.semantics.kubernetes" in where for name, where in reg.plugins)
@@ -387,9 +387,9 @@ def test_kubernetes_is_registered_through_its_entry_point():
 def example_plugin(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE))
     import scalebridge_proportional
-    reg = plugins.reset([scalebridge_proportional])
+    reg = registry.reset([scalebridge_proportional])
     yield reg
-    plugins.reset()
+    registry.reset()
 
 
 def test_third_party_semantics_decides(example_plugin):
@@ -418,14 +418,14 @@ def test_a_duplicate_name_fails_that_plugin_and_keeps_the_built_in():
         register(KubernetesSemantics())
 
     mod.scalebridge_register_semantics = scalebridge_register_semantics
-    reg = plugins.build([mod])
+    reg = registry.build([mod])
     assert reg.semantics["kubernetes"].plugin == "kubernetes"
     assert "'kubernetes' is already registered by 'kubernetes'" in reg.failures["dup_plugin"]
 
 
 def test_unknown_semantics_lists_what_is_available():
     with pytest.raises(ScalebridgeError, match="available are .*kubernetes"):
-        plugins.semantics("nope")
+        registry.semantics("nope")
 
 
 def test_plugins_command(cli):
@@ -439,8 +439,8 @@ def test_plugins_names_the_distribution_and_aligns_its_columns_on_long_names(cap
     `from scalebridge_proportional`, and columns pushed out of line by names longer than 14
     characters: each entry names the distribution that installed it as its wheel spells it, then
     the module, every column aligned whatever the names' lengths."""
-    assert plugins.distribution_name("scalebridge-proportional") == "scalebridge_proportional"
-    assert plugins.distribution_name("Scalebridge.Very--Long_Name") == "scalebridge_very_long_name"
+    assert registry.distribution_name("scalebridge-proportional") == "scalebridge_proportional"
+    assert registry.distribution_name("Scalebridge.Very--Long_Name") == "scalebridge_very_long_name"
     rc, out, _ = _run_cli(capsys, "plugins")
     assert rc == 0
     sections = re.split(r"^(\w[\w ]*):$", out, flags=re.M)[1:]

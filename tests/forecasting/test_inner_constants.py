@@ -7,13 +7,13 @@ Source: docs/predictive.md ("How the plan is made"), benchmarks/frontier.py CAND
 import numpy as np
 import pytest
 
-from scalebridge import predictive, risk
+from scalebridge.forecasting import planner as predictive, risk
 from scalebridge.forecasting import guard
 from scalebridge.engine import load_policy
 from scalebridge.errors import RequestError
 from scalebridge.policy import Predictive
-from scalebridge.predictive import PredictivePlanner, fit_error_model
-from scalebridge.risk import ReactiveBaseline
+from scalebridge.forecasting.planner import PredictivePlanner, fit_error_model
+from scalebridge.forecasting.risk import ReactiveBaseline
 
 CAP = 25_000.0
 
@@ -136,6 +136,6 @@ def test_the_trend_window_decides_how_long_a_rise_the_line_sees():
 def test_the_guard_max_mape_reaches_the_guard():
     """guard_max_mape is the planner's guard's gate: a forecast whose recent error is above it
     is unreliable, and the plan falls back to the reactive decision."""
-    from scalebridge.predictive import default_model
+    from scalebridge.forecasting.planner import default_model
     assert default_model(Predictive(model="linear")).max_mape == guard.DEFAULT_MAX_MAPE
     assert default_model(Predictive(model="linear", guard_max_mape=0.2)).max_mape == 0.2

@@ -1,4 +1,4 @@
-"""Adaptive conformal inference of the planner's margin (scalebridge.risk.AdaptiveMargin,
+"""Adaptive conformal inference of the planner's margin (scalebridge.forecasting.risk.AdaptiveMargin,
 ``predictive.margin_adaptation: aci``): the share of short samples converges to the
 target, whatever the level of the noise; one short sample raises the margin, a quiet
 stretch lowers it; the step is scaled so that a day at the target moves it by about
@@ -16,8 +16,8 @@ import pytest
 from scalebridge.engine import load_policy
 from scalebridge.errors import RequestError
 from scalebridge.policy import Predictive
-from scalebridge.predictive import PredictivePlanner
-from scalebridge.risk import ACI_DAILY_STEP, AdaptiveMargin
+from scalebridge.forecasting.planner import PredictivePlanner
+from scalebridge.forecasting.risk import ACI_DAILY_STEP, AdaptiveMargin
 
 TICK = 15.0
 

@@ -1,4 +1,4 @@
-"""The predictive planner (scalebridge.predictive): fast up with the lead time, slow down
+"""The predictive planner (scalebridge.forecasting.planner): fast up with the lead time, slow down
 at the scale-down rate, a fallback with a reason; the noise model (count and burst
 noise, flash crowds, sudden drops), the learned margin, ramps extrapolated or not;
 ForecastOnly and ForecastAndScale in a decision.
@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from scalebridge import decide
 from scalebridge.policy import Predictive
-from scalebridge.predictive import ErrorModel, fit_error_model, PredictivePlanner
+from scalebridge.forecasting.planner import ErrorModel, fit_error_model, PredictivePlanner
 from scalebridge.testing.requests import cpu_request, NOW
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from scalebridge.policy import Predictive
-from scalebridge.predictive import default_model, PredictivePlanner
+from scalebridge.forecasting.planner import default_model, PredictivePlanner
 
 
 EPOCH = 1_767_225_600.0

@@ -1,4 +1,4 @@
-"""The risk budget (scalebridge.risk): a reactive HPA replayed on the load, and the
+"""The risk budget (scalebridge.forecasting.risk): a reactive HPA replayed on the load, and the
 margin quantile that makes the plan as often short as that HPA would have been.
 
 Sources: docs/predictive.md; the replayed HPA follows
@@ -13,9 +13,9 @@ import pytest
 from scalebridge.engine import load_policy
 from scalebridge.errors import RequestError
 from scalebridge.policy import Predictive
-from scalebridge.predictive import PredictivePlanner
+from scalebridge.forecasting.planner import PredictivePlanner
 from scalebridge.constants import K8S_DOWNSCALE_STABILIZATION as DOWN_STABILIZATION_SECONDS
-from scalebridge.risk import REACTION_SECONDS, ReactiveBaseline, RiskBudget
+from scalebridge.forecasting.risk import REACTION_SECONDS, ReactiveBaseline, RiskBudget
 
 
 CAP = 25_000.0

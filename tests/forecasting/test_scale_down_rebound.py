@@ -1,4 +1,4 @@
-"""``predictive.scale_down_adaptation: rebound`` (scalebridge.predictive): the planner
+"""``predictive.scale_down_adaptation: rebound`` (scalebridge.forecasting.planner): the planner
 learns from the load whether its significant drops come back within the HPA's 5-minute
 stabilization window; where most did not, a new drop lets the held proposal go at once —
 never below the reactive need — instead of at ``scale_down_rate_percent``; where drops
@@ -14,7 +14,7 @@ import pytest
 from scalebridge.engine import load_policy
 from scalebridge.errors import RequestError
 from scalebridge.policy import Predictive
-from scalebridge.predictive import REBOUND_SECONDS, PredictivePlanner
+from scalebridge.forecasting.planner import REBOUND_SECONDS, PredictivePlanner
 
 CAP = 25_000.0
 TICK = 15.0

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from scalebridge.controller.config import ConfigError, build, load_config
+from scalebridge.controller.configfile import ConfigError, load_config
+
+from scalebridge.controller.build import build
 from tests.backtest.conftest import run
 
 TARGET = """\

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.policy import Policy
 from scalebridge.simulator import FleetModel, make_workload, members_needed, oracle_for, simulate
 from scalebridge.simulator.fleet import Fleet, parse_startup, Startup
@@ -142,7 +142,7 @@ def test_fleet_model_checks_its_numbers() -> None:
 
 
 def need(name: str) -> None:
-    if name not in plugins.registry().semantics:
+    if name not in registry.current().semantics:
         pytest.skip(f"semantics {name!r} is not registered")
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.cli import main
 from scalebridge.engine import load_policy
-from scalebridge.simulator.frontier import FRONTIER_TARGETS, frontier_policies, iso_risk_reference
+from scalebridge.simulator.comparison import FRONTIER_TARGETS, frontier_policies, iso_risk_reference
 
 REPO = Path(__file__).resolve().parents[2]
 PREDICTIVE = REPO / "examples" / "predictive" / "policy.yaml"
@@ -70,7 +70,7 @@ def test_a_target_outside_0_to_100_is_an_error():
 
 
 def test_compare_frontier_reports_the_iso_risk_ratio(tmp_path, capsys):
-    if "kubernetes" not in plugins.registry().semantics:
+    if "kubernetes" not in registry.current().semantics:
         pytest.skip("the kubernetes semantics is not registered")
     out = tmp_path / "scores.json"
     code = main(["compare", str(PREDICTIVE), "--semantics", "scalebridge", "--workload", "flash_crowd",

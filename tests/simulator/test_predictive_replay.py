@@ -7,10 +7,10 @@ import pytest
 
 from scalebridge import decide
 from scalebridge.engine import load_policy
-from scalebridge.plugins import registry
+from scalebridge.registry import current as registry
 from scalebridge.policyfile import load_policy_file
 from scalebridge.simulator import FleetModel, make_workload
-from scalebridge.simulator.run import simulate
+from scalebridge.simulator.replay import simulate
 from scalebridge.testing.requests import NOW, cpu_request
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "predictive" / "policy.yaml"
@@ -74,7 +74,7 @@ def test_forecast_only_never_changes_the_decision_and_is_reported(semantics):
 def test_the_replay_counts_plans_made_without_a_trusted_forecast():
     """The first half hour has too little history for the quadratic: those plans fall
     back (and carry a reason); later ones on a smooth ramp do not."""
-    from scalebridge.predictive import trace_forecaster
+    from scalebridge.forecasting.planner import trace_forecaster
     load = workload("exponential_growth", hours=2)
     policy = policy_with("ForecastAndScale")
     planner = trace_forecaster(policy, capacity=25000, startup_seconds=120, t0=0.0, tick_seconds=15)
@@ -95,7 +95,7 @@ def test_the_count_noise_example_pays_less_on_count_noise():
     load = counts * (25000 / 12.0)                                  # one member serves 12 requests a minute
     main = load_policy_file(EXAMPLE)
     noise = load_policy_file(EXAMPLE.parent / "count-noise.yaml")
-    from scalebridge.predictive import trace_forecaster
+    from scalebridge.forecasting.planner import trace_forecaster
     runs = {}
     for name, policy in (("main", main), ("noise", noise)):
         planner = trace_forecaster(policy, capacity=25000, startup_seconds=120, t0=0.0, tick_seconds=15)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.engine import BUILTIN_SEMANTICS, Decider
 from scalebridge.policy import Policy
 from scalebridge.protocol import CapacityForecast
@@ -32,7 +32,7 @@ REAL = ["worldcup98_day46-78.csv", "nasa_http_1995-07-01_27.csv", "azure_llm_cod
 
 
 def registered() -> list[str]:
-    return [n for n in BUILTIN_SEMANTICS if n in plugins.registry().semantics]
+    return [n for n in BUILTIN_SEMANTICS if n in registry.current().semantics]
 
 
 def runnable(policy: dict) -> list[str]:
@@ -51,7 +51,7 @@ ALL = pytest.mark.parametrize("semantics", BUILTIN_SEMANTICS)
 
 
 def need_semantics(name: str) -> None:
-    if name not in plugins.registry().semantics:
+    if name not in registry.current().semantics:
         pytest.skip(f"semantics {name!r} is not registered yet")
 
 
@@ -424,7 +424,7 @@ def test_startup_distribution_oracle_uses_the_shortest_startup() -> None:
 
 
 def need(name: str) -> None:
-    if name not in plugins.registry().semantics:
+    if name not in registry.current().semantics:
         pytest.skip(f"semantics {name!r} is not registered")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.engine import BUILTIN_SEMANTICS, Decider
 from scalebridge.simulator import FleetModel, Startup, make_workload, simulate
 
@@ -58,7 +58,7 @@ def _decisions(policy: dict, semantics: str, fresh: bool) -> tuple:
 @pytest.mark.parametrize("semantics", BUILTIN_SEMANTICS)
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 def test_decisions_do_not_depend_on_reused_observations(semantics: str, policy: str) -> None:
-    if semantics not in plugins.registry().semantics:
+    if semantics not in registry.current().semantics:
         pytest.skip(f"{semantics} is not registered")
     p = dict(POLICIES[policy])
     if semantics == "azure" and "rules" in p:

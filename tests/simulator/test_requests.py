@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.engine import Decider
 from scalebridge.policy import Policy
 from scalebridge.simulator import compare, FleetModel, make_workload, simulate
@@ -21,7 +21,7 @@ from scalebridge.testing.requests import cpu_policy
 
 
 def need(name: str) -> None:
-    if name not in plugins.registry().semantics:
+    if name not in registry.current().semantics:
         pytest.skip(f"semantics {name!r} is not registered")
 
 
@@ -176,7 +176,7 @@ def test_compare_gives_each_run_its_own_forecaster_state() -> None:
     observed, so a run after the first one forecasts from the future of the load."""
     need("scalebridge")
     from scalebridge.policyfile import load_policy_file
-    from scalebridge.predictive import trace_forecaster
+    from scalebridge.forecasting.planner import trace_forecaster
     from pathlib import Path
     policy = load_policy_file(Path(__file__).resolve().parents[2] / "examples" / "predictive" / "policy.yaml")
     load = make_workload("exponential_growth", duration_seconds=3 * 3600, peak=875000).values

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.policy import Policy
 from scalebridge.simulator import FleetModel, make_workload, oracle_for, score_run, simulate
 from scalebridge.simulator.scores import compute_scores, SCORE_KEYS
@@ -121,7 +121,7 @@ def test_input_errors() -> None:
 
 
 def need(name: str) -> None:
-    if name not in plugins.registry().semantics:
+    if name not in registry.current().semantics:
         pytest.skip(f"semantics {name!r} is not registered")
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.providers import ErrorKind
 from scalebridge.testing import check_provider
 
 
 def _sim_factory():
-    if "sim" not in plugins.registry().providers:
+    if "sim" not in registry.current().providers:
         pytest.skip("the sim provider is not registered")
-    return plugins.provider_factory("sim")
+    return registry.provider_factory("sim")
 
 
 def test_the_sim_provider_keeps_the_contract():

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.cli import main
 from scalebridge.hookspecs import hookimpl
 from scalebridge.providers import Capability
@@ -49,11 +49,11 @@ def _plugin(name: str, source: str) -> types.ModuleType:
 def with_plugins():
     """Registers the given plugin modules beside the installed ones, for one test."""
     def register(*modules):
-        reg = plugins.reset(list(modules))
+        reg = registry.reset(list(modules))
         assert not reg.failures, reg.failures
         return reg
     yield register
-    plugins.reset()
+    registry.reset()
 
 
 def test_the_built_in_translators_are_registered_by_their_provider_plugins():
@@ -62,7 +62,7 @@ def test_the_built_in_translators_are_registered_by_their_provider_plugins():
     translator comes from the same package as its provider, nothing special-cased."""
     eps = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="scalebridge")
            if ep.dist is not None and ep.dist.name == "scalebridge"}
-    reg = plugins.registry()
+    reg = registry.current()
     for name in ("kubernetes", "gce", "azure", "aws"):
         entry = reg.translators[name]
         assert eps[entry.plugin] == f"scalebridge_{name}" == reg.providers[name].plugin
@@ -72,11 +72,11 @@ def test_the_built_in_translators_are_registered_by_their_provider_plugins():
 
 
 def test_every_provider_declaring_translate_has_a_translator_that_applies():
-    reg = plugins.registry()
+    reg = registry.current()
     declaring = {n for n, r in reg.providers.items() if Capability.TRANSLATE in getattr(r.obj, "capabilities", ())}
     assert declaring >= {"kubernetes", "gce", "azure", "aws"} and "sim" not in declaring
     for name in declaring:
-        entry = plugins.translator_for_provider(name)
+        entry = registry.translator_for_provider(name)
         assert entry is not None and type(entry.obj).can("apply"), name
 
 
@@ -123,7 +123,7 @@ def test_the_docs_translator_renders_imports_and_applies(with_plugins, tmp_path,
     from scalebridge.engine import load_policy
     target = types.SimpleNamespace(pool="web", client=Client())
     said = []
-    translator = plugins.translator("pool").obj
+    translator = registry.translator("pool").obj
     assert translator.apply("web", target, load_policy(yaml.safe_load(POLICY)), False, said.append, {}) is True
     assert translator.apply("web", target, load_policy(yaml.safe_load(POLICY)), False, said.append, {}) is False
     assert said[-1] == "web: unchanged" and target.client.settings["web"]["max"] == 10
@@ -226,13 +226,13 @@ def test_a_registered_object_that_is_no_translator_fails_its_plugin():
 
     module.scalebridge_register_translators = scalebridge_register_translators
     try:
-        reg = plugins.reset([module])
+        reg = registry.reset([module])
         assert reg.failures["scalebridge_notatranslator"].startswith(
             "scalebridge_register_translators raised ScalebridgeError: plugin 'scalebridge_notatranslator' "
             "registered 'toy' as namespace(name='toy'), not a translator")
         assert set(reg.translators) == {"kubernetes", "gce", "azure", "aws", "keda"}
     finally:
-        plugins.reset()
+        registry.reset()
 
 
 def test_a_translator_may_render_only(with_plugins, tmp_path, capsys):

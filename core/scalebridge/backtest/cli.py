@@ -63,7 +63,8 @@ def _bad(text: str) -> int:
 
 
 def cmd_backtest(args) -> int:
-    from ..controller.config import build, load_config
+    from ..controller.configfile import load_config
+    from ..controller.build import build
     from ..simulator.cli import _semantics
     from ..simulator.fleet import parse_startup
     from ..simulator.scenario import MAX_TICKS

@@ -48,7 +48,7 @@ from ..metric_sources import RangeSeries, SourceQuery, match_members, parse_sour
 from ..providers import MetricQuery, ProviderError, RefError
 
 if TYPE_CHECKING:
-    from ..controller.config import TargetSpec
+    from ..controller.runtime import TargetSpec
 
 __all__ = ["HistoryError", "TargetHistory", "read_history", "demand_query", "on_grid", "parse_time"]
 

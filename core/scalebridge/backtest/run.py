@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..controller.config import Runtime, TargetSpec
+from ..controller.runtime import Runtime, TargetSpec
 from ..errors import ScalebridgeError
 from ..simulator.executors import run_tasks, usable_cpus
 from ..simulator.scenario import Scenario, ScenarioError

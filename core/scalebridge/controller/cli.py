@@ -67,7 +67,7 @@ def _no_collection():
 
 
 def _run(args) -> int:
-    from .config import ConfigError
+    from .configfile import ConfigError
     from .logs import log
     from .loop import build_controller
     from .store import NotAStateFile, StoreClaimed, StoreError
@@ -124,7 +124,7 @@ def _run(args) -> int:
                 _say("run", f"--metrics-port {args.metrics_port} on {address}: {e.strerror or e}")
                 return EXIT_BAD_INPUT
             log(20, "serving metrics", address=address, port=port, path="/metrics")
-        from .config import ignored_parts
+        from .build import ignored_parts
         for line in ignored_parts(controller.runtime):
             log(30, "the semantics ignores part of the policy", warning=line)
         if args.processes is not None:
@@ -184,7 +184,8 @@ def cmd_observe(args) -> int:
     import time
     from pydantic_core import to_json
     from ..engine import Decider
-    from .config import build, load_config
+    from .configfile import load_config
+    from .build import build
     try:
         runtime = build(load_config(args.config))
     except ScalebridgeError as e:
@@ -298,7 +299,7 @@ def _state_file(args, command: str) -> Path:
         return Path(args.state)
     config = getattr(args, "config", None)
     if config:
-        from .config import load_config
+        from .configfile import load_config
         loaded = load_config(config)
         state = loaded.config.state
         if isinstance(state, dict):
@@ -403,7 +404,7 @@ def cmd_pause(args) -> int:
     a running controller reads every sync (it need not be told otherwise); without
     a controller running, the next one honours it."""
     import time
-    from .config import load_config
+    from .configfile import load_config
     from .store import SQLiteStore, StoreError
     command = args.command
     try:
@@ -457,7 +458,8 @@ def _validate_with_run_configs(original):
     validated and built — providers and targets made, no cloud called —; other
     files go to the policy validation."""
     def cmd(args) -> int:
-        from .config import ConfigError, build, is_run_config, load_config, read_yaml
+        from .configfile import ConfigError, is_run_config, load_config, read_yaml
+        from .build import build
         policies, configs = [], []
         read: dict = {}   # each run configuration parsed once (10,000 targets: seconds of YAML)
         for path in args.files:
@@ -487,7 +489,7 @@ def _validate_with_run_configs(original):
                         print(redact(line), file=sys.stderr)
                     code = EXIT_BAD_INPUT
                     continue
-                from .config import ignored_parts
+                from .build import ignored_parts
                 lines = ignored_parts(runtime)
                 for line in lines:
                     print(line, file=sys.stderr)
@@ -505,7 +507,7 @@ def _validate_with_run_configs(original):
 def _schema_with_run_config(original):
     def cmd(args) -> int:
         if getattr(args, "run_config", False):
-            from .config import RunConfig
+            from .configfile import RunConfig
             schema = RunConfig.model_json_schema()
             schema["title"] = "scalebridge run configuration"
             print(json.dumps(schema, indent=2))

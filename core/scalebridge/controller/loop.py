@@ -38,7 +38,9 @@ from ..providers import Elector, RefError
 from .audit import AuditError, AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
-from .config import DEFAULT_WORKERS, ConfigError, Runtime, build, load_config
+from .configfile import DEFAULT_WORKERS, ConfigError, load_config
+from .runtime import Runtime
+from .build import build
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing

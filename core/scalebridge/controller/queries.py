@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Mapping, Optional
 
-from .. import plugins
+from .. import registry
 from ..errors import ScalebridgeError
 from ..policy import Policy, Rule
 from ..providers import MetricQuery
@@ -92,7 +92,7 @@ def metric_names(policy: Policy) -> list[str]:
 
 def _decides_from(semantics: str) -> frozenset[str]:
     try:
-        return getattr(plugins.semantics(semantics), "decides_from", _EVERYTHING)
+        return getattr(registry.semantics(semantics), "decides_from", _EVERYTHING)
     except ScalebridgeError:   # not a registered semantics: read everything the policy has
         return _EVERYTHING
 

@@ -41,7 +41,7 @@ from ..protocol import Observations, StateModel
 from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
-from .config import TargetSpec
+from .runtime import TargetSpec
 from .pacing import ProviderPacing
 from .sources import read_metrics
 from .store import StateStore, StoredTarget
@@ -192,9 +192,9 @@ def plugin_failed(spec: TargetSpec, e: BaseException) -> str:
     """What an exception a provider raised (not a :class:`ProviderError`: a bug in
     it) says in the audit: the provider, the plugin and hook that registered it, the
     exception — never blamed on the target or its policy."""
-    from .. import plugins
+    from .. import registry
     name = getattr(spec.provider, "name", spec.provider_key)
-    return (f"provider {name!r}{plugins.provided_by('providers', name)} failed, a bug to report to its "
+    return (f"provider {name!r}{registry.provided_by('providers', name)} failed, a bug to report to its "
             f"plugin: {type(e).__name__}: {e}")
 
 

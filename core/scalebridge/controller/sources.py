@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Optional
 from ..errors import ScalebridgeError
 from ..metric_sources import MetricSource, SourceQuery, is_metric_source_query, observe, parse_source_query
 from ..providers import MetricQuery, Observation, ProviderError, RefError
+from .configfile import resolve_paths
 
 if TYPE_CHECKING:
-    from .config import LoadedConfig, TargetSpec
+    from .configfile import LoadedConfig
+    from .runtime import TargetSpec
 
 __all__ = ["build_metric_sources", "check_target_sources", "read_metrics", "Route", "close_metric_sources"]
 
@@ -30,22 +32,21 @@ Route = tuple[SourceQuery, MetricSource]
 
 def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[str, MetricSource]:
     """Every instance of the configuration's ``metric_sources:``; problems appended."""
-    from .. import plugins
-    from .config import _resolve_paths
+    from .. import registry
     out: dict[str, MetricSource] = {}
     for key, options in (loaded.config.metric_sources or {}).items():
         loc = ("metric_sources", key)
         options = dict(options or {})
         type_name = options.pop("type", None)
         if type_name is None:
-            if key not in plugins.registry().metric_sources:
-                installed = ", ".join(sorted(plugins.registry().metric_sources)) or "none"
+            if key not in registry.current().metric_sources:
+                installed = ", ".join(sorted(registry.current().metric_sources)) or "none"
                 problems.append(f"{loaded.where(*loc)}: {key!r} is not a metric source type, so it needs `type:` "
                                 f"(installed metric sources are: {installed})")
                 continue
             type_name = key
         try:
-            factory = plugins.metric_source_factory(type_name) if isinstance(type_name, str) else None
+            factory = registry.metric_source_factory(type_name) if isinstance(type_name, str) else None
             if factory is None:
                 raise ScalebridgeError(f"expected a metric source type name, got {type_name!r}")
             unknown = _unknown_options(factory, options)
@@ -56,7 +57,7 @@ def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[st
                 problems.append(f"{loaded.where(*loc, unknown[0])}: not an option of the {type_name} metric source"
                                 f"{hint}; its options are: {', '.join(unknown[1])}")
                 continue
-            instance = factory(**_resolve_paths(factory, options, loaded.path.parent))
+            instance = factory(**resolve_paths(factory, options, loaded.path.parent))
         except RefError as e:
             problems.append(f"{loaded.where(*loc, *e.key.split('.'))}: {e.message}")
             continue

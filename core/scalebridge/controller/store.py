@@ -569,7 +569,7 @@ def open_store(state: Any, providers: dict, *, override: Optional[str] = None,
 def state_path(state: Optional[str], base: Optional[Path] = None) -> Path:
     """The SQLite file a configuration's ``state:`` names (relative to ``base``), or
     the embedded default in the working directory."""
-    from .config import DEFAULT_STATE_PATH
+    from .configfile import DEFAULT_STATE_PATH
     if not state:
         return Path(DEFAULT_STATE_PATH)
     path = Path(state).expanduser()

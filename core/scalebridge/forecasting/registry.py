@@ -43,10 +43,10 @@ def make_forecaster(name: str, **params: Any) -> Forecaster:
     """Build the model registered as ``name`` with its keyword ``params``."""
     factory = MODELS.get(name)
     if factory is None:   # one a plugin registered (the scalebridge_register_forecasters hook)
-        from .. import plugins
-        entry = plugins.registry().forecasters.get(name)
+        from .. import registry
+        entry = registry.current().forecasters.get(name)
         if entry is None:
-            valid = ", ".join(sorted(set(MODELS) | set(plugins.registry().forecasters)))
+            valid = ", ".join(sorted(set(MODELS) | set(registry.current().forecasters)))
             raise ValueError(f"unknown forecaster {name!r}; valid: {valid}")
         factory = entry.obj
     return factory(**params)

@@ -10,12 +10,12 @@
 - :mod:`.world`: the simulated world (fleet, load, published metrics), stepped
   from sync to sync by whoever decides.
 - :mod:`.replay`: one replay (``simulate``): the world stepped by a ``Decider``.
-- :mod:`.comparison`: runs side by side with their scores, and their JSON.
+- :mod:`.comparison`: runs side by side with their scores, and their JSON; the
+  reactive frontier (the HPA at CPU targets 60–90%) and the iso-risk cost ratio
+  against it (``compare --frontier``).
 - :mod:`.batch`: every (policy, semantics) pair on one load (``compare``), in
   worker processes if asked.
 - :mod:`.bounds`: the sizes a policy allows anywhere.
-- :mod:`.frontier`: the reactive frontier (the HPA at CPU targets 60–90%) and
-  the iso-risk cost ratio against it (``compare --frontier``).
 - :mod:`.scenario`: loads and fleets from flags or a scenario file.
 - :mod:`.cli`, :mod:`.plot`, :mod:`.demo`: ``scalebridge simulate``/``compare``,
   the comparison plot, the demo's simulation part.

@@ -37,8 +37,8 @@ def _failure(e: Exception) -> str:
 
 
 def registered_semantics() -> list[str]:
-    from .. import plugins
-    return sorted(plugins.registry().semantics)
+    from .. import registry
+    return sorted(registry.current().semantics)
 
 
 def compare(
@@ -69,9 +69,9 @@ def compare(
     worker processes, ``idle()`` is called once in this process when a worker has no
     run left to start (a core waits for the last runs): work the caller does after
     the runs anyway can be done there (the CLI imports what prints its table)."""
-    from .. import plugins
+    from .. import registry
 
-    available = plugins.registry().semantics
+    available = registry.current().semantics
     load = np.ascontiguousarray(load, dtype=np.float64)
     n = int(load.size)
     settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})

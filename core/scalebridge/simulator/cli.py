@@ -223,7 +223,7 @@ def _simulate(args: argparse.Namespace) -> int:
                           f"but --capacity is {model.capacity:g}: the planner's members are not the fleet's")
     result = _run(args, policies, names, model, workload, scenario)
     if getattr(args, "frontier", False):
-        from .frontier import FRONTIER_SEMANTICS, frontier_policies
+        from .comparison import FRONTIER_SEMANTICS, frontier_policies
         front = frontier_policies(policies[0][1])
         result = result.with_runs_of(_run(args, front, [FRONTIER_SEMANTICS], model, workload, scenario),
                                      frontier=tuple(label for label, _ in front))

@@ -77,7 +77,7 @@ def _demo(console: Any, out: Path) -> int:
     from ..engine import BUILTIN_SEMANTICS
     from .cli import print_table, write_output
     from .fleet import FleetModel, Startup
-    from .run import compare, registered_semantics
+    from .batch import compare, registered_semantics
     from .scenario import load_workload
 
     policy, where = _policy()

@@ -270,7 +270,7 @@ class World:
         cap = float(model.capacity)
         self.initial = model.initial if model.initial is not None else default_initial(policy, float(loads[0]), cap)
         if forecaster is None and policy.predictive is not None:   # predictive scaling brings its own planner
-            from ..predictive import trace_forecaster   # (imported by a policy that has it only)
+            from ..forecasting.planner import trace_forecaster   # (imported by a policy that has it only)
             forecaster = trace_forecaster(policy, capacity=cap, startup_seconds=model.startup.mean,
                                           t0=self.start_time, tick_seconds=self.tick_seconds)
         self._forecaster = forecaster

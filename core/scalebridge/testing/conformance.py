@@ -210,9 +210,9 @@ class _Suite:
                    pacing.reads_per_second > 0 and pacing.write_burst >= 1 and pacing.read_burst >= 1,
                    f"pacing must be a Pacing with positive rates and bursts, got {pacing!r}")
         if Capability.TRANSLATE in (caps if isinstance(caps, frozenset) else ()):
-            from .. import plugins
+            from .. import registry
             from ..translate import Translator
-            entry = plugins.translator_for_provider(p.name)
+            entry = registry.translator_for_provider(p.name)
             self.check("capabilities: TRANSLATE", entry is not None and isinstance(entry.obj, Translator)
                        and type(entry.obj).can("apply"),
                        f"the provider declares Capability.TRANSLATE but no translator registered with provider = "

@@ -30,9 +30,9 @@ def translator(name: str) -> Translator:
 
 
 def _entry(name: str):
-    from .. import plugins
+    from .. import registry
     try:
-        return plugins.translator(name)
+        return registry.translator(name)
     except ScalebridgeError as e:
         raise NativeError("--to/--from", str(e)) from None
 

@@ -1,37 +1,15 @@
 """``scalebridge apply CONFIG --native``: create or update each target's native
-autoscaler from its policy, through its provider plugin's SDK client.
-
-For an ``azure`` target: the ``Microsoft.Insights/autoscalesettings`` resource of the
-scale set, in its resource group and location, through ``autoscale_settings.create_or_update``
-(https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update).
-
-For a ``kubernetes`` target: the ``autoscaling/v2`` HorizontalPodAutoscaler, created
-in the workload's namespace or replaced (its ``resourceVersion`` guarding the write)
-when it differs.
-
-For an ``aws`` target: ``UpdateAutoScalingGroup``, ``PutScalingPolicy`` (each
-policy by name: a second apply updates it, never duplicates it), then
-``PutMetricAlarm`` with the ``PolicyARN`` PutScalingPolicy returned, and
-``PutScheduledUpdateGroupAction``; a scaling policy an earlier apply of the same policy
-wrote (its generated name) that the policy no longer has is deleted with its alarm,
-any other policy on the group is left as it is
-(https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutScalingPolicy.html: "Creates or
-updates a scaling policy").
-
-For a ``gce`` target: the Compute ``Autoscaler`` of the managed instance group (the
-one the group's ``status.autoscaler`` names, else the one whose ``target`` is the
-group's selfLink), inserted or patched through ``AutoscalersClient`` /
-``RegionAutoscalersClient`` (https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers/insert,
-``.../patch``), waiting on the Operation as the plugin's resize does. ``patch`` is a
-JSON merge patch, which keeps what the body leaves out: when the autoscaler has a
-signal (or a scaling schedule) the policy no longer has, the resource is replaced
-with ``update`` (``.../update``) instead. ``--dry-run`` reads what is there and prints the
-difference, writing nothing.
+autoscaler from its policy, through the translator its provider plugin registered for it
+(``Translator.apply``, which makes every call with the plugin's own client), and what
+those translators share: the field-by-field difference with what is there (:func:`diff`,
+:func:`said_diff`) and :class:`ApplyError`. ``--dry-run`` reads what is there and prints
+the difference, writing nothing. A target that ``scalebridge run`` actuates (it has
+decision state) is refused: a target is actuated or translated, never both.
 """
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from ..errors import ScalebridgeError
 
@@ -82,8 +60,9 @@ def cmd_apply(args: Any) -> int:
     """Apply every target of the run configuration natively, through the translator
     registered for its provider; exit 1 when any target failed, its provider declares
     no ``Capability.TRANSLATE`` or a translator failed, 2 for a bad configuration."""
-    from .. import plugins
-    from ..controller.config import build, load_config
+    from .. import registry
+    from ..controller.configfile import load_config
+    from ..controller.build import build
     from ..providers import Capability
     from . import call
     loaded = load_config(args.config)
@@ -107,7 +86,7 @@ def cmd_apply(args: Any) -> int:
                              "(`scalebridge state reset` forgets it)")
                 continue
             kind = spec.provider.name
-            entry = plugins.translator_for_provider(kind)
+            entry = registry.translator_for_provider(kind)
             if Capability.TRANSLATE not in spec.provider.capabilities:
                 refuse(spec, f"--native is not available for {kind} targets: the {kind} provider does not declare "
                              f"Capability.TRANSLATE (providers that do: {', '.join(_translating()) or 'none'})")
@@ -129,9 +108,9 @@ def cmd_apply(args: Any) -> int:
 
 def _translating() -> list[str]:
     """The registered providers that declare ``Capability.TRANSLATE``."""
-    from .. import plugins
+    from .. import registry
     from ..providers import Capability
-    return sorted(name for name, r in plugins.registry().providers.items()
+    return sorted(name for name, r in registry.current().providers.items()
                   if Capability.TRANSLATE in getattr(r.obj, "capabilities", ()))
 
 
@@ -140,7 +119,7 @@ def _actuated(loaded: Any, runtime: Any, override: Any) -> dict[str, str]:
     A state file that does not exist yet holds none (and is not created)."""
     from pathlib import Path
 
-    from ..controller.config import DEFAULT_STATE_PATH
+    from ..controller.configfile import DEFAULT_STATE_PATH
     from ..controller.store import SQLiteStore, open_store
     state = override if override is not None else runtime.state
     if isinstance(state, dict):

@@ -28,9 +28,9 @@ _FORMATS = "a registered translator's name (`scalebridge plugins` lists them: th
 def _format(name: str) -> str:
     """``--to``/``--from``: a registered translator's name (the registry is read only
     when the flag is given); any other is argparse's one-line refusal, exit 2."""
-    from .. import plugins
-    if name not in plugins.registry().translators:
-        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} ({plugins.translator_choices(name)})")
+    from .. import registry
+    if name not in registry.current().translators:
+        raise argparse.ArgumentTypeError(f"invalid choice: {name!r} ({registry.translator_choices(name)})")
     return name
 
 

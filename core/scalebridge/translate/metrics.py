@@ -48,8 +48,8 @@ class MetricNames:
 
 def _declared() -> Iterable[MetricNames]:
     """Every registered translator's metric names."""
-    from .. import plugins
-    for entry in plugins.registry().translators.values():
+    from .. import registry
+    for entry in registry.current().translators.values():
         names = getattr(entry.obj, "metric_names", None)
         if isinstance(names, MetricNames):
             yield names

@@ -82,7 +82,7 @@ def test_a_secret_in_a_file_reaches_the_token_endpoint(arm, tmp_path):
 
 def test_a_literal_dollar_brace_is_written_doubled(tmp_path, arm):
     path = _config(tmp_path, arm, _principal(arm, client_secret="$${NOT_A_VARIABLE}"))
-    from scalebridge.controller.config import load_config
+    from scalebridge.controller.configfile import load_config
     loaded = load_config(path)
     assert loaded.config.providers["azure"]["credential"]["client_secret"] == "${NOT_A_VARIABLE}"
 

@@ -77,6 +77,6 @@ def test_the_plugin_and_provider_import_no_sdk():
 
 
 def test_the_provider_is_registered_through_the_entry_point():
-    from scalebridge.plugins import provider_factory
+    from scalebridge.registry import provider_factory
     from scalebridge_gce.provider import GceProvider
     assert provider_factory("gce") is GceProvider

@@ -139,7 +139,7 @@ def test_bad_refs_name_their_key_without_calling_the_api(ref, key):
 def test_the_plugin_registers_without_importing_the_sdk():
     import subprocess
     import sys
-    code = ("import sys, scalebridge_kubernetes as k; from scalebridge.plugins import *; "
+    code = ("import sys, scalebridge_kubernetes as k; from scalebridge.registry import *; "
             "print('kubernetes' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

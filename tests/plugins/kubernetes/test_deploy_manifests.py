@@ -179,7 +179,7 @@ def test_the_configurations_secrets_come_from_a_kubernetes_secret():
 
 
 def test_the_run_configuration_in_the_configmap_is_valid(tmp_path):
-    from scalebridge.controller.config import load_config
+    from scalebridge.controller.configfile import load_config
     cm = next(d for d in plain_manifests() if d["kind"] == "ConfigMap")
     path = tmp_path / "config.yaml"
     path.write_text(cm["data"]["config.yaml"])

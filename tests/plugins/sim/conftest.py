@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import pytest
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.controller.queries import queries_for
 from scalebridge.engine import Decider
 from scalebridge.policyfile import load_policy_file
@@ -42,7 +42,7 @@ POLICIES: dict[str, Any] = {
 
 def runnable(policy: dict, semantics: str) -> dict:
     """``policy`` as ``semantics`` can run it (Azure's rules live in a profile), or skip."""
-    if semantics not in plugins.registry().semantics:
+    if semantics not in registry.current().semantics:
         pytest.skip(f"{semantics} is not registered")
     if semantics == "azure" and "rules" in policy and "profiles" not in policy:
         policy = {"profiles": [{"name": "default", "capacity": {"minimum": 1, "maximum": 60, "default": 2},

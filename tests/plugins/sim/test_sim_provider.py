@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scalebridge import plugins
+from scalebridge import registry
 from scalebridge.engine import load_policy
 from scalebridge.providers import TargetEnded, Capability, ErrorKind, MetricQuery, ProviderError, RefError
 from scalebridge.protocol import MetricObservation, Settings
@@ -32,7 +32,7 @@ def sim_faults() -> FailNext:
 
 
 def test_registered_through_the_entry_point_like_any_plugin() -> None:
-    assert plugins.provider_factory("sim") is SimProvider
+    assert registry.provider_factory("sim") is SimProvider
     p = SimProvider()
     assert p.semantics == "scalebridge"           # run-config.md: sim → scalebridge
     assert Capability.VIRTUAL_CLOCK in p.capabilities and Capability.METRICS in p.capabilities

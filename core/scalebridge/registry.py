@@ -1,4 +1,5 @@
-"""The plugin manager: entry points → registries of semantics, providers, …
+"""The registry: entry points → what every plugin registered (semantics, providers,
+metric sources, forecasters, translators), with the plugin that registered each.
 
 Built-in semantics are entry points of this distribution in the same
 ``scalebridge`` group a third-party plugin uses; nothing is special-cased.
@@ -184,13 +185,13 @@ def provided_by(kind: str, name: str) -> str:
     """`` (plugin 'scalebridge_x', hook scalebridge_register_providers)`` for what
     ``kind`` (``semantics``, ``providers``…) registered as ``name``, or ``""``: how
     a plugin's bug names whose it is."""
-    entry = getattr(registry(), kind, {}).get(name)
+    entry = getattr(current(), kind, {}).get(name)
     if entry is None:
         return ""
     return f" (plugin {entry.plugin!r}, hook {_HOOKS.get(kind, kind)})"
 
 
-def registry() -> Registry:
+def current() -> Registry:
     """The process-wide registry, built on first use."""
     global _REGISTRY
     if _REGISTRY is None:
@@ -206,7 +207,7 @@ def reset(extra_plugins: Optional[list] = None) -> Registry:
 
 
 def semantics(name: str):
-    reg = registry()
+    reg = current()
     table = reg.semantics
     try:
         return table[name].obj
@@ -229,7 +230,7 @@ BUILTIN_PROVIDER_EXTRAS = {"kubernetes": "kubernetes", "gce": "gce", "azure": "a
 def provider_factory(name: str):
     """The factory registered for provider ``name``; an unknown name lists the
     installed ones (and says which extra a known built-in needs)."""
-    reg = registry()
+    reg = current()
     entry = reg.providers.get(name)
     if entry is not None:
         return entry.obj
@@ -247,7 +248,7 @@ def translator(name: str) -> Registered:
     """The translator registered as ``name`` (what ``render --to`` and ``import --from``
     select), with the plugin that registered it; an unknown name lists the registered
     ones, the closest first."""
-    reg = registry()
+    reg = current()
     entry = reg.translators.get(name)
     if entry is not None:
         return entry
@@ -259,7 +260,7 @@ def translator(name: str) -> Registered:
 def translator_choices(name: str) -> str:
     """``did you mean 'kubernetes'? registered translators: aws, …`` for an unknown ``name``."""
     import difflib
-    names = list(registry().translators)
+    names = list(current().translators)
     close = difflib.get_close_matches(name, names, n=1)
     return (f"did you mean {close[0]!r}? " if close else "") + \
         f"registered translators: {', '.join(sorted(names)) or 'none'}"
@@ -268,13 +269,13 @@ def translator_choices(name: str) -> str:
 def translator_for_provider(provider: str) -> Optional[Registered]:
     """The translator whose ``provider`` is ``provider`` (``apply --native`` for its
     targets), or None."""
-    return next((r for r in registry().translators.values() if getattr(r.obj, "provider", None) == provider), None)
+    return next((r for r in current().translators.values() if getattr(r.obj, "provider", None) == provider), None)
 
 
 def metric_source_factory(name: str):
     """The factory registered for metric-source type ``name``; an unknown name
     lists the installed ones."""
-    reg = registry()
+    reg = current()
     entry = reg.metric_sources.get(name)
     if entry is not None:
         return entry.obj

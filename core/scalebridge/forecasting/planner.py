@@ -57,10 +57,10 @@ rule (the highest of all signals; a forecast never scales in by itself):
 - **risk budget**: with ``reactive_baseline_utilization`` the margin is taken at
   the quantile that makes the plan as often short as a reactive HPA at that
   target would have been on the same load, never safer than
-  ``margin_quantile`` (:mod:`scalebridge.risk`);
+  ``margin_quantile`` (:mod:`scalebridge.forecasting.risk`);
 - **adaptive margin**: with ``margin_adaptation: aci`` the margin's ``q`` is
   instead learned online by adaptive conformal inference
-  (:class:`~scalebridge.risk.AdaptiveMargin`, Gibbs & Candès 2021): raised
+  (:class:`~scalebridge.forecasting.risk.AdaptiveMargin`, Gibbs & Candès 2021): raised
   after each sample the plan in force was short, lowered a little after each
   other one, toward the risk budget's target rate (never below
   ``1 − margin_quantile``). Measured out of sample (``benchmarks/frontier.py
@@ -90,10 +90,10 @@ from typing import Optional
 
 import numpy as np
 
-from .forecasting import guarded, make_forecaster
-from .policy import Predictive
-from .protocol import CapacityForecast
-from .constants import K8S_DOWNSCALE_STABILIZATION
+from .registry import guarded, make_forecaster
+from ..policy import Predictive
+from ..protocol import CapacityForecast
+from ..constants import K8S_DOWNSCALE_STABILIZATION
 from .risk import AdaptiveMargin, ReactiveBaseline, RiskBudget
 
 RAMP_SAMPLES = 5
@@ -432,7 +432,7 @@ class PredictivePlanner:
             self.budget.own(t, load > in_force * self.capacity)
 
     def _adapt(self, t: float, load: float) -> None:
-        """Adaptive conformal inference of the margin (:class:`~scalebridge.risk.AdaptiveMargin`):
+        """Adaptive conformal inference of the margin (:class:`~scalebridge.forecasting.risk.AdaptiveMargin`):
         the sample scored against the plan in force (as :meth:`_budget` does), the
         target the reactive baseline's shortfall rate over the margin's history
         (without a baseline: ``1 − margin_quantile``)."""

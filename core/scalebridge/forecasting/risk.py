@@ -25,7 +25,7 @@ import math
 from collections import deque
 from typing import Optional
 
-from .constants import K8S_DOWNSCALE_STABILIZATION, K8S_SCALE_UP_PERCENT, K8S_SCALE_UP_PODS, K8S_TOLERANCE
+from ..constants import K8S_DOWNSCALE_STABILIZATION, K8S_SCALE_UP_PERCENT, K8S_SCALE_UP_PODS, K8S_TOLERANCE
 
 REACTION_SECONDS = 45.0
 """From a load to the members ordered for it serving, beyond their start-up: the

@@ -157,12 +157,12 @@ def _floor_adapter():
 def phases(semantics: str, repeat: int = 7) -> dict[str, float]:
     """Microseconds per decision of each part of ``decide(dict)`` (the least CPU time of
     ``repeat`` passes over the benchmark's 200 requests): validating the request (the
-    protocol's pydantic models; beside it, :func:`_floor_adapter`'s floor for the same
+    protocol's types, by pydantic-core; beside it, :func:`_floor_adapter`'s floor for the same
     values), the history into a ``DecisionState``, the semantics with the engine's
     bookkeeping, and the response (the metrics aligned, the state out)."""
     from scalebridge import decide
     from scalebridge.decision import Context
-    from scalebridge.engine import align_metrics, parse_request, resolve_semantics, run, to_response
+    from scalebridge.engine import parse_request, resolve_semantics, run, to_response
     from scalebridge.state import DecisionState
 
     reqs = [request(semantics, i) for i in range(200)]
@@ -189,8 +189,7 @@ def phases(semantics: str, repeat: int = 7) -> dict[str, float]:
 
     def respond(o):
         d, state, env, policy = o
-        d.metrics = align_metrics(policy, d.metrics)
-        return to_response(sem.name, env.current_replicas, d, state)
+        return to_response(sem.name, env.current_replicas, d, policy, state)
     out = {"decide": least(decide, reqs), "validate": least(parse_request, reqs),
            "validate floor": least(_floor_adapter().validate_python, reqs),
            "state in": least(lambda p: DecisionState.from_protocol(p[0].state), parsed)}

@@ -16,7 +16,7 @@ from typing import IO, Iterator, Optional
 
 from . import __version__
 from .cliargs import EXIT_BAD_INPUT, Parser, say
-from .engine import BUILTIN_SEMANTICS, decide, decide_all
+from .engine import builtin_semantics, decide, decide_all
 from .errors import PolicyError, RequestError, ScalebridgeError, SemanticsFailure
 from .protocol import MAX_DEPTH, check_json_value
 
@@ -227,9 +227,10 @@ def _with_policy_file(args, command: str, handle):
     already reported)."""
     if not getattr(args, "policy", None):
         return handle
+    from .policy import policy_json
     from .policyfile import load_policy_file
     try:
-        policy = load_policy_file(args.policy).model_dump(mode="json", exclude_unset=True)
+        policy = policy_json(load_policy_file(args.policy), exclude_defaults=True)
     except PolicyError as e:
         for problem in e.problems:
             print(f"scalebridge {command}: {problem}", file=sys.stderr)
@@ -257,7 +258,7 @@ def _decide_each(args, command: str, handle) -> int:
 def cmd_decide(args) -> int:
     write = sys.stdout.write
     many = args.semantics == "all"
-    names = BUILTIN_SEMANTICS
+    names = builtin_semantics()
 
     def handle(req) -> None:
         if many:
@@ -271,7 +272,7 @@ def cmd_decide(args) -> int:
 
 def cmd_explain(args) -> int:
     from .explain import render
-    names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
+    names = builtin_semantics() if args.semantics == "all" else (args.semantics,)
 
     def handle(req) -> None:
         resps = [decide(req, name, explain=True) for name in names]
@@ -303,7 +304,7 @@ def cmd_validate(args) -> int:
                 refused = True
                 print(f"{path}: {e}", file=sys.stderr)
         if args.semantics:   # every semantics that cannot run it, not only the first
-            names = BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)
+            names = builtin_semantics() if args.semantics == "all" else (args.semantics,)
             for n in names:
                 try:
                     resolve_semantics(n).check(policy)
@@ -313,7 +314,7 @@ def cmd_validate(args) -> int:
         if refused:
             failed = True
             continue
-        names = (BUILTIN_SEMANTICS if args.semantics == "all" else (args.semantics,)) if args.semantics else \
+        names = (builtin_semantics() if args.semantics == "all" else (args.semantics,)) if args.semantics else \
             ((policy.semantics,) if policy.semantics else ())
         lines = [f"{path}: warning: {n}: {line}" for n in names for line in resolve_semantics(n).ignored_parts(policy)]
         for line in lines:
@@ -328,9 +329,11 @@ def cmd_validate(args) -> int:
 
 def cmd_schema(args) -> int:
     from .policy import policy_json_schema
+    from pydantic import TypeAdapter
+
     from .protocol import Request
     if args.request:
-        schema = Request.model_json_schema()
+        schema = TypeAdapter(Request).json_schema()
         schema["title"] = "scalebridge decision request"
     else:
         schema = policy_json_schema()
@@ -369,8 +372,9 @@ def cmd_plugins(args) -> int:
         if not table:
             continue
         print(f"{kind.replace('_', ' ')}:")
-        rows = [(name, *origin(r.plugin), getattr(r.obj, "summary", "") if kind == "semantics" else "")
-                for name, r in sorted(table.items())]
+        # a semantics by the module that defines it (one plugin may register several)
+        rows = [(name, origin(r.plugin)[0], type(r.obj).__module__, getattr(r.obj, "summary", ""))
+                if kind == "semantics" else (name, *origin(r.plugin), "") for name, r in sorted(table.items())]
         for line in _table(rows):
             print(line)
     if reg.failures:

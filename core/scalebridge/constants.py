@@ -84,6 +84,12 @@ AWS_TT_PERIOD = 60.0
 AWS_TT_HIGH_DATAPOINTS = 3               # 3 of 3 one-minute datapoints above the target
 AWS_TT_LOW_DATAPOINTS = 15               # 15 of 15 one-minute datapoints below 90 % of it
 AWS_TT_LOW_PERCENT = 90
+AWS_TT_WINDOW_SECONDS = AWS_TT_PERIOD * AWS_TT_LOW_DATAPOINTS
+"""The history a target-tracking metric is read over: its scale-in alarm's 15 one-minute
+datapoints (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html)."""
+AWS_FORECAST_GRAIN_SECONDS = 3600.0
+"""Predictive scaling forecasts capacity by the hour, so its metric's history is read hourly
+(https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-predictive-scaling.html)."""
 
 # --- scalebridge neutral semantics ---------------------------------------------------------
 NEUTRAL_TOLERANCE = 0.1                  # Kubernetes' tolerance: the most widely deployed default
@@ -91,6 +97,12 @@ NEUTRAL_DOWNSCALE_STABILIZATION = 600.0  # GCE's 10 minutes: a gradual scale-dow
 
 # --- Shared -------------------------------------------------------------------------------
 FLAPPING_WINDOW = 600.0                  # reversals within 10 minutes count as flapping
+METRIC_WINDOW_SECONDS = 60.0
+"""A snapshot metric's window: metrics-server's default resolution is 60 s
+(https://github.com/kubernetes-sigs/metrics-server, ``--metric-resolution``), and Cloud Monitoring
+samples compute.googleapis.com/instance/cpu/utilization every 60 s."""
+FORECAST_HISTORY_SECONDS = 2 * 86400.0
+"""The history a predictive metric is read over when the policy says none: two days."""
 
 # KEDA (the neutral core's fallback and activation phase; docs/policy.md)
 KEDA_FALLBACK_FAILURE_THRESHOLD = 3

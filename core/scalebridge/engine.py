@@ -1,10 +1,12 @@
 """``decide(request) -> response``: the protocol's one function, and :class:`Decider`
 for callers that make many decisions for one target (controller, simulator).
 
-Pure: no clock, no I/O. The engine parses and validates the request, runs the
-selected semantics, then applies what the protocol prescribes for every semantics
-alike (docs/architecture.md) — ``mode``, the ``sizes`` log, the scale event and ``last_scale``, and
-pruning history no window needs.
+Pure: no clock, no I/O. The engine validates the request (its policy compiled once,
+:func:`compile_policy`), runs the selected semantics with the controls around it
+(:mod:`scalebridge.controls`: ``mode``, failed reads, formulas, scale to and from zero,
+fallback), then records what the protocol prescribes for every semantics alike
+(docs/architecture.md): the ``sizes`` log, the scale event and ``last_scale``, and
+pruning history no window needs. The response's JSON is made only by :func:`to_response`.
 """
 from __future__ import annotations
 
@@ -12,26 +14,25 @@ import dataclasses
 import json
 from collections import OrderedDict
 from functools import partial
-from typing import Any, Optional, Union
+from typing import Annotated, Any, Optional, Union
 
-from pydantic import ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import to_json
 
-from . import registry
+from . import controls, registry
+from .compiled import CompiledPolicy
+from .decision import Context, Decision, aligned
 from .errors import (RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors,
                      short_repr)
-from .policy import Policy
-from .protocol import Observations, Request, Settings, check_json_value
-from .decision import Context, Decision, MetricResult
-from .controls import controls_of, decide as apply_controls
+from .policy import Int, Policy, _Model, model as dataclass_model, parse_policy
+from .protocol import (EpochSeconds, Observations, Request, Settings, StateModel, check_json_value,
+                       parse_observations, parse_settings, without_nulls)
 from .semantics.base import Semantics
 from .stages.impossible import refuse_impossible
 from .stages.signals import predictive_mode
 from .state import DecisionState
 
 DEFAULT_SEMANTICS = "scalebridge"
-BUILTIN_SEMANTICS = ("kubernetes", "gce", "azure", "aws", "scalebridge")
-
 
 
 def describe_validation_error(err: ValidationError, prefix: tuple = ()) -> tuple[str, str]:
@@ -74,20 +75,32 @@ def _jsonable(x: Any) -> bool:
         return False
 
 
-class _Envelope(Request):
-    """A request whose policy is validated (and cached) separately."""
-    policy: Optional[dict] = None  # type: ignore[assignment]
+@dataclass_model
+class _Envelope(_Model):
+    """A request whose policy is validated (and compiled, and cached) separately."""
+    semantics: Optional[str] = None
+    now: EpochSeconds
+    current_replicas: Annotated[Int, Field(ge=0)]
+    policy: Optional[dict] = None
+    settings: Settings = Field(default_factory=Settings)
+    observations: Observations = Field(default_factory=Observations)
+    state: Optional[StateModel] = None
 
 
-_POLICIES: "OrderedDict[str, Policy]" = OrderedDict()
+_ENVELOPE = TypeAdapter(_Envelope)
+_COMPILED: "OrderedDict[str, CompiledPolicy]" = OrderedDict()
 _POLICY_CACHE_SIZE = 256
 
 
-def load_policy(raw: Union[Policy, dict, None], path: tuple = ("policy",)) -> Policy:
-    """A validated :class:`Policy`, cached by content: a stream of requests
-    sharing one policy validates it once."""
-    if isinstance(raw, Policy):
+def compile_policy(raw: Union[CompiledPolicy, Policy, dict, None], path: tuple = ("policy",)) -> CompiledPolicy:
+    """The policy as decisions read it (:func:`scalebridge.controls.compile`), from a
+    :class:`Policy` or its JSON; a JSON one is cached by content, so that a stream of
+    requests sharing one policy validates and compiles it once. A compiled policy is
+    itself (the targets of a run configuration that name one policy share it)."""
+    if isinstance(raw, CompiledPolicy):
         return raw
+    if isinstance(raw, Policy):
+        return controls.compile(raw)
     if raw is None:
         raw = {}
     try:
@@ -95,56 +108,47 @@ def load_policy(raw: Union[Policy, dict, None], path: tuple = ("policy",)) -> Po
     except ValueError:   # too deep, or not Unicode text: say where
         check_json_value(raw, path)
         raise
-    p = _POLICIES.get(key)
-    if p is not None:
-        _POLICIES.move_to_end(key)
-        return p
+    c = _COMPILED.get(key)
+    if c is not None:
+        _COMPILED.move_to_end(key)
+        return c
     try:
-        p = Policy.model_validate(raw)
+        p = parse_policy(raw)
     except ValidationError as e:
         raise RequestError(*describe_validation_error(e, path)) from None
-    _POLICIES[key] = p
-    if len(_POLICIES) > _POLICY_CACHE_SIZE:
-        _POLICIES.popitem(last=False)
-    return p
+    c = _COMPILED[key] = controls.compile(p)
+    if len(_COMPILED) > _POLICY_CACHE_SIZE:
+        _COMPILED.popitem(last=False)
+    return c
 
 
-def parse_request(request: Union[dict, Request]) -> tuple[_Envelope, Policy]:
+def load_policy(raw: Union[Policy, dict, None], path: tuple = ("policy",)) -> Policy:
+    """A validated :class:`Policy` (raises :class:`RequestError` naming the field), cached by content."""
+    return raw if isinstance(raw, Policy) else compile_policy(raw, path).source
+
+
+def parse_request(request: Union[dict, Request]) -> tuple[Any, CompiledPolicy]:
+    """A request validated (the envelope; its policy compiled and cached by content), or a
+    :class:`RequestError` naming the first problem's JSON path."""
     if isinstance(request, Request):
-        return request, request.policy  # type: ignore[return-value]
+        return request, controls.compile(request.policy)
     if not isinstance(request, dict):
         raise RequestError("$", f"a request must be a JSON object, got {_type_name(request)}")
     try:
-        env = _Envelope.model_validate(request)
+        env = _ENVELOPE.validate_python(request)
     except ValidationError as e:
         check_json_value(request)   # too deep (for what follows) or not Unicode text: say where
-        # the protocol: "`null` and a missing key mean the same thing" — the
-        # models a request holds many of do not drop null keys themselves (that would
-        # cost every well-formed request a Python call per member); do it here, once
-        cleaned = _without_nulls(request)
+        # the protocol: "`null` and a missing key mean the same thing" — the types a
+        # request holds many of do not drop null keys themselves (that would cost every
+        # well-formed request a Python call per member); done here, once
+        cleaned = without_nulls(request)
         if cleaned is request:
             raise RequestError(*describe_validation_error(e)) from None
         try:
-            env = _Envelope.model_validate(cleaned)
+            env = _ENVELOPE.validate_python(cleaned)
         except ValidationError as e2:
             raise RequestError(*describe_validation_error(e2)) from None
-    return env, load_policy(env.policy)
-
-
-def _without_nulls(x: Any) -> Any:
-    """``x`` with every null-valued object key removed, at any depth (``x`` itself
-    when it has none). List items are kept: a null there is a value (a series gap)."""
-    if type(x) is dict:
-        out = {k: _without_nulls(v) for k, v in x.items() if v is not None}
-        if len(out) == len(x) and all(out[k] is x[k] for k in out):
-            return x
-        return out
-    if type(x) is list:
-        out = [_without_nulls(v) for v in x]
-        if all(a is b for a, b in zip(out, x)):
-            return x
-        return out
-    return x
+    return env, compile_policy(env.policy)
 
 
 def resolve_semantics(name: Optional[str], path: str = "$.semantics") -> Semantics:
@@ -154,30 +158,11 @@ def resolve_semantics(name: Optional[str], path: str = "$.semantics") -> Semanti
         raise RequestError(path, str(e)) from None
 
 
-def _disabled_entry(name: str) -> dict:
-    return MetricResult(name, error="disabled").to_dict()
-
-
-def align_metrics(policy: Policy, metrics: list) -> list:
-    """The protocol (response): "`metrics[i]` follows `policy.metrics[i]` for target
-    metrics, then the rules in force". A semantics that leaves disabled metrics
-    out of its list gets an entry (error "disabled") in their place, so that the
-    index still names the policy's metric."""
-    specs = policy.metrics
-    if not specs or all(m.enabled for m in specs) or not metrics:
-        return metrics
-    enabled = [m.name for m in specs if m.enabled]
-    # target-metric entries come first; rule entries carry "triggered"
-    n = 0
-    while n < len(metrics) and isinstance(metrics[n], dict) and "triggered" not in metrics[n]:
-        n += 1
-    names = [m.get("name") for m in metrics[:n]]
-    if not enabled or names != enabled:
-        return metrics   # already aligned, or no target-metric entries (a proposal, rules only)
-    rest = iter(metrics)
-    out = [next(rest) if m.enabled else _disabled_entry(m.name) for m in specs]
-    out.extend(rest)
-    return out
+def check_policy(sem: Semantics, policy: CompiledPolicy) -> None:
+    """``sem.check(policy)``, once per compiled policy and semantics: a check is of the
+    policy alone (the contract of :meth:`Semantics.check`). A check that raises is not
+    recorded: every decision on that policy raises."""
+    policy.derived(("checked by", sem), sem.check)
 
 
 class Decider:
@@ -185,29 +170,41 @@ class Decider:
 
     ``Decider(policy, "gce").step(now, current, observations)`` is what the
     simulator and controller call every sync period; it runs exactly the
-    pipeline :func:`decide` runs, without re-validating the policy or
-    re-serializing history."""
+    pipeline :func:`decide` runs, on the policy it compiled once
+    (:attr:`compiled`, the :class:`~scalebridge.compiled.CompiledPolicy`; :attr:`policy`
+    is the policy as written), without re-serializing history."""
 
-    __slots__ = ("policy", "semantics", "settings", "state", "steps")
+    __slots__ = ("compiled", "semantics", "settings", "state", "steps")
 
-    def __init__(self, policy: Union[Policy, dict], semantics: Optional[str] = None,
+    def __init__(self, policy: Union[CompiledPolicy, Policy, dict], semantics: Optional[str] = None,
                  settings: Union[Settings, dict, None] = None, state: Union[DecisionState, dict, None] = None):
-        self.policy = load_policy(policy)
-        self.semantics = resolve_semantics(semantics or self.policy.semantics)
-        self.semantics.check(self.policy)
-        self.settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
+        self.compiled = compile_policy(policy)
+        self.semantics = resolve_semantics(semantics or self.compiled.semantics)
+        check_policy(self.semantics, self.compiled)
+        self.settings = parse_settings(settings)
         if isinstance(state, dict):          # a protocol response's `state`, as decide() takes it
-            from .protocol import StateModel
             state = DecisionState.from_protocol(StateModel.model_validate(state))
         self.state = state if state is not None else DecisionState()
         self.steps = 0
 
+    @property
+    def policy(self) -> Policy:
+        """The policy as written; setting one (a policy changed while its history is kept)
+        compiles it for the decisions that follow."""
+        return self.compiled.source
+
+    @policy.setter
+    def policy(self, policy: Union[CompiledPolicy, Policy, dict]) -> None:
+        compiled = compile_policy(policy)
+        check_policy(self.semantics, compiled)
+        self.compiled = compiled
+
     def step(self, now: float, current: int, observations: Union[Observations, dict],
              trace: Optional[list] = None, *, checked: bool = False) -> Decision:
         """One decision at ``now`` for a target of ``current`` replicas (the protocol's
-        ``now`` and ``current_replicas``) on ``observations`` (an :class:`Observations`
-        or the protocol's ``observations`` dict), with the policy, semantics and
-        settings this Decider was made with, and the history it carries: the decision
+        ``now`` and ``current_replicas``) on ``observations`` (an :class:`Observations`,
+        or the protocol's ``observations`` dict, validated here), with the policy, semantics
+        and settings this Decider was made with, and the history it carries: the decision
         is recorded in :attr:`state` as :func:`decide` records it in the response's
         ``state``, assuming it is carried out (a caller that fails to carry it out
         keeps only ``recommendations`` and ``sizes``, docs/protocol.md). ``trace``, a
@@ -220,11 +217,9 @@ class Decider:
         protocol refuses. ``checked=True``: the caller vouches that no reading is
         negative or not finite (the simulator's world, which checks its load once), so
         the scan for impossible observations (:func:`run`) is skipped."""
-        # the protocol's JSON shape, as decide() takes it (the type first: isinstance of a
-        # model that is no dict reads its __class__, a model's slow attribute read)
-        if type(observations) is not Observations and isinstance(observations, dict):
-            observations = Observations.model_validate(observations)
-        d = run(self.semantics, Context(now, current, self.policy, self.settings, observations, self.state, trace),
+        if type(observations) is not Observations:
+            observations = _observations(observations)
+        d = run(self.semantics, Context(now, current, self.compiled, self.settings, observations, self.state, trace),
                 checked)
         self.steps = steps = self.steps + 1
         # a partial, not a closure: made every step (a replay's), called by the few who ask
@@ -236,20 +231,22 @@ class Decider:
         if self.steps != step:
             raise ValueError(f"Decision.to_response(): the Decider has stepped since (step {step}, now "
                              f"{self.steps}); the state it would report is no longer this decision's")
-        aligned = dataclasses.replace(d, metrics=align_metrics(self.policy, d.metrics), respond=None)
-        return to_response(self.semantics.name, current, aligned, self.state, trace)
+        return to_response(self.semantics.name, current, d, self.compiled, self.state, trace)
 
 
-def _any_failed(metrics: dict) -> bool:
-    """Whether an observation says its metric failed to be read (``error``)."""
-    for o in metrics.values():
-        if o.error is not None:
-            return True
-    return False
+def _observations(obs: Any) -> Observations:
+    if isinstance(obs, dict):
+        try:
+            return parse_observations(obs)
+        except ValidationError as e:
+            raise RequestError(*describe_validation_error(e, ("observations",))) from None
+    if isinstance(obs, Observations):
+        return obs
+    raise RequestError("$.observations", f"expected the protocol's observations, got {_type_name(obs)}")
 
 
 def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
-    """The semantics (with the policy's neutral controls, :mod:`.controls`), then what
+    """The semantics with the policy's controls around it (:mod:`.controls`), then what
     the protocol prescribes for all semantics. An impossible observation (a negative
     reading of a metric that cannot be negative, :mod:`.stages.impossible`) is a failed
     metric under every semantics; ``checked``: the caller knows there is none (it
@@ -258,25 +255,14 @@ def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
     if not checked:
         metrics = refuse_impossible(ctx.policy, ctx.obs.metrics)
         if metrics is not ctx.obs.metrics:   # a negative reading of a ratio target: a failed metric
-            ctx.obs = ctx.obs.model_copy(update={"metrics": metrics})
+            ctx.obs = dataclasses.replace(ctx.obs, metrics=metrics)
     try:
-        if controls_of(ctx.policy) is None and not _any_failed(ctx.obs.metrics):
-            d = semantics.decide(ctx)
-        else:
-            d = apply_controls(semantics, ctx, align_metrics)
+        d = controls.decide(semantics, ctx)
     except (ScalebridgeError, OverflowError):
         raise   # bad input, or numbers no float survives (the caller's to report)
     except Exception as e:   # a bug in the semantics (a ZeroDivisionError too): say whose, never the request
-        raise SemanticsFailure(f"semantics {semantics.name!r}{_provided_by(semantics.name)} failed: "
-                               f"{type(e).__name__}: {e}") from e
-    mode = ctx.policy.mode
-    current = ctx.current
-    if mode == "OFF" and d.desired != current:
-        ctx.note("mode", d.desired, current, "mode OFF: the recommendation is reported, not applied")
-        d.desired, d.reason = current, "ScalingDisabled"
-    elif mode == "ONLY_SCALE_OUT" and d.desired < current:
-        ctx.note("mode", d.desired, current, "mode ONLY_SCALE_OUT: no scale-in")
-        d.desired, d.reason = current, "ScalingDisabled"
+        raise SemanticsFailure(f"semantics {semantics.name!r}{registry.provided_by('semantics', semantics.name)} "
+                               f"failed: {type(e).__name__}: {e}") from e
     f = ctx.obs.forecast
     if f is not None:
         mode = predictive_mode(ctx, semantics.default_predictive_mode)
@@ -288,8 +274,8 @@ def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
     state = ctx.state
     now = ctx.now
     state.sizes.append(now, d.recommended)
-    if d.desired != current:
-        state.record_scale(now, current, d.desired, d.cause, d.cooldown_seconds)
+    if d.desired != ctx.current:
+        state.record_scale(now, ctx.current, d.desired, d.cause, d.cooldown_seconds)
     for name, horizon in semantics.retention(ctx).items():
         log = getattr(state, name, None)
         if log is not None:
@@ -297,14 +283,17 @@ def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
     return d
 
 
-def to_response(semantics: str, current: int, d: Decision, state: DecisionState,
+def to_response(semantics: str, current: int, d: Decision, policy: Any, state: DecisionState,
                 trace: Optional[list] = None) -> dict:
+    """The protocol's response for decision ``d`` on ``policy`` (its ``metrics`` follow the
+    policy's, docs/protocol.md): where the decision's :class:`~scalebridge.decision.MetricResult`
+    entries become JSON."""
     out = {
         "semantics": semantics,
         "current_replicas": current,
         "recommended_replicas": d.recommended,
         "desired_replicas": d.desired,
-        "metrics": [m.to_dict() if hasattr(m, "to_dict") else m for m in d.metrics],
+        "metrics": [m.to_dict() for m in aligned(policy.source, d.metrics)],
         "profile": d.profile,
         "reason": d.reason,
         # an error with no decision is not able to scale; a documented fallback (Azure's
@@ -318,23 +307,6 @@ def to_response(semantics: str, current: int, d: Decision, state: DecisionState,
     if trace is not None:
         out["explain"] = trace
     return out
-
-
-_CHECKED = ("engine", "checked by")   # policy.compiled() key: the semantics this policy passed the check of
-
-
-def check_policy(sem: Semantics, policy: Policy) -> None:
-    """``sem.check(policy)``, once per policy and semantics: a check is of the policy
-    alone (the contract of :meth:`Semantics.check`), and a validated policy is not
-    changed (what every semantics caches in ``policy.compiled()`` relies on too).
-    A check that raises is not recorded: every decision on that policy raises."""
-    cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
-    passed = cache.get(_CHECKED)
-    if passed is None:
-        passed = cache[_CHECKED] = set()
-    if sem not in passed:
-        sem.check(policy)
-        passed.add(sem)
 
 
 def decide(request: Union[dict, Request], semantics: Optional[str] = None, *, explain: bool = False) -> dict:
@@ -351,17 +323,28 @@ def decide(request: Union[dict, Request], semantics: Optional[str] = None, *, ex
     trace: Optional[list] = [] if explain else None
     ctx = Context(env.now, env.current_replicas, policy, env.settings, env.observations, state, trace)
     d = run(sem, ctx)
-    d.metrics = align_metrics(policy, d.metrics)
-    return to_response(sem.name, env.current_replicas, d, state, trace)
+    return to_response(sem.name, env.current_replicas, d, policy, state, trace)
 
 
-def decide_all(request: Union[dict, Request], names: tuple = BUILTIN_SEMANTICS, *, explain: bool = False) -> list[dict]:
-    """One response per semantics for the same request (``--semantics all``).
-    A semantics that cannot run this policy answers with its error instead of
-    failing the others."""
+def builtin_semantics() -> tuple[str, ...]:
+    """The semantics this distribution registers, in its entry points' order (``--semantics
+    all`` in ``decide``, ``explain`` and ``validate``)."""
+    return registry.current().builtin_semantics
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BUILTIN_SEMANTICS":   # the name it had when it was a tuple written here
+        return builtin_semantics()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def decide_all(request: Union[dict, Request], names: Optional[tuple] = None, *, explain: bool = False) -> list[dict]:
+    """One response per semantics for the same request (``--semantics all``: the built-in
+    ones unless ``names`` says). A semantics that cannot run this policy answers with its
+    error instead of failing the others."""
     env, policy = parse_request(request)
     out = []
-    for name in names:
+    for name in names or builtin_semantics():
         try:
             out.append(decide(request, name, explain=explain))
         except Exception as e:   # noqa: BLE001 — one semantics failing must not cost the others their answer

@@ -99,6 +99,8 @@ def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]
         msg = e["msg"].removeprefix("Value error, ")
         kind = e["type"]
         inp = e.get("input")
+        if kind in _DATACLASS_ERRORS:   # the policy's types are dataclasses: say it as of any object
+            kind, msg = _DATACLASS_ERRORS[kind], _DATACLASS_MESSAGES.get(kind, lambda m: m)(msg)
         if loc in bounds and isinstance(inp, (int, float)) and not isinstance(inp, bool):
             kind = "number"
             limit = f"{MAX_INT}" if isinstance(inp, int) else f"{MAX_NUMBER:g}"
@@ -118,6 +120,17 @@ def normalize_errors(errors: list[dict]) -> list[tuple[tuple, str, str, object]]
             msg = f"{msg}, got {_non_finite(inp) or f'{_type_name(inp)} {short_repr(inp)}'}"
         out.append((loc, kind, msg, inp))
     return out
+
+
+#: a pydantic dataclass's errors, as the same problem of a model is named (unknown keys are
+#: ``extra_forbidden`` wherever they are)
+_DATACLASS_ERRORS = {"unexpected_keyword_argument": "extra_forbidden", "dataclass_type": "model_type",
+                     "dataclass_exact_type": "model_type"}
+_DATACLASS_MESSAGES = {
+    "unexpected_keyword_argument": lambda msg: "Extra inputs are not permitted",
+    "dataclass_type": lambda msg: msg.replace("Input should be a dictionary or an instance of",
+                                              "Input should be a valid dictionary or instance of"),
+}
 
 
 def short_repr(x: object, limit: int = 60) -> str:

@@ -13,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from .errors import PolicyError, _type_name, json_path, normalize_errors, short_repr
-from .policy import Policy
+from .policy import Policy, parse_policy
 
 Positions = dict[tuple, tuple[int, int]]
 
@@ -223,23 +223,27 @@ def _suggest(loc: tuple, err: ValidationError) -> str:
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
-        f = getattr(model, "model_fields", {}).get(part)
+        f = fields_of(model).get(part)
         if f is None:
             return ""
         model = _inner_model(f.annotation)
         if model is None:
             return ""
-    names = list(getattr(model, "model_fields", {}))
+    names = list(fields_of(model))
     close = difflib.get_close_matches(field, names, n=1)
     if close:
         return f"; did you mean {close[0]!r}? valid fields here: {', '.join(names)}"
     return f"; valid fields here: {', '.join(names)}"
 
 
+def fields_of(model: Any) -> dict:
+    """The fields of a policy type (a pydantic dataclass) or a pydantic model, by name."""
+    return getattr(model, "__pydantic_fields__", None) or getattr(model, "model_fields", None) or {}
+
+
 def _inner_model(annotation: Any) -> Any:
     import typing
-    from pydantic import BaseModel
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and fields_of(annotation):
         return annotation
     for arg in typing.get_args(annotation):
         m = _inner_model(arg)
@@ -253,7 +257,7 @@ def parse_policy_text(text: str, file: str = "<policy>") -> Policy:
     if not isinstance(data, dict):
         raise PolicyError([f"{file}:1:1: a policy is a mapping (min_replicas, max_replicas, metrics, …), not {_type_name(data)}"])
     try:
-        return Policy.model_validate(data)
+        return parse_policy(data)
     except ValidationError as e:
         raise PolicyError(validation_problems(e, file, pos)) from None
 

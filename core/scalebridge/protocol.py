@@ -1,17 +1,26 @@
-"""The decision request of the protocol (docs/protocol.md) as pydantic models.
+"""The decision request of the protocol (docs/protocol.md) as the types the core computes with.
 
 Field names are the protocol's and fixed. Extensions (the protocol allows them, never
 renames): ``Member.count`` — one entry standing for ``count`` identical members,
 which lets a simulator describe a fleet of hundreds in a few entries.
+
+What a request holds many of — members, metric observations, the observations
+themselves, a capacity forecast — are plain slotted dataclasses: validated once at the
+edge (:func:`parse_observations`; a request's as part of it), and made directly, with no
+validation, by code that builds them from values it checked (the simulator's world, a
+provider plugin). The settings and the request are validated whenever they are made, as
+the policy is (:func:`scalebridge.policy.model`).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, TypeAdapter, ValidationError, \
+    model_validator
 from typing_extensions import Required, TypedDict
 
-from .policy import Bool, FiniteFloat, Int, NonNegDuration, Number, Policy, Quantity, _Model, drop_nulls
+from .policy import Bool, FiniteFloat, Int, ModelAPI, NonNegDuration, Number, Policy, Quantity, _Model, drop_nulls, model
 from .units import parse_duration
 
 MIN_TIME = -62135596800
@@ -24,19 +33,23 @@ Time = Optional[EpochSeconds]
 """Seconds since the Unix epoch; null is the distant past."""
 
 
-class _Bulk(BaseModel):
-    """Models a request holds many of (members, metric observations): no per-instance
-    Python validator. Their null-valued keys are dropped by the engine, which
-    validates again without them only when a first validation fails
-    (``engine.parse_request``), so a well-formed request pays nothing for it.
-
-    The per-member loops of the semantics read a member's fields from its ``__dict__``
-    (where a pydantic model keeps every declared field, defaults included, however it
-    was made): an attribute read goes through ``BaseModel.__getattr__``'s slot, which
-    the interpreter cannot specialize — about 450 instructions against 100."""
-    model_config = ConfigDict(extra="forbid")
+BULK = ConfigDict(extra="forbid")
+"""The validation of the types a request holds many of: unknown keys are errors. They
+have no per-instance Python validator: their null-valued keys are dropped by
+:func:`without_nulls`, which validation runs only when a first attempt fails, so a
+well-formed request pays nothing for it."""
 
 
+def bulk(cls: type) -> type:
+    """A type a request holds many of: a plain slotted dataclass (``Member(name="web-0")``
+    makes one, unvalidated), validated by pydantic where it comes from outside."""
+    cls.__pydantic_config__ = BULK
+    out = dataclasses.dataclass(slots=True, kw_only=True)(cls)
+    out.model_fields = {f.name: f for f in dataclasses.fields(out)}
+    return out
+
+
+@model
 class Settings(_Model):
     """Controller-level knobs; ``None`` means "the semantics' provider default"."""
     tolerance: Optional[Annotated[Number, Field(ge=0)]] = None
@@ -49,10 +62,12 @@ class Settings(_Model):
     default_instance_warmup_seconds: Annotated[Optional[NonNegDuration],
                                                BeforeValidator(lambda v: None if v == -1 else v)] = None
     percent_rounding: Optional[Literal["ceil", "floor", "nearest"]] = None
-    metric_delay_seconds: NonNegDuration = 0.0
+    #: None: 0, unless the caller sets a delay (the simulator's metric lag, a provider's)
+    metric_delay_seconds: Optional[NonNegDuration] = None
 
 
-class Member(_Bulk):
+@bulk
+class Member(ModelAPI):
     name: str
     phase: Literal["Running", "Pending", "Failed", "Succeeded"] = "Running"
     ready: Optional[Bool] = None
@@ -61,13 +76,14 @@ class Member(_Bulk):
     deleting: Bool = False
     requests: Optional[dict[str, Optional[Quantity]]] = None
     weight: Annotated[Number, Field(gt=0)] = 1
-    count: Annotated[Int, Field(ge=1)] = Field(1, description="extension: this entry stands for `count` identical members")
+    count: Annotated[Int, Field(ge=1, description="extension: this entry stands for `count` identical members")] = 1
 
 
 Point = tuple[EpochSeconds, Optional[FiniteFloat]]
 
 
-class MetricObservation(_Bulk):
+@bulk
+class MetricObservation(ModelAPI):
     members: Optional[dict[str, Optional[Quantity]]] = None
     timestamp: Time = None
     window: Optional[NonNegDuration] = None
@@ -87,7 +103,8 @@ class MetricObservation(_Bulk):
     error: Optional[str] = None
 
 
-class CapacityForecast(_Model):
+@bulk
+class CapacityForecast(ModelAPI):
     replicas: Annotated[Int, Field(ge=0)]
     source: Optional[str] = None
     # extensions: the forecaster's own reason when it fell back, reported in the response;
@@ -97,21 +114,70 @@ class CapacityForecast(_Model):
     series: Optional[list[Point]] = None
 
 
-class Observations(_Model):
+@bulk
+class Observations(ModelAPI):
     status_replicas: Optional[Annotated[Number, Field(ge=0)]] = None
     members: Optional[list[Member]] = None
-    metrics: dict[str, MetricObservation] = Field(default_factory=dict)
+    metrics: dict[str, MetricObservation] = dataclasses.field(default_factory=dict)
     forecast: Optional[CapacityForecast] = None
     proposal: Optional[Annotated[Int, Field(ge=0)]] = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_missing(cls, data: Any) -> Any:
-        # a metric observed as null is a metric not observed
-        data = drop_nulls(data)
-        if type(data) is dict and type(data.get("metrics")) is dict:
-            data = {**data, "metrics": drop_nulls(data["metrics"])}
-        return data
+
+OBSERVATIONS = TypeAdapter(Observations)
+MEMBER = TypeAdapter(Member)
+METRIC_OBSERVATION = TypeAdapter(MetricObservation)
+
+
+def without_nulls(x: Any) -> Any:
+    """``x`` with every null-valued object key removed, at any depth (``x`` itself when it
+    has none): the protocol's "`null` and a missing key mean the same thing", and a metric
+    observed as null is a metric not observed. List items are kept: a null there is a
+    value (a series gap)."""
+    if type(x) is dict:
+        out = {k: without_nulls(v) for k, v in x.items() if v is not None}
+        if len(out) == len(x) and all(out[k] is x[k] for k in out):
+            return x
+        return out
+    if type(x) is list:
+        out = [without_nulls(v) for v in x]
+        if all(a is b for a, b in zip(out, x)):
+            return x
+        return out
+    return x
+
+
+def _observations_model_validate(cls: type, data: Any) -> Observations:
+    return parse_observations(data)
+
+
+def parse_observations(data: Any) -> Observations:
+    """The protocol's ``observations`` (a dict) validated into :class:`Observations`: the
+    edge where observations from outside the process enter the core (raises pydantic's
+    ``ValidationError``)."""
+    try:
+        return OBSERVATIONS.validate_python(data)
+    except ValidationError:
+        cleaned = without_nulls(data)
+        if cleaned is data:
+            raise
+        return OBSERVATIONS.validate_python(cleaned)
+
+
+Observations.model_validate = classmethod(_observations_model_validate)   # a null is a missing key there too
+
+
+def member_name(m: Any) -> str:
+    """A member's name, whether a provider gave it as the core's :class:`Member` or as the
+    protocol's dict."""
+    return m["name"] if type(m) is dict else m.name
+
+
+def as_json(x: Any, exclude_none: bool = False) -> Any:
+    """A member, a metric observation or a forecast as the protocol's JSON object, whether
+    it is the core's own type or already that dict (what a provider plugin may return)."""
+    if isinstance(x, ModelAPI):
+        return x.model_dump(mode="json", exclude_none=exclude_none)
+    return x
 
 
 class TimedReplicas(TypedDict):
@@ -128,7 +194,9 @@ class ScaleEvent(TypedDict, total=False):
     cause: Optional[str]
 
 
-class LastScale(_Model):
+class LastScale(BaseModel):
+    """The state's ``last_scale`` (read once, into :class:`~scalebridge.state.DecisionState`):
+    namespaced keys a semantics adds are kept."""
     model_config = ConfigDict(extra="allow")
     time: EpochSeconds
     direction: Optional[Literal["Increase", "Decrease"]] = None
@@ -137,6 +205,11 @@ class LastScale(_Model):
     # a duration: seconds, or "5m", "PT5M" … (docs/protocol.md, conventions)
     cooldown_seconds: Annotated[Optional[Number],
                                 BeforeValidator(lambda v: parse_duration(v) if isinstance(v, str) else v)] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_missing(cls, data: Any) -> Any:
+        return drop_nulls(data)
 
 
 class StateModel(BaseModel):
@@ -154,6 +227,7 @@ class StateModel(BaseModel):
         return drop_nulls(data)
 
 
+@model
 class Request(_Model):
     semantics: Optional[str] = None
     now: EpochSeconds
@@ -162,6 +236,14 @@ class Request(_Model):
     settings: Settings = Field(default_factory=Settings)
     observations: Observations = Field(default_factory=Observations)
     state: Optional[StateModel] = None
+
+
+def parse_settings(data: Any) -> Settings:
+    """The protocol's ``settings`` (a dict, or None for every default) as :class:`Settings`."""
+    return data if isinstance(data, Settings) else SETTINGS.validate_python(data or {})
+
+
+SETTINGS = TypeAdapter(Settings)
 
 
 MAX_DEPTH = 200

@@ -37,6 +37,13 @@ class Registry:
     origins: dict[str, tuple[Optional[str], Optional[str], str]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)         # entry point → why it failed to load
 
+    @property
+    def builtin_semantics(self) -> tuple[str, ...]:
+        """The semantics this distribution's own plugins registered, in the order they
+        registered them (``--semantics all``)."""
+        return tuple(name for name, entry in self.semantics.items()
+                     if (self.origins.get(entry.plugin) or (None,))[0] == "scalebridge")
+
 
 def distribution_name(name: str) -> str:
     """A distribution's name as its wheel and ``.dist-info`` spell it (PEP 427/503
@@ -223,13 +230,10 @@ def semantics(name: str):
             f"{', '.join(sorted(table)) or 'none (is scalebridge installed?)'}") from None
 
 
-#: the extra that installs each built-in provider's SDK (``pip install 'scalebridge[aws]'``)
-BUILTIN_PROVIDER_EXTRAS = {"kubernetes": "kubernetes", "gce": "gce", "azure": "azure", "aws": "aws"}
-
-
 def provider_factory(name: str):
     """The factory registered for provider ``name``; an unknown name lists the
-    installed ones (and says which extra a known built-in needs)."""
+    installed ones. (A registered provider whose SDK is missing names the extra to install
+    when it is made: :func:`scalebridge.providers.require`.)"""
     reg = current()
     entry = reg.providers.get(name)
     if entry is not None:
@@ -237,8 +241,6 @@ def provider_factory(name: str):
     available = ", ".join(sorted(reg.providers)) or "none"
     if name in reg.failures:
         why = f" (plugin {name!r} failed to load: {reg.failures[name]})"
-    elif name in BUILTIN_PROVIDER_EXTRAS:
-        why = f" (install it with: pip install 'scalebridge[{BUILTIN_PROVIDER_EXTRAS[name]}]')"
     else:
         why = ""
     raise ScalebridgeError(f"unknown provider {name!r}{why}; installed providers are: {available}")

@@ -29,6 +29,7 @@ scaler, ``scaler_address``).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import Any, Mapping, Optional, Union
@@ -484,7 +485,7 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
     values from this section directly to the HPA's behavior field"); ``mode`` is the pause
     annotations' here, not a select policy."""
     if p.mode != "ON":
-        p = p.model_copy(update={"mode": "ON"})
+        p = dataclasses.replace(p, mode="ON")
     out = hpa._behavior(p, losses)
     for side in (out or {}).values():
         if "tolerance" in side:

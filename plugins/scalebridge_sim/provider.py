@@ -41,6 +41,7 @@ before the next observe.
 """
 from __future__ import annotations
 
+import copy
 import math
 import os
 from pathlib import Path
@@ -322,22 +323,21 @@ class SimTarget(Target):
         world = self._at(now)
         obs = world.observations
         if self._members is None:
-            self._members = [m.model_dump() for m in obs.members]
-        forecast = obs.forecast
+            self._members = list(obs.members)
         k = world.tick
         return Observation(
             current_replicas=world.current, status_replicas=obs.status_replicas, members=self._members,
-            forecast=None if forecast is None else _forecast_dict(forecast),
+            forecast=obs.forecast,
             details={"tick": k, "time": world.time_of(k), "load": float(self.workload.load[k]),
                      "unit": self.workload.unit})
 
-    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict:
         world = self._at(now)
-        out: dict[str, dict] = {}
+        out = {}
         for q in queries:
             published = world.metrics.get(q.name)
             if published is not None:   # memory and other unsimulated resources stay missing
-                out[q.name] = {k: v for k, v in published.__dict__.items() if v is not None}
+                out[q.name] = copy.copy(published)   # the world changes its own at the next sync
         return out
 
     def set_size(self, size: int) -> SizeChange:
@@ -367,13 +367,3 @@ def _ticks(runs: Any) -> list[int]:
 def _stamp(t: float) -> str:
     import time
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-def _forecast_dict(forecast: Any) -> dict:
-    from scalebridge.protocol import CapacityForecast
-    out = {}
-    for key in CapacityForecast.model_fields:
-        value = getattr(forecast, key, None)
-        if value is not None:
-            out[key] = value
-    return out

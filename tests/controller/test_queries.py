@@ -1,7 +1,8 @@
 """The metric queries a sync makes, from the policy and the semantics."""
 from __future__ import annotations
 
-from scalebridge.controller.queries import TARGET_TRACKING_WINDOW_SECONDS, metric_names, queries_for
+from scalebridge.constants import AWS_TT_WINDOW_SECONDS as TARGET_TRACKING_WINDOW_SECONDS
+from scalebridge.controller.queries import metric_names, queries_for
 from scalebridge.policy import Policy
 
 

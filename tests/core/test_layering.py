@@ -24,7 +24,7 @@ PLUGINS = ROOT / "plugins"
 LAYERS: list[tuple[str, frozenset[str]]] = [
     ("foundation", frozenset({"units", "errors", "constants", "cron", "timezones", "hookspecs", "cliargs",
                                          "secrets", "cel", "inputfile", "moved"})),
-    ("model", frozenset({"policy", "policyfile", "protocol", "state", "decision"})),
+    ("model", frozenset({"policy", "policyfile", "protocol", "state", "compiled", "reads", "decision"})),
     ("stages", frozenset({"stages"})),
     ("semantics", frozenset({"semantics"})),
     ("engine", frozenset({"engine", "controls", "registry", "providers", "metric_sources", "__init__"})),

@@ -201,8 +201,8 @@ def test_a_name_collision_names_both_plugins():
                       scalebridge_register_semantics=lambda register: register(type(
                           "Gce", (HalfCpu,), {"name": "gce"})()))
     reg = registry.build([collide])
-    assert reg.semantics["gce"].plugin == "gce"                      # the built-in keeps its name
-    assert "'gce' is already registered by 'gce'" in reg.failures["sbtest_collide"]
+    assert reg.semantics["gce"].plugin == "scalebridge_semantics"    # the built-in keeps its name
+    assert "'gce' is already registered by 'scalebridge_semantics'" in reg.failures["sbtest_collide"]
 
 
 def _raising_hook(register):
@@ -222,7 +222,7 @@ def test_a_plugin_colliding_with_a_built_in_does_not_take_the_built_ins_down(fak
                                        scalebridge_register_semantics=lambda register: register(gce_impostor())))
     reg = registry.build()
     assert set(BUILTIN_SEMANTICS) <= set(reg.semantics)
-    assert reg.semantics["gce"].plugin == "gce"
+    assert reg.semantics["gce"].plugin == "scalebridge_semantics"
     assert "impostor" in reg.failures and "gce" in reg.failures["impostor"]
 
 
@@ -376,11 +376,14 @@ def test_request_is_not_modified_by_a_plugin_decision(use_registry):
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugin"
 
 
-def test_kubernetes_is_registered_through_its_entry_point():
+def test_the_built_in_semantics_are_registered_through_an_entry_point_in_their_order():
+    """One plugin of this distribution registers the five, as a third-party plugin registers its
+    own; the order it registers them in is ``--semantics all``'s."""
     reg = registry.build()
-    assert "kubernetes" in reg.semantics
-    assert reg.semantics["kubernetes"].plugin == "kubernetes"       # the entry point's name
-    assert any(name == "kubernetes" and "scalebridge.semantics.kubernetes" in where for name, where in reg.plugins)
+    assert reg.semantics["kubernetes"].plugin == "scalebridge_semantics"   # the entry point's name
+    assert any(name == "scalebridge_semantics" and "scalebridge.semantics.builtin" in where
+               for name, where in reg.plugins)
+    assert reg.builtin_semantics == ("kubernetes", "gce", "azure", "aws", "scalebridge")
 
 
 @pytest.fixture
@@ -419,8 +422,8 @@ def test_a_duplicate_name_fails_that_plugin_and_keeps_the_built_in():
 
     mod.scalebridge_register_semantics = scalebridge_register_semantics
     reg = registry.build([mod])
-    assert reg.semantics["kubernetes"].plugin == "kubernetes"
-    assert "'kubernetes' is already registered by 'kubernetes'" in reg.failures["dup_plugin"]
+    assert reg.semantics["kubernetes"].plugin == "scalebridge_semantics"
+    assert "'kubernetes' is already registered by 'scalebridge_semantics'" in reg.failures["dup_plugin"]
 
 
 def test_unknown_semantics_lists_what_is_available():

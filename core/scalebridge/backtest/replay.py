@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..policy import parse_policy
 from ..simulator.fleet import FleetModel
 
 __all__ = ["ReplayTask", "replay", "fleet_totals", "RUN_FIELDS"]
@@ -31,7 +32,7 @@ RUN_FIELDS = ("semantics", "instance_hours", "oracle_instance_hours", "oracle_ra
 class ReplayTask:
     """One target's replay, picklable (see the module docstring)."""
     target: str
-    policy: dict                      #: the policy as set (``model_dump(exclude_unset=True)``)
+    policy: dict                      #: the policy as JSON (``policy_json``)
     semantics: list[str]
     load: np.ndarray
     model: FleetModel
@@ -50,7 +51,7 @@ def replay(task: ReplayTask) -> dict:
     from ..simulator.batch import compare
     from ..simulator.scores import compute_scores
 
-    policy = Policy.model_validate(task.policy)
+    policy = parse_policy(task.policy)
     result = compare([(task.target, policy)], task.semantics, task.load, task.model, start_time=task.start,
                      settings=task.settings or None)
     data = result.to_dict()

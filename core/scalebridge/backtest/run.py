@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 
 from ..controller.runtime import Runtime, TargetSpec
 from ..errors import ScalebridgeError
+from ..policy import policy_json
 from ..simulator.executors import run_tasks, usable_cpus
 from ..simulator.scenario import Scenario, ScenarioError
 from .history import HistoryError, TargetHistory, read_history
@@ -47,7 +48,7 @@ def _settings(spec: TargetSpec) -> dict:
     """The target's protocol settings for the replay: as the configuration gives
     them, less the provider's metric delay (the simulated fleet's metric lag is
     the replay's, as in ``simulate``)."""
-    return spec.settings.model_dump(mode="json", exclude_unset=True, exclude={"metric_delay_seconds"})
+    return policy_json(spec.settings, exclude_none=True, exclude={"metric_delay_seconds"})
 
 
 def _model(spec: TargetSpec, capacity: Optional[float], startup: Any, tick: Optional[float]):
@@ -77,7 +78,7 @@ def run_backtest(runtime: Runtime, specs: list[TargetSpec], start: float, end: f
         try:
             model = _model(spec, capacity, startup, tick)
             hist = read_history(spec, start, end, model.tick_seconds, model.capacity)
-            task = ReplayTask(spec.name, spec.policy.model_dump(mode="json", exclude_unset=True), list(semantics),
+            task = ReplayTask(spec.name, policy_json(spec.policy.source, exclude_none=True), list(semantics),
                               hist.load, model, start, _settings(spec), hist.recorded_desired, hist.recorded_serving,
                               keep_series)
             return spec.name, (hist, task)

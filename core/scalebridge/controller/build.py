@@ -9,6 +9,7 @@ cannot run on it — is a :class:`~.configfile.ConfigError` line
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import os
@@ -19,8 +20,10 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 
 from ..errors import PolicyError, RequestError, ScalebridgeError
-from ..policy import Policy
-from ..protocol import Settings
+from .. import controls
+from ..compiled import CompiledPolicy
+from ..policy import Policy, parse_policy, policy_json
+from ..protocol import Settings, parse_settings
 from ..providers import Capability, MissingExtra, Provider, RefError, provider_semantics
 from .configfile import ConfigError, LoadedConfig, resolve_paths
 from .runtime import Runtime, TargetSpec
@@ -122,8 +125,9 @@ def _registered(name: str) -> bool:
 
 def policy_hash(policy: Policy, semantics: str) -> str:
     """The content hash of a policy (with the semantics that runs it): a changed one
-    starts from empty state, as the decision protocol says of ``state``."""
-    body = to_json({"policy": policy.model_dump(mode="json", exclude_unset=True), "semantics": semantics})
+    starts from empty state, as the decision protocol says of ``state``. What the policy
+    states beyond its defaults counts, so that writing a default out changes nothing."""
+    body = to_json({"policy": policy_json(policy, exclude_defaults=True), "semantics": semantics})
     return hashlib.sha256(body).hexdigest()[:16]
 
 
@@ -172,7 +176,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             providers[key] = p
 
     instances = build_metric_sources(loaded, problems)
-    policies: dict[str, Policy] = {}
+    policies: dict[str, CompiledPolicy] = {}
     for key, body in cfg.policies.items():
         pol = _policy(loaded, body, ("policies", key), problems)
         if pol is not None:
@@ -197,11 +201,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 from .. import registry
                 configured = ", ".join(sorted(cfg.providers)) or "none"
                 installed = ", ".join(sorted(registry.current().providers)) or "none"
-                extra = ""
-                if t.provider in registry.BUILTIN_PROVIDER_EXTRAS:
-                    extra = (" (install it with: pip install "
-                             f"'scalebridge[{registry.BUILTIN_PROVIDER_EXTRAS[t.provider]}]')")
-                problems.append(f"{loaded.where(*loc, 'provider')}: unknown provider {t.provider!r}{extra}; "
+                problems.append(f"{loaded.where(*loc, 'provider')}: unknown provider {t.provider!r}; "
                                 f"configured providers: {configured}; installed providers are: {installed}")
                 continue
             provider = make_provider(t.provider, {}, loc + ("provider",))
@@ -226,7 +226,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             continue
         if t.settings:
             try:
-                settings = Settings.model_validate(t.settings)
+                settings = parse_settings(t.settings)
             except ValidationError as e:
                 from ..engine import describe_validation_error
                 path, msg = describe_validation_error(e)
@@ -253,13 +253,13 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
         except ScalebridgeError as e:
             problems.append(f"{loaded.where(*loc, 'ref')}: {e}")
             continue
-        if "metric_delay_seconds" not in settings.model_fields_set:
+        if settings.metric_delay_seconds is None:   # the provider's own, unless the target says
             delay = float(handle.metric_delay_seconds or 0.0)
             if settings is no_settings:   # shared: settings are never changed once built
                 settings = delayed.get(delay) or delayed.setdefault(
-                    delay, settings.model_copy(update={"metric_delay_seconds": delay}))
+                    delay, dataclasses.replace(settings, metric_delay_seconds=delay))
             else:
-                settings = settings.model_copy(update={"metric_delay_seconds": delay})
+                settings = dataclasses.replace(settings, metric_delay_seconds=delay)
         sources = {name: m.source for name, m in t.metrics.items()}
         if sources:
             queries, names, digest = _queries(policy, sem.name, sources)
@@ -332,36 +332,39 @@ def ignored_parts(runtime: Runtime) -> list[str]:
     by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
     for spec in runtime.targets:
         lines = _of_policy(spec.policy, ("ignored parts", spec.semantics),
-                           lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(spec.policy))
+                           lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(spec.policy.source))
         if lines:
             where = runtime.loaded.where("targets", by_name[spec.name], "policy")
             out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in lines)
     return out
 
 
-def _queries(policy: Policy, semantics: str, sources: dict) -> tuple[list, list, str]:
+def _queries(policy: CompiledPolicy, semantics: str, sources: dict) -> tuple[list, list, str]:
     """A target's metric queries, the names of the metrics its policy reads, and the
     policy's hash under ``semantics``."""
     from .queries import metric_names, queries_for
     queries = queries_for(policy, semantics, sources)
-    names = list(dict.fromkeys(metric_names(policy) + [q.name for q in queries]))
-    return queries, names, policy_hash(policy, semantics)
+    names = list(dict.fromkeys(metric_names(policy.source) + [q.name for q in queries]))
+    return queries, names, policy_hash(policy.source, semantics)
 
 
-def _of_policy(policy: Policy, key: tuple, make: Any) -> Any:
+def _of_policy(policy: CompiledPolicy, key: tuple, make: Any) -> Any:
     """What the controller derives from a policy alone (``make()``), once per policy:
-    kept in ``policy.compiled()`` as the semantics keep theirs, under ``("controller",
-    *key)`` (a validated policy is never changed; 10,000 targets name a few policies)."""
-    cache = policy.compiled()
-    key = ("controller", *key)
-    if key not in cache:
-        cache[key] = make()
-    return cache[key]
+    kept with the compiled policy as the semantics keep theirs, under ``("controller",
+    *key)`` (10,000 targets name a few policies)."""
+    return policy.derived(("controller", *key), lambda _: make())
 
 
 def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
-            named: Optional[set] = None) -> Optional[Policy]:
-    """A policy given as a path (relative to the configuration file) or inline."""
+            named: Optional[set] = None) -> Optional[CompiledPolicy]:
+    """A policy given as a path (relative to the configuration file) or inline, compiled
+    (every target naming it decides with this one compiled policy)."""
+    policy = _policy_as_written(loaded, body, loc, problems, named)
+    return None if policy is None else controls.compile(policy)
+
+
+def _policy_as_written(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
+                       named: Optional[set] = None) -> Optional[Policy]:
     from ..policyfile import load_policy_file, validation_problems
     if isinstance(body, str):
         path = Path(body).expanduser()
@@ -379,7 +382,7 @@ def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
             problems.extend(f"{p} (policy of {loaded.where(*loc)})" for p in e.problems)
             return None
     try:
-        return Policy.model_validate(body)
+        return parse_policy(body)
     except ValidationError as e:
         for p in validation_problems(e, str(loaded.path), loaded.positions, prefix=loc):
             problems.append(p.replace(": policy.", ": ", 1))

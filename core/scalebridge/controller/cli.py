@@ -152,6 +152,7 @@ def _run(args) -> int:
 
 
 def _observe_one(spec, now: float) -> dict:
+    from ..protocol import as_json
     from ..providers import ProviderError
     from .reconcile import plugin_failed
     from .sources import read_metrics
@@ -164,14 +165,16 @@ def _observe_one(spec, now: float) -> dict:
         out["paused"] = {"by": "paused: true in the configuration", "replicas": None}
     try:
         obs = t.observe(now)
-        out.update(current_replicas=obs.current_replicas, status_replicas=obs.status_replicas,
-                   in_flight=obs.in_flight, members=obs.members, details=obs.details or None)
+        out.update(current_replicas=obs.current_replicas, status_replicas=obs.status_replicas, in_flight=obs.in_flight,
+                   members=None if obs.members is None else [as_json(m) for m in obs.members],
+                   details=obs.details or None)
         if obs.paused and out["paused"] is None:
             out["paused"] = {"by": obs.paused, "replicas": obs.paused_replicas}
         out["managed_by"] = t.managed_by()
-        out["metrics"] = read_metrics(spec, now, obs) if spec.queries else {}
+        out["metrics"] = {k: as_json(o, exclude_none=True) for k, o in read_metrics(spec, now, obs).items()} \
+            if spec.queries else {}
         if obs.forecast is not None:
-            out["forecast"] = obs.forecast
+            out["forecast"] = as_json(obs.forecast, exclude_none=True)
     except ProviderError as e:
         out["error"] = str(e)
         out["error_kind"] = e.kind.value

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from ..engine import Decider, describe_validation_error
 from ..errors import RequestError, ScalebridgeError
-from ..protocol import Observations, StateModel
+from ..protocol import CapacityForecast, Member, MetricObservation, Observations, StateModel, parse_observations
 from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
@@ -297,12 +297,21 @@ class Outcome:
 
 
 def _observations(obs: Any, metrics: dict) -> Observations:
-    """The protocol's observations from what the provider observed, validated (a
-    provider's bad member or sample fails its target, named by its JSON path)."""
+    """The protocol's observations from what the provider observed. A provider that
+    returns the core's own types (:class:`~scalebridge.protocol.Member`,
+    :class:`~scalebridge.protocol.MetricObservation`: every built-in) made them from what
+    it checked, so they are taken as they are; one that returns the protocol's dicts is
+    validated here, at the edge (a bad member or sample fails its target, named by its
+    JSON path)."""
+    members, forecast = obs.members, obs.forecast
+    if (members is None or all(type(m) is Member for m in members)) and \
+            all(type(o) is MetricObservation for o in metrics.values()) and \
+            (forecast is None or type(forecast) is CapacityForecast) and \
+            (obs.status_replicas is None or type(obs.status_replicas) in (int, float)):
+        return Observations(status_replicas=obs.status_replicas, members=members, metrics=metrics, forecast=forecast)
     try:
-        return Observations.model_validate({
-            "status_replicas": obs.status_replicas, "members": obs.members, "metrics": metrics,
-            "forecast": obs.forecast})
+        return parse_observations({"status_replicas": obs.status_replicas, "members": members, "metrics": metrics,
+                                   "forecast": forecast})
     except ValidationError as e:
         path, msg = describe_validation_error(e, ("observations",))
         raise ProviderError(ErrorKind.INVALID, f"the provider's observation is not valid: {path}: {msg}") from None

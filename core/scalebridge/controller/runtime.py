@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from ..policy import Policy
+from ..compiled import CompiledPolicy
 from ..protocol import Settings
 from ..providers import MetricQuery, Provider, Target
 from .configfile import BacktestOptions, LoadedConfig
@@ -21,7 +21,7 @@ class TargetSpec:
     provider_key: str
     provider: Provider
     target: Target
-    policy: Policy
+    policy: CompiledPolicy   #: as decisions read it (``policy.source``: as written); shared by its targets
     policy_hash: str
     semantics: str
     settings: Settings

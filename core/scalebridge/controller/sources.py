@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import ScalebridgeError
 from ..metric_sources import MetricSource, SourceQuery, is_metric_source_query, observe, parse_source_query
+from ..protocol import METRIC_OBSERVATION, MetricObservation, member_name
 from ..providers import MetricQuery, Observation, ProviderError, RefError
 from .configfile import resolve_paths
 
@@ -128,7 +129,7 @@ def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
     each query from its metric source, or from the provider. A metric source's
     failure fails the sync, its message naming the metric — unless ``failed`` is
     given (a policy with ``fallback``): then each metric that could not be read is
-    the protocol's ``{"error": …}`` (the decision counts its failures) and the
+    an observation with its ``error`` (the decision counts its failures) and the
     errors are appended to ``failed``."""
     queries = spec.queries if queries is None else queries
     routes = spec.metric_sources
@@ -139,11 +140,11 @@ def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
         if failed is None:
             raise
         failed.append(e)
-        out = {q.name: {"error": str(e)} for q in native}
+        out = {q.name: MetricObservation(error=str(e)) for q in native}
     if not routes:
         return out
     end = now - float(spec.settings.metric_delay_seconds or 0.0)
-    members = None if observation.members is None else [m["name"] for m in observation.members]
+    members = None if observation.members is None else [member_name(m) for m in observation.members]
     for q in queries:
         route = routes.get(q.name)
         if route is None:
@@ -157,10 +158,10 @@ def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
             if failed is None:
                 raise named from None
             failed.append(named)
-            out[q.name] = {"error": str(named)}
+            out[q.name] = MetricObservation(error=str(named))
             continue
         if got is not None:
-            out[q.name] = got
+            out[q.name] = METRIC_OBSERVATION.validate_python(got)   # a metric source plugin's: the edge
     return out
 
 

@@ -572,7 +572,7 @@ class PredictivePlanner:
     def capacity_forecast(self, now: float) -> CapacityForecast:
         p = self.plan(now)
         source = getattr(self.model, "name", None) or self.spec.model
-        return CapacityForecast.model_construct(replicas=p.replicas, source=source, reason=p.reason)
+        return CapacityForecast(replicas=p.replicas, source=source, reason=p.reason)
 
 
 class TraceForecaster:

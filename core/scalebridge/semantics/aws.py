@@ -57,8 +57,7 @@ from typing import Optional
 
 from .. import constants as C
 from ..errors import RequestError
-from ..hookspecs import hookimpl
-from ..policy import Policy, require_stated_utilization
+from ..policy import Metric, Policy, require_stated_utilization
 from ..stages.alarms import (ALARM, INSUFFICIENT_DATA, aggregate, all_breaching, datapoints, evaluate_alarm,
                               series_datapoints)
 from ..stages.proposals import invalid_usage
@@ -68,7 +67,8 @@ from ..stages.warmup import GroupCapacity
 from ..state import DecisionState, TimeLog
 from ..units import exact, format_number
 from .aws_policy import TT_SCALE_IN, _Compiled, ceil_ratio, compile_policy
-from .base import Context, Decision, MetricResult, Semantics
+from .base import Context, Decision, MetricResult, Need, Semantics
+from ..reads import SERIES
 
 STATE_ALARMS = "aws.alarm_states"
 STATE_MAX = "aws.max_capacity"
@@ -138,7 +138,7 @@ class _Run:
             _bad_invoked(prev_invoked)
         self.prev_states = prev_states
         self.prev_invoked = prev_invoked
-        self.end = ctx.now - s.metric_delay_seconds   # the newest datapoint's period ends here
+        self.end = ctx.now - (s.metric_delay_seconds or 0.0)   # the newest datapoint's period ends here
         self.metrics = obs.metrics
         self.members = members = obs.members
         self.group = GroupCapacity(ctx.now, ctx.current, obs.status_replicas, members)
@@ -585,11 +585,19 @@ class AwsSemantics(Semantics):
     default_predictive_mode = "ForecastOnly"
     # target tracking (metrics), step and simple scaling (rules), predictive scaling
     decides_from = frozenset({"metrics", "rules", "predictive"})
+    ignores = {"profiles": "an Auto Scaling group has no instance profiles",
+               "schedules": "AWS's scheduled actions change a group's bounds, outside its scaling policies",
+               "behavior": "AWS scaling policies have cooldowns and warm-ups, not behaviors",
+               "scale_in_control": "an Auto Scaling group has no scale-in controls"}
+    color = "#ff9900"
+    forecast_grain_seconds = C.AWS_FORECAST_GRAIN_SECONDS
+
+    def metric_need(self, metric: Metric) -> Need:
+        """A target-tracking metric is read as CloudWatch datapoints per period, over its
+        scale-in alarm's datapoints (constants.AWS_TT_WINDOW_SECONDS)."""
+        return Need(metric.name, metric.type, metric, C.AWS_TT_WINDOW_SECONDS, 60.0, SERIES)
 
     def check(self, policy: Policy) -> None:
-        cache = policy.compiled()
-        if cache.get("aws.checked"):
-            return
         if policy.min_replicas is None:
             raise RequestError("$.policy.min_replicas",
                                "required by the aws semantics (the Auto Scaling group's MinSize)")
@@ -606,7 +614,6 @@ class AwsSemantics(Semantics):
                 raise RequestError(f"$.policy.rules[{k}].action.type",
                                    "ServiceAllowedNextValue is an Azure action; the aws semantics takes "
                                    "ChangeCount, PercentChangeCount or ExactCount")
-        cache["aws.checked"] = True
 
     def _compiled(self, policy: Policy) -> _Compiled:
         return self.cached(policy, self._build)
@@ -652,7 +659,7 @@ class AwsSemantics(Semantics):
                 reason = "InvalidMetrics"
                 error = (f"every metric failed ({len(results)} of {len(results)}), first error is: "
                          f"{results[0].error}")
-        return Decision(final, final, reason or "DesiredWithinRange", [r.to_dict() for r in results],
+        return Decision(final, final, reason or "DesiredWithinRange", results,
                         error=error, cause=o.cause or "metric", cooldown_seconds=o.cooldown)
 
     # ------------------------------------------------------------------------- helpers
@@ -716,8 +723,3 @@ def forecast_at(series, now: float, buffer: float, default: Optional[int] = None
     if ahead is not None and (value is None or ahead > value):
         value = ahead
     return None if value is None else int(math.ceil(value))
-
-
-@hookimpl
-def scalebridge_register_semantics(register):
-    register(AwsSemantics())

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..errors import RequestError
-from ..hookspecs import hookimpl
 from ..policy import Policy
 from ..stages.cooldown import (combine_eligible, cooldown_horizon, cooldown_until, note_scale_action,
                                remember_rule_action, rule_cooldown, start_of_cooldowns)
@@ -67,7 +66,12 @@ class _Compiled:
 
 class AzureSemantics(Semantics):
     name = "azure"
-    decides_from = frozenset({"rules", "profiles", "predictive"})  # autoscale settings have no target metrics
+    decides_from = frozenset({"rules", "profiles", "predictive"})
+    ignores = {"metrics": "an autoscale setting has no target metrics: it scales on its profiles' rules",
+               "behavior": "an autoscale setting's rules carry their own cooldowns",
+               "schedules": "Azure's schedules are recurrence and fixed-date profiles",
+               "scale_in_control": "an autoscale setting has no scale-in controls"}
+    color = "#0089d6"
     summary = ("Azure Monitor autoscale: instance profiles, threshold rules (scale out if any fires, "
                "in only if all fire), cooldowns, flapping prevention, default capacity")
 
@@ -136,7 +140,7 @@ class AzureSemantics(Semantics):
         look_ahead = comp.look_ahead
         rounding = settings.percent_rounding or "ceil"
         allowed = comp.allowed
-        delay = settings.metric_delay_seconds
+        delay = settings.metric_delay_seconds or 0.0
         obs_all = ctx.obs
         metrics_obs = obs_all.metrics
         given = obs_all.proposal   # observations.proposal: replaces the rules
@@ -145,7 +149,7 @@ class AzureSemantics(Semantics):
         points: dict = {}
         for index, rule in scope.rules:
             if not rule.enabled:
-                out.append(MetricResult(rule.name or rule.metric, triggered=False).to_dict())
+                out.append(MetricResult(rule.name or rule.metric, triggered=False))
                 continue
             obs = metrics_obs.get(rule.metric)
             horizon = None
@@ -165,7 +169,7 @@ class AzureSemantics(Semantics):
             elif mode == "ForecastOnly" and rule.direction == "Increase" and obs is not None and obs.forecast:
                 h = look_ahead if look_ahead is not None else rule.time_grain_seconds
                 r.forecast_triggered = forecast_fires(rule, obs, now, h, current) is not None
-            out.append(r.to_dict())
+            out.append(r)
         if state.recommendations is None:
             state.recommendations = TimeLog()
 
@@ -298,8 +302,3 @@ class AzureSemantics(Semantics):
             out = comp.retention[s] = {"recommendations": 0.0, "sizes": 0.0,
                                        "scale_up_events": h, "scale_down_events": h}
         return out
-
-
-@hookimpl
-def scalebridge_register_semantics(register):
-    register(AzureSemantics())

@@ -8,13 +8,17 @@ scale event the protocol prescribes (docs/protocol.md) and prunes what no window
 """
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, ClassVar, Mapping, Optional
 
+from .. import constants as C
+from ..compiled import derived
 from ..decision import DISTANT_PAST, Context, Decision, MetricResult, carried_out
-from ..policy import Policy
+from ..policy import Metric, Policy
+from ..reads import SERIES, SNAPSHOT_SHAPES, Need, Reads
 
-__all__ = ["DISTANT_PAST", "Context", "Decision", "MetricResult", "Semantics", "carried_out"]
+__all__ = ["DISTANT_PAST", "Context", "Decision", "MetricResult", "Need", "Reads", "Semantics", "carried_out"]
 
 
 #: the parts of a policy a semantics may read or ignore (``Semantics.decides_from``)
@@ -50,6 +54,56 @@ class Semantics(ABC):
     reads no observation for a part the semantics ignores (the HPA has no threshold
     rules; Azure autoscale no target metrics), and ``validate`` warns about a part a
     policy has that its semantics ignores (:meth:`ignored_parts`)."""
+    ignores: ClassVar[Mapping[str, str]] = {}
+    """Why it ignores each part it does not read, in its provider's terms (``rules``: "an
+    HPA has no threshold rules"): the line :meth:`ignored_parts` says."""
+    color: ClassVar[Optional[str]] = None
+    """Its colour in plots (``simulate --plot``, ``compare``), or None for one of the spares."""
+    forecast_grain_seconds: ClassVar[float] = 60.0
+    """The resolution of the history a predictive metric is read at (:meth:`reads`)."""
+
+    # -- what it reads ----------------------------------------------------------------------
+    def reads(self, policy: Any) -> Reads:
+        """What deciding on ``policy`` (as decisions read it, the compiled policy) reads under
+        this semantics: one :class:`~scalebridge.reads.Need` per observation — each enabled
+        target metric as :meth:`metric_need` says, each enabled threshold rule as
+        :meth:`rule_need` says, the predictive metric, the metrics it decides from when the
+        policy names none (:meth:`default_metrics`) — for the parts it reads
+        (:attr:`decides_from`), and a line for each part it ignores. The controller, the
+        back-test and ``validate`` read it; the controls around every semantics add theirs
+        (:func:`scalebridge.controls.reads`)."""
+        parts = self.decides_from
+        needs = []
+        if "metrics" in parts:
+            needs += [self.metric_need(m) for m in policy.metrics or () if m.enabled and m.type != "formula"]
+        if "rules" in parts:
+            needs += [self.rule_need(r) for r in rules_of(policy) if r.enabled]
+        pred = policy.predictive
+        if pred is not None and pred.metric and (pred.mode or "Disabled") != "Disabled":
+            needs.append(Need(pred.metric, "forecast", pred, float(pred.history_seconds or C.FORECAST_HISTORY_SECONDS),
+                              self.forecast_grain_seconds, frozenset({"series"})))
+        # a metric the policy does not name: its query carries only its type and name
+        needs += [dataclasses.replace(self.metric_need(m), spec=None) for m in self.default_metrics(policy)]
+        return Reads(ignored=tuple(self.ignored_parts(getattr(policy, "source", policy)))).with_needs(needs)
+
+    def metric_need(self, metric: Metric) -> Need:
+        """How this semantics reads a target metric: by default a snapshot of the last
+        metric window — per-member samples, an object's value, an external metric's values
+        (what the Kubernetes metrics APIs return)."""
+        return Need(metric.name, metric.type, metric, C.METRIC_WINDOW_SECONDS, 60.0,
+                    SNAPSHOT_SHAPES.get(metric.type, frozenset({"members", "value"})))
+
+    def rule_need(self, rule: Any) -> Need:
+        """How this semantics reads a threshold rule's metric: a series at the rule's time
+        grain over its window (and over every period its alarm evaluates)."""
+        periods = max(rule.evaluation_periods, rule.datapoints_to_alarm or 1)
+        window = max(float(rule.time_window_seconds), float(rule.time_grain_seconds) * periods)
+        return Need(rule.metric, "rule", rule, window, float(rule.time_grain_seconds), SERIES)
+
+    def default_metrics(self, policy: Any) -> tuple[Metric, ...]:
+        """The metrics it decides from when the policy names none (its provider's default:
+        the HPA's 80 % CPU, GCE's 0.6): none by default."""
+        return ()
 
     def ignored_parts(self, policy: Policy) -> list[str]:
         """One line per part ``policy`` has that this semantics does not read; the
@@ -58,14 +112,14 @@ class Semantics(ABC):
         be partly foreign to some)."""
         have = parts_of(policy)
         ignored = [p for p in have if p not in self.decides_from]
-        lines = [f"{part}: the {self.name} semantics does not read it ({_WHY.get((self.name, part), 'not a part of its model')})"
+        lines = [f"{part}: the {self.name} semantics does not read it ({self.ignores.get(part, 'not a part of its model')})"
                  for part in ignored]
         if "metrics" in ignored and _controls_read_metrics(policy):
             # the neutral controls read them under every semantics (docs/semantics.md)
             i = ignored.index("metrics")
             ignored.pop(i)
             lines[i] = (f"metrics: the {self.name} semantics does not read their targets "
-                        f"({_WHY.get((self.name, 'metrics'), 'not a part of its model')}); the neutral controls read "
+                        f"({self.ignores.get('metrics', 'not a part of its model')}); the neutral controls read "
                         "their values (an activation phase, a formula its rules name)")
         signals = [p for p in have if p in ("metrics", "rules", "profiles", "schedules", "predictive")
                    and p in self.decides_from]
@@ -87,15 +141,24 @@ class Semantics(ABC):
         """Raise :class:`~scalebridge.errors.RequestError` for a policy this
         semantics cannot run (e.g. a required field it has no default for)."""
 
-    def cached(self, policy: Policy, build):
-        """What this semantics derives from ``policy``, built once by ``build(policy)``
-        and kept on the policy (``policy.compiled()[self.name]``): a stream of
-        decisions for one policy validates and compiles it once."""
-        cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
-        c = cache.get(self.name)
-        if c is None:
-            c = cache[self.name] = build(policy)
-        return c
+    def cached(self, policy: Any, build):
+        """What this semantics derives from ``policy`` (the compiled policy a decision reads),
+        built once by ``build(policy)`` and kept with it
+        (:meth:`~scalebridge.compiled.CompiledPolicy.derived`): a stream of decisions for one
+        policy compiles it once."""
+        return derived(policy, self, build)
+
+
+class _Unregistered(Semantics):
+    """A semantics name no plugin registered, as far as what it reads goes: every part of a
+    policy, as the contract's defaults say (it decides nothing)."""
+    name = "(unregistered)"
+
+    def decide(self, ctx: Context) -> Decision:
+        raise NotImplementedError("an unregistered semantics decides nothing")
+
+
+UNREGISTERED = _Unregistered()
 
 
 def _controls_read_metrics(policy: Policy) -> bool:
@@ -110,20 +173,10 @@ def _controls_read_metrics(policy: Policy) -> bool:
 
 
 _SIGNALS = ("metrics", "rules", "profiles", "schedules", "predictive")
-#: why a built-in semantics ignores a part, in its provider's terms
-_WHY = {
-    ("azure", "metrics"): "an autoscale setting has no target metrics: it scales on its profiles' rules",
-    ("azure", "behavior"): "an autoscale setting's rules carry their own cooldowns",
-    ("azure", "schedules"): "Azure's schedules are recurrence and fixed-date profiles",
-    ("azure", "scale_in_control"): "an autoscale setting has no scale-in controls",
-    ("kubernetes", "rules"): "an HPA has no threshold rules",
-    ("kubernetes", "profiles"): "an HPA has no instance profiles",
-    ("kubernetes", "schedules"): "an HPA has no schedules",
-    ("kubernetes", "scale_in_control"): "an HPA limits scale-in with behavior.scale_down",
-    ("gce", "rules"): "a MIG autoscaler has no threshold rules",
-    ("gce", "profiles"): "a MIG autoscaler has no instance profiles",
-    ("aws", "profiles"): "an Auto Scaling group has no instance profiles",
-    ("aws", "schedules"): "AWS's scheduled actions change a group's bounds, outside its scaling policies",
-    ("aws", "behavior"): "AWS scaling policies have cooldowns and warm-ups, not behaviors",
-    ("aws", "scale_in_control"): "an Auto Scaling group has no scale-in controls",
-}
+
+
+def rules_of(policy: Any):
+    """Every threshold rule of ``policy``: the top-level ones, then each profile's."""
+    yield from policy.rules or ()
+    for p in policy.profiles or ():
+        yield from p.rules or ()

@@ -26,12 +26,12 @@ choices are listed in docs/semantics/gce.md.
 """
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from typing import Optional
 
 from .. import constants as C
 from ..errors import RequestError
-from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy
 from ..stages.proposals import (PER_INSTANCE, Proposal, ProposalError, Signal, check_utilization_targets,
                                 exact_pair, initializing_members, not_running, number, signal_proposal)
@@ -41,7 +41,7 @@ from ..stages.signals import forecast_floor
 from ..stages.stabilization import stabilize_down
 from ..state import TimeLog
 from ..units import exact
-from .base import Context, Decision, MetricResult, Semantics
+from .base import Context, Decision, MetricResult, Need, Semantics
 
 # "If none of these are specified, the default will be to autoscale based on
 # cpuUtilization to 0.6 or 60%." (autoscalingPolicy, REST reference)
@@ -70,10 +70,9 @@ def _vcpu_samples(ctx, spec: Signal):
     first = None
     first_r = None
     for m in members:
-        f = m.__dict__   # its fields: read as a model's attributes they cost 4x (protocol._Bulk)
-        if samples.get(f["name"]) is None:
+        if samples.get(m.name) is None:
             continue
-        requests = f["requests"]
+        requests = m.requests
         r = requests.get(spec.resource) if requests else None
         if r is None:
             return None   # the shared path reports the missing request
@@ -92,16 +91,15 @@ def _vcpu_sums(samples, members, resource: str, skip) -> tuple[Fraction, Fractio
     leaving out the names in ``skip`` (each member weighs its ``count``)."""
     used, vcpus, n, excluded = Fraction(0), Fraction(0), 0, 0
     for m in members:
-        f = m.__dict__   # its fields: read as a model's attributes they cost 4x (protocol._Bulk)
-        name = f["name"]
+        name = m.name
         v = samples.get(name)
         if v is None:
             continue
-        count = f["count"]
+        count = m.count
         if name in skip:
             excluded += count
             continue
-        requests = f["requests"]
+        requests = m.requests
         r = requests.get(resource) if requests else None
         if r is None:
             raise ProposalError(f"missing request for {resource} on member {name}")
@@ -207,7 +205,22 @@ class _Compiled:
 
 class GceSemantics(Semantics):
     name = "gce"
-    decides_from = frozenset({"metrics", "behavior", "scale_in_control", "schedules", "predictive"})  # a MIG autoscaler has no threshold rules
+    decides_from = frozenset({"metrics", "behavior", "scale_in_control", "schedules", "predictive"})
+    ignores = {"rules": "a MIG autoscaler has no threshold rules",
+               "profiles": "a MIG autoscaler has no instance profiles"}
+    color = "#ea4335"
+
+    def metric_need(self, metric: Metric) -> Need:
+        """A per-instance metric is read per instance, as samples or as each instance's
+        series (a counter's rate needs two points: ``target.rate``)."""
+        need = super().metric_need(metric)
+        if metric.type in ("resource", "container_resource", "pods"):
+            return dataclasses.replace(need, shapes=frozenset({"members", "member_series"}))
+        return need
+
+    def default_metrics(self, policy) -> tuple:
+        """With no signal, CPU at 0.6 (https://cloud.google.com/compute/docs/autoscaler/scaling-cpu)."""
+        return () if policy.metrics else (DEFAULT_CPU_METRIC,)
     summary = "Compute Engine managed instance group autoscaler (autoscalingPolicy), from its documentation"
 
     def check(self, policy: Policy) -> None:
@@ -261,7 +274,7 @@ class GceSemantics(Semantics):
                         p = signal_proposal(ctx, spec, initializing, "scale_out")
                 except ProposalError as e:
                     text = str(e)
-                    results.append(MetricResult(spec.name, error=text).to_dict())
+                    results.append(MetricResult(spec.name, error=text))
                     failed += 1
                     if first_error is None:
                         first_error = text
@@ -276,7 +289,7 @@ class GceSemantics(Semantics):
                     if tr:
                         ctx.note("signals", current, p.replicas,
                                  f"{spec.name} at {p.utilization}% CPU: at most 50% more VMs")
-                results.append(MetricResult(spec.name, p.replicas, p.utilization, p.value).to_dict())
+                results.append(MetricResult(spec.name, p.replicas, p.utilization, p.value))
                 if raw is None or p.replicas > raw:
                     raw = p.replicas
             if tr:
@@ -335,8 +348,3 @@ class GceSemantics(Semantics):
 
     def retention(self, ctx: Context) -> dict[str, float]:
         return self.compiled(ctx.policy).retention
-
-
-@hookimpl
-def scalebridge_register_semantics(register):
-    register(GceSemantics())

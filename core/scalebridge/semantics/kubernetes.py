@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import constants as C
+from ..compiled import derived
 from ..errors import RequestError
-from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy, ScalingRules, require_stated_utilization
 from ..protocol import Member, MetricObservation
 from ..stages.signals import forecast_floor
@@ -74,26 +74,14 @@ def tolerances(policy: Policy, settings_tolerance: Optional[float]) -> Tolerance
     return Tolerances(scale_down=down, scale_up=up)
 
 
-class _Spec:
-    """One enabled metric of the HPA, its fields read once: a decision reads them from
-    here, not from the policy's models (whose attribute reads cost 4x, protocol._Bulk)."""
-    __slots__ = ("metric", "name", "type", "target_type", "average_utilization", "average_value", "value")
-
-    def __init__(self, m: Metric):
-        t = m.target
-        self.metric, self.name, self.type = m, m.name, m.type
-        self.target_type, self.average_utilization = t.type, t.average_utilization
-        self.average_value, self.value = t.average_value, t.value
-
-
 class _Compiled:
-    """What the kubernetes semantics derives from one policy (cached on it)."""
+    """What the kubernetes semantics derives from one policy (kept with it): the HPA's
+    metrics (its default when the policy names none), its bounds, its tolerances."""
     __slots__ = ("policy", "specs", "min_r", "max_r", "behavior", "_tolerances")
 
     def __init__(self, policy: Policy):
         self.policy = policy
-        self.specs = tuple(_Spec(m) for m in policy.metrics if m.enabled) if policy.metrics else \
-            (_Spec(DEFAULT_CPU_METRIC),)
+        self.specs = tuple(m for m in policy.metrics if m.enabled) if policy.metrics else (DEFAULT_CPU_METRIC,)
         self.min_r = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
         self.max_r = policy.max_replicas
         self.behavior = policy.behavior
@@ -120,7 +108,12 @@ def pods_of(ctx: Context, obs: Optional[MetricObservation]) -> list[Member]:
 
 class KubernetesSemantics(Semantics):
     name = "kubernetes"
-    decides_from = frozenset({"metrics", "behavior", "predictive"})  # an HPA has no threshold rules
+    decides_from = frozenset({"metrics", "behavior", "predictive"})
+    ignores = {"rules": "an HPA has no threshold rules",
+               "profiles": "an HPA has no instance profiles",
+               "schedules": "an HPA has no schedules",
+               "scale_in_control": "an HPA limits scale-in with behavior.scale_down"}
+    color = "#326ce5"
     summary = "Kubernetes HorizontalPodAutoscaler (autoscaling/v2), ported from kube-controller-manager"
 
     def check(self, policy: Policy) -> None:
@@ -149,8 +142,12 @@ class KubernetesSemantics(Semantics):
                          "External metric)")
         return lines
 
+    def default_metrics(self, policy) -> tuple:
+        """With no metric, the HPA's CPU at 80 % (autoscaling/v2 defaults.go)."""
+        return () if policy.metrics else (DEFAULT_CPU_METRIC,)
+
     # -- computeReplicasForMetric ---------------------------------------------------------
-    def metric_proposal(self, ctx: Context, spec: _Spec, tol: Tolerances, status_replicas: int) -> ReplicaCount:
+    def metric_proposal(self, ctx: Context, spec: Metric, tol: Tolerances, status_replicas: int) -> ReplicaCount:
         obs = ctx.obs.metrics.get(spec.name)
         s = ctx.settings
         cpu_init = s.cpu_initialization_period_seconds
@@ -163,57 +160,57 @@ class KubernetesSemantics(Semantics):
             if obs is None or not obs.members:
                 raise MetricError(f"unable to get metrics for resource {resource}: no metrics returned from resource metrics API")
             pods = pods_of(ctx, obs)
-            if spec.target_type == "AverageValue":
-                return plain_metric_replicas(ctx.current, milli_value(spec.average_value), tol, pods, obs,
+            if spec.target.type == "AverageValue":
+                return plain_metric_replicas(ctx.current, milli_value(spec.target.average_value), tol, pods, obs,
                                              resource, ctx.now, cpu_init, delay)
-            return resource_utilization_replicas(ctx.current, spec.average_utilization, resource, tol, pods, obs,
+            return resource_utilization_replicas(ctx.current, spec.target.average_utilization, resource, tol, pods, obs,
                                                  ctx.now, cpu_init, delay)
         if kind == "pods":
             if obs is None or not obs.members:
                 raise MetricError(f"unable to get metric {spec.name}: no metrics returned from custom metrics API")
-            return plain_metric_replicas(ctx.current, milli_value(spec.average_value), tol, pods_of(ctx, obs), obs,
+            return plain_metric_replicas(ctx.current, milli_value(spec.target.average_value), tol, pods_of(ctx, obs), obs,
                                          None, ctx.now, cpu_init, delay)
         if kind == "object":
             if obs is None or obs.value is None:
                 raise MetricError(f"unable to get metric {spec.name}: no metrics returned from custom metrics API")
             usage = milli_value(obs.value)
-            if spec.target_type == "AverageValue":
-                return per_pod_replicas(status_replicas, usage, milli_value(spec.average_value), tol)
-            ratio = float(usage) / float(milli_value(spec.value))
+            if spec.target.type == "AverageValue":
+                return per_pod_replicas(status_replicas, usage, milli_value(spec.target.average_value), tol)
+            ratio = float(usage) / float(milli_value(spec.target.value))
             replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
             return ReplicaCount(replicas, None, usage, within)
         if kind == "external":
             if obs is None or (not obs.values and obs.value is None):
                 raise MetricError(f"unable to get external metric {spec.name}: no metrics returned from external metrics API")
             samples = [milli_value(v) for v in obs.values] if obs.values else [milli_value(obs.value)]
-            if spec.target_type == "AverageValue":
+            if spec.target.type == "AverageValue":
                 return per_pod_replicas(status_replicas, external_per_pod_sum(samples),
-                                        milli_value(spec.average_value), tol, external=True)
+                                        milli_value(spec.target.average_value), tol, external=True)
             usage = external_value_sum(samples)
-            ratio = float(usage) / float(milli_value(spec.value))
+            ratio = float(usage) / float(milli_value(spec.target.value))
             replicas, within = usage_ratio_replicas(ctx.current, ratio, tol, pods_of(ctx, obs))
             return ReplicaCount(replicas, None, usage, within)
         raise MetricError(f"invalid metric source type {kind!r}: the kubernetes semantics supports "
                           "resource, container_resource, pods, object and external")
 
-    def _error_text(self, spec: _Spec, err: str) -> str:
+    def _error_text(self, spec: Metric, err: str) -> str:
         """The error as ``computeReplicasForMetric`` wraps what ``computeStatusFor*Metric``
         returns (horizontal.go)."""
         kind, name = spec.type, spec.name
         if kind in ("resource", "container_resource"):
-            what = "utilization" if spec.target_type == "Utilization" else "usage"
+            what = "utilization" if spec.target.type == "Utilization" else "usage"
             inner = f"failed to get {name} {what}: {err}"   # computeStatusForResourceMetricGeneric
             if kind == "container_resource":
-                return f"failed to get {spec.metric.container} container metric value: {inner}"
+                return f"failed to get {spec.container} container metric value: {inner}"
             return f"failed to get {name} resource metric value: {inner}"
         if kind == "pods":
             return f"failed to get pods metric value: {err}"
         if kind == "object":
-            if spec.target_type == "AverageValue":
+            if spec.target.type == "AverageValue":
                 err = f"failed to get {name} object metric: {err}"
             return f"failed to get object metric value: {err}"
         if kind == "external":
-            if spec.target_type == "AverageValue":
+            if spec.target.type == "AverageValue":
                 inner = f"failed to get {name} external metric: {err}"
             else:
                 inner = f"failed to get external metric {name}: {err}"
@@ -221,7 +218,7 @@ class KubernetesSemantics(Semantics):
         return err
 
     # -- computeReplicasForMetrics ------------------------------------------------------------
-    def compute_replicas_for_metrics(self, ctx: Context, specs: tuple[_Spec, ...], tol: Tolerances):
+    def compute_replicas_for_metrics(self, ctx: Context, specs: tuple[Metric, ...], tol: Tolerances):
         status = ctx.obs.status_replicas
         status_replicas = int(status) if status is not None else ctx.current
         results: list[MetricResult] = []
@@ -278,7 +275,7 @@ class KubernetesSemantics(Semantics):
                 window = ctx.settings.downscale_stabilization_seconds
                 b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
                 _overwrite_outdated_event(state, now, desired > current, b)   # storeScaleEvent
-            return Decision(desired, desired, reason, [r.to_dict() for r in results], cause="boundary")
+            return Decision(desired, desired, reason, results, cause="boundary")
 
         if ctx.obs.proposal is not None:
             metric_desired, results, error, winner = ctx.obs.proposal, [], None, None
@@ -286,7 +283,7 @@ class KubernetesSemantics(Semantics):
             metric_desired, results, error, winner = self.compute_replicas_for_metrics(ctx, specs, tol)
         else:
             metric_desired, results, error, winner = -1, [], "no enabled metrics", None
-        metrics_out = [r.to_dict() for r in results]
+        metrics_out = results
         if tr:
             ctx.note("metrics", current, metric_desired,
                      "highest proposal of all metrics" if metric_desired >= 0 else (error or ""))
@@ -340,33 +337,24 @@ class KubernetesSemantics(Semantics):
         return _Compiled(policy)
 
     def _behavior(self, policy: Policy, downscale_default: float) -> Behavior:
-        cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
-        key = ("k8s-behavior", downscale_default)
-        b = cache.get(key)
-        if b is None:
-            b = cache[key] = Behavior(policy, downscale_default)
-        return b
+        return derived(policy, ("k8s-behavior", downscale_default), lambda p: Behavior(p, downscale_default))
 
     def retention(self, ctx: Context) -> dict[str, float]:
         policy = ctx.policy
         window = ctx.settings.downscale_stabilization_seconds
         window = C.K8S_DOWNSCALE_STABILIZATION if window is None else window
-        cache = policy.__pydantic_private__["_compiled"]   # policy.compiled(), uncalled (see it)
-        key = ("k8s-retention", window)
-        r = cache.get(key)
-        if r is None:
-            if policy.behavior is None:
-                r = {"recommendations": window, "scale_up_events": 0, "scale_down_events": 0, "sizes": 0}
-            else:
-                # both logs feed both limits (period start = current - added + deleted, each
-                # summed over the limiting direction's policy period): keep either for the
-                # longest period of any policy; storeScaleEvent never deletes events
-                b = self._behavior(policy, window)
-                longest = max(b.longest_up, b.longest_down)
-                r = {"recommendations": max(b.up_window, b.down_window), "scale_up_events": longest,
-                     "scale_down_events": longest, "sizes": 0}
-            cache[key] = r
-        return r
+        return derived(policy, ("k8s-retention", window), lambda p: self._retention(p, window))
+
+    def _retention(self, policy: Policy, window: float) -> dict[str, float]:
+        if policy.behavior is None:
+            return {"recommendations": window, "scale_up_events": 0, "scale_down_events": 0, "sizes": 0}
+        # both logs feed both limits (period start = current - added + deleted, each summed over
+        # the limiting direction's policy period): keep either for the longest period of any
+        # policy; storeScaleEvent never deletes events
+        b = self._behavior(policy, window)
+        longest = max(b.longest_up, b.longest_down)
+        return {"recommendations": max(b.up_window, b.down_window), "scale_up_events": longest,
+                "scale_down_events": longest, "sizes": 0}
 
 
 SLOT_KEYS = {True: "kubernetes.scale_up_order", False: "kubernetes.scale_down_order"}
@@ -437,8 +425,3 @@ def _overwrite_outdated_event(state, now: float, up: bool, b: Behavior) -> None:
         state.extra[key] = order
     elif state.extra:
         state.extra.pop(key, None)
-
-
-@hookimpl
-def scalebridge_register_semantics(register):
-    register(KubernetesSemantics())

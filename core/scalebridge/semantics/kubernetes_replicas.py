@@ -136,11 +136,10 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
     metric_ts = DISTANT_PAST if ts is None else ts
     get = samples.get
     for m in members:
-        f = m.__dict__   # its fields: read as a model's attributes they cost 4x (protocol._Bulk)
-        name = f["name"]
-        counts[name] = f["count"]
-        phase = f["phase"]
-        if f["deleting"] or phase == "Failed":
+        name = m.name
+        counts[name] = m.count
+        phase = m.phase
+        if m.deleting or phase == "Failed":
             continue
         if phase == "Pending":
             unready.append(m)
@@ -154,14 +153,14 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
             missing.append(m)
             continue
         if cpu:
-            ready = f["ready"]
+            ready = m.ready
             if ready is None:
                 unready.append(m)
                 continue
-            start = f["start_time"]
+            start = m.start_time
             if start is None:
                 start = DISTANT_PAST
-            transition = f["ready_transition_time"]
+            transition = m.ready_transition_time
             if transition is None:
                 transition = DISTANT_PAST
             if start + cpu_init > now:
@@ -173,7 +172,7 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
             elif ready is False and start + readiness_delay > transition:
                 unready.append(m)
                 continue
-        ready_count += f["count"]
+        ready_count += m.count
         values[name] = milli
     for name, v in samples.items():           # extraneous samples: pods the selector did not return
         if name not in counts and v is not None and not (
@@ -187,12 +186,11 @@ def _pod_requests(members: list[Member], resource: str) -> dict[str, int]:
     """``calculatePodRequests`` over every pod the selector returns."""
     requests: dict[str, int] = {}
     for m in members:
-        f = m.__dict__   # its fields, as group_pods reads them
-        rq = f["requests"]
+        rq = m.requests
         r = None if rq is None else rq.get(resource)
         if r is None:
-            raise MetricError(f"missing request for {resource} in Pod {f['name']}")
-        requests[f["name"]] = r * 1000 if type(r) is int else milli_value(r)
+            raise MetricError(f"missing request for {resource} in Pod {m.name}")
+        requests[m.name] = r * 1000 if type(r) is int else milli_value(r)
     return requests
 
 
@@ -232,10 +230,9 @@ def _pods_with_metrics(members: list[Member], obs: MetricObservation, resource: 
     the metrics of the rest), with upstream's two errors."""
     if not members:
         raise MetricError("no pods returned by selector while calculating replica count")
-    f = obs.__dict__   # its fields: read as a model's attributes they cost 4x (protocol._Bulk)
-    grouped = group_pods(members, f["members"] or {}, resource == "cpu", now, cpu_init, readiness_delay,
-                         f["timestamp"], f["window"] or 0.0, usage=resource is not None,
-                         member_ts=f["member_timestamps"], member_windows=f["member_windows"])
+    grouped = group_pods(members, obs.members or {}, resource == "cpu", now, cpu_init, readiness_delay,
+                         obs.timestamp, obs.window or 0.0, usage=resource is not None,
+                         member_ts=obs.member_timestamps, member_windows=obs.member_windows)
     if not grouped[3]:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
     return grouped

@@ -57,7 +57,6 @@ from typing import Optional
 
 from .. import constants as C
 from ..errors import RequestError
-from ..hookspecs import hookimpl
 from ..policy import Metric, MetricTarget, Policy, ScalingRules
 from ..stages.cooldown import (combine_eligible, cooldown_horizon, note_scale_action, rule_cooldown,
                                start_of_cooldowns)
@@ -72,7 +71,7 @@ from ..stages.signals import forecast_floor, predictive_mode
 from ..stages.stabilization import stabilize_both_ways
 from ..state import TimeLog
 from ..units import format_number
-from .base import Context, Decision, MetricResult, Semantics, carried_out
+from .base import Context, Decision, MetricResult, Semantics, carried_out, rules_of
 
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
@@ -158,6 +157,13 @@ class NeutralSemantics(Semantics):
     name = "scalebridge"
     summary = ("the neutral composition: per-metric ceil with tolerance, highest signal, Azure rules and "
                "profiles, 10-minute downscale stabilization, Kubernetes rate policies, GCE scale-in controls")
+    color = "#2e7d32"
+
+    def default_metrics(self, policy) -> tuple:
+        """With no metric, no rule and no schedule, CPU at GCE's 60 %."""
+        if policy.metrics or any(True for _ in rules_of(policy)) or policy.schedules:
+            return ()
+        return (DEFAULT_CPU_METRIC,)
 
     def check(self, policy: Policy) -> None:
         self._compiled(policy)
@@ -209,7 +215,7 @@ class NeutralSemantics(Semantics):
                 except ProposalError as e:
                     failed += 1
                     first_error = first_error or str(e)
-                    results.append(MetricResult(sig.name, error=str(e)).to_dict())
+                    results.append(MetricResult(sig.name, error=str(e)))
                     continue
                 replicas = p.replicas
                 if p.members is not None and p.members != current:
@@ -219,7 +225,7 @@ class NeutralSemantics(Semantics):
                     replicas = max(0, -((-p.members * p.num) // p.den))
                 if replicas != current and p.within(tol_down, tol_up):
                     replicas, within_tolerance = current, True
-                results.append(MetricResult(sig.name, replicas, p.utilization, p.value).to_dict())
+                results.append(MetricResult(sig.name, replicas, p.utilization, p.value))
                 opinions.append((replicas, "metric"))
             rule_count, rule_cooldown, reason_hint, rules_read, rules_unread = \
                 self._rules(ctx, c, scope, results, fallback_cd)
@@ -332,10 +338,10 @@ class NeutralSemantics(Semantics):
         cache: dict = {}
         for index, rule in scope.rules:
             if not rule.enabled:
-                results.append(MetricResult(rule.name or rule.metric, triggered=False).to_dict())
+                results.append(MetricResult(rule.name or rule.metric, triggered=False))
                 continue
             obs = ctx.obs.metrics.get(rule.metric)
-            e = evaluate_rule(rule, index, obs, now, current, delay=settings.metric_delay_seconds,
+            e = evaluate_rule(rule, index, obs, now, current, delay=settings.metric_delay_seconds or 0.0,
                               forecast_horizon=horizon if horizon is not None else None,
                               allowed=ctx.policy.allowed_replicas, rounding=settings.percent_rounding or "ceil",
                               cache=cache)
@@ -343,7 +349,7 @@ class NeutralSemantics(Semantics):
             v = e.value.approx if e.value is not None else None
             results.append(MetricResult(rule.name or rule.metric, e.result,
                                         value=v if v is None or type(v) is int else format_number(v),
-                                        error=e.error, triggered=e.fired).to_dict())
+                                        error=e.error, triggered=e.fired))
         unread = sum(1 for e in evals if e.value is None and e.error)
         read = len(evals) - unread
         combined = combine_rules(evals, current)
@@ -374,8 +380,3 @@ class NeutralSemantics(Semantics):
 
     def retention(self, ctx: Context) -> dict[str, float]:
         return self._compiled(ctx.policy).retention
-
-
-@hookimpl
-def scalebridge_register_semantics(register):
-    register(NeutralSemantics())

@@ -8,8 +8,8 @@ from typing import Callable, Optional, Union
 
 import numpy as np
 
-from ..policy import Policy
-from ..protocol import Settings
+from ..policy import Policy, policy_json
+from ..protocol import Settings, parse_settings
 from .comparison import Comparison, RunResult, oracle_for, score_run
 from .scores import Scores
 from .fleet import FleetModel
@@ -74,7 +74,7 @@ def compare(
     available = registry.current().semantics
     load = np.ascontiguousarray(load, dtype=np.float64)
     n = int(load.size)
-    settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
+    settings = parse_settings(settings)
     skipped: list[dict] = []
     tasks = []
     for label, policy in policies:
@@ -108,7 +108,7 @@ def compare(
 
         # forked workers inherit the policies; other transports pickle them as plain data
         inherited = scheduler is None and start_method() == "fork"
-        payload = [(i, p if inherited else p.model_dump(exclude_unset=True), *rest) for i, p, *rest in tasks]
+        payload = [(i, p if inherited else policy_json(p, exclude_none=True), *rest) for i, p, *rest in tasks]
         finished = [0]
         idle_from = len(tasks) - min(workers, len(tasks)) + 1   # from this many runs done, a worker waits
 

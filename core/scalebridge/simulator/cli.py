@@ -127,10 +127,10 @@ def add_simulate_commands(sub: Any) -> None:
 
 
 def _semantics(spec: Optional[list[str] | str], several: bool, policy_semantics: Optional[str]) -> list[str]:
-    from ..engine import BUILTIN_SEMANTICS, DEFAULT_SEMANTICS
+    from ..engine import DEFAULT_SEMANTICS, builtin_semantics
     if spec is None:
         if several:
-            return list(BUILTIN_SEMANTICS)
+            return list(builtin_semantics())
         return [policy_semantics or DEFAULT_SEMANTICS]
     names = [x.strip() for x in spec.split(",")] if isinstance(spec, str) else list(spec)
     out: list[str] = []
@@ -138,7 +138,7 @@ def _semantics(spec: Optional[list[str] | str], several: bool, policy_semantics:
         if not name:
             continue
         if name == "all":
-            for extra in list(BUILTIN_SEMANTICS) + registered_semantics():
+            for extra in list(builtin_semantics()) + registered_semantics():
                 if extra not in out:
                     out.append(extra)
         elif name not in out:

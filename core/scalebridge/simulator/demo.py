@@ -74,7 +74,7 @@ def run_simulation_demo(console: Any, output_dir: str = "out") -> int:
 
 
 def _demo(console: Any, out: Path) -> int:
-    from ..engine import BUILTIN_SEMANTICS
+    from ..engine import builtin_semantics
     from .cli import print_table, write_output
     from .fleet import FleetModel, Startup
     from .batch import compare, registered_semantics
@@ -84,8 +84,8 @@ def _demo(console: Any, out: Path) -> int:
     workload = load_workload(workload=WORKLOAD, seed=SEED, unit="requests/s")
     model = FleetModel(capacity=CAPACITY, startup=Startup("constant", STARTUP), seed=SEED)
     registered = set(registered_semantics())
-    names = [n for n in BUILTIN_SEMANTICS if n in registered]
-    missing = [n for n in BUILTIN_SEMANTICS if n not in registered]
+    names = [n for n in builtin_semantics() if n in registered]
+    missing = [n for n in builtin_semantics() if n not in registered]
     console.print(f"[bold]Replay:[/bold] policy {policy.name or 'web'!r} of {where} — not the main job's: "
                   f"{policy_summary(policy)} — on the built-in {WORKLOAD} workload "
                   f"(6 h, 100 → 1,000 requests/s), {CAPACITY:g} requests/s per member, {STARTUP:g} s startup")

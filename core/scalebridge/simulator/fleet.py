@@ -112,9 +112,9 @@ _REQUESTS = {"cpu": 1}
 
 def _member(name: str, phase: str, ready: bool, start: float, transition: float,
             count: int, deleting: bool = False) -> Member:
-    return Member.model_construct(name=name, phase=phase, ready=ready, start_time=start,
-                                  ready_transition_time=transition, deleting=deleting,
-                                  requests=_REQUESTS, weight=1, count=count)
+    return Member(name=name, phase=phase, ready=ready, start_time=start,
+                  ready_transition_time=transition, deleting=deleting,
+                  requests=_REQUESTS, weight=1, count=count)
 
 
 class Fleet:

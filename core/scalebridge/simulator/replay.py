@@ -9,6 +9,7 @@ decisions' tallies make a :class:`Run`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Optional, Union
@@ -17,7 +18,7 @@ import numpy as np
 
 from ..engine import Decider
 from ..policy import Policy
-from ..protocol import Settings
+from ..protocol import Settings, parse_settings
 from .fleet import FleetModel
 from .world import Forecaster, Progress, World
 
@@ -105,9 +106,9 @@ def simulate(
 
     Raises :class:`~scalebridge.errors.RequestError` when the semantics
     cannot run the policy (or is not registered)."""
-    settings = settings if isinstance(settings, Settings) else Settings.model_validate(settings or {})
-    if "metric_delay_seconds" not in settings.model_fields_set:
-        settings = settings.model_copy(update={"metric_delay_seconds": model.lag_ticks * float(model.tick_seconds)})
+    settings = parse_settings(settings)
+    if settings.metric_delay_seconds is None:
+        settings = dataclasses.replace(settings, metric_delay_seconds=model.lag_ticks * float(model.tick_seconds))
     decider = Decider(policy, semantics, settings)
     policy = decider.policy
     world = World(policy, load, model, settings=settings, forecaster=forecaster, start_time=start_time,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from ..compiled import derived
 from ..protocol import MetricObservation
 from ..units import exact, none_negative
 
@@ -105,18 +106,18 @@ def refuse_impossible(policy, metrics: dict) -> dict:
 
 def _checked_keys(policy) -> tuple:
     """The observation keys whose readings cannot be negative: every metric of the policy,
-    and ``cpu``/``memory`` where a rule reads them (derived once per policy, kept in
-    ``policy.compiled()`` as the semantics keep what they derive)."""
-    cache = policy.compiled()
-    keys = cache.get(_KEYS)
-    if keys is None:
-        keys = [m.name for m in policy.metrics] if policy.metrics else []
-        rules = list(policy.rules)
-        for profile in policy.profiles:
-            rules.extend(profile.rules)
-        keys.extend(r.metric for r in rules if r.metric in USAGE_METRICS)
-        keys = cache[_KEYS] = tuple(keys)
-    return keys
+    and ``cpu``/``memory`` where a rule reads them (derived once per compiled policy, as the
+    semantics keep what they derive)."""
+    return derived(policy, _KEYS, _keys)
+
+
+def _keys(policy) -> tuple:
+    keys = [m.name for m in policy.metrics] if policy.metrics else []
+    rules = list(policy.rules)
+    for profile in policy.profiles:
+        rules.extend(profile.rules)
+    keys.extend(r.metric for r in rules if r.metric in USAGE_METRICS)
+    return tuple(keys)
 
 
 _KEYS = ("impossible", "keys")   # not a string: the semantics key their own entries by name

@@ -110,7 +110,7 @@ class _Choice:
 class ProfileTimeline:
     """The profiles of one policy, answering "which is in force at ``now``?".
 
-    Build it once per policy (cache it in ``policy.compiled()``); :meth:`at`
+    Build it once per policy (keep it with the compiled policy); :meth:`at`
     is O(1) while ``now`` stays inside the span the last answer holds for."""
     __slots__ = ("profiles", "fixed", "recurring", "default", "_last")
 
@@ -168,8 +168,7 @@ def active_profile(profiles: Sequence[Profile], now: float,
                    cache: Optional[dict] = None) -> Optional[Profile]:
     """The profile in force at ``now`` (see the module docstring), or None.
 
-    ``cache``: a dict kept with the policy (``policy.compiled()``) holding the
-    timeline between calls."""
+    ``cache``: a dict kept between calls (with the compiled policy) holding the timeline."""
     if not profiles:
         return None
     if cache is None:

@@ -27,6 +27,7 @@ import datetime as _dt
 import math
 from typing import Optional, Sequence
 
+from ..compiled import derived
 from ..cron import CronSchedule
 from ..timezones import resolve_zone
 
@@ -113,12 +114,8 @@ def compile_schedules(schedules: Sequence) -> ScheduleSet:
 
 def schedule_floor(policy, now: float) -> tuple[Optional[int], Optional[str]]:
     """The schedule signal of ``policy`` at ``now``: ``(replicas, schedule name)``
-    or ``(None, None)``. The compiled schedules are cached on the policy
-    (``policy.compiled()["stages.schedules"]``; shared by every semantics)."""
+    or ``(None, None)``. The schedules are compiled once per compiled policy (shared by
+    every semantics)."""
     if not policy.schedules:
         return None, None
-    cache = policy.compiled()
-    ss = cache.get(_COMPILED_KEY)
-    if ss is None:
-        ss = cache[_COMPILED_KEY] = compile_schedules(policy.schedules)
-    return ss.floor(now)
+    return derived(policy, _COMPILED_KEY, lambda p: compile_schedules(p.schedules)).floor(now)

@@ -25,7 +25,7 @@ import copy
 from typing import Any, Iterable, Optional
 
 from ..engine import Decider, decide
-from ..protocol import Member, Observations
+from ..protocol import Member, Observations, parse_observations
 
 __all__ = [
     "NOW", "GCE_NOW", "AZURE_NOW",
@@ -349,7 +349,7 @@ def queue_observation(depth: float) -> dict:
 def queue_observations(depth: float) -> Observations:
     """:func:`queue_observation` as the :class:`~scalebridge.protocol.Observations` a
     :class:`~scalebridge.engine.Decider` steps with."""
-    return Observations.model_validate(queue_observation(depth))
+    return parse_observations(queue_observation(depth))
 
 
 # ----------------------------------------------------------------------------- sequences
@@ -389,7 +389,7 @@ class AzureRun:
         self.current = current
 
     def step(self, now: float, metrics: dict, carry_out: bool = True):
-        dec = self.d.step(now, self.current, Observations.model_validate({"metrics": metrics}))
+        dec = self.d.step(now, self.current, parse_observations({"metrics": metrics}))
         if carry_out:
             self.current = dec.desired
         return dec

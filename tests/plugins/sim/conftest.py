@@ -62,7 +62,7 @@ def step_like_the_controller(target: Any, policy: dict, semantics: str, syncs: i
     what the provider returned (validated, as from any provider); decide; set the size
     when it changed. Returns each sync's desired size."""
     s = Settings.model_validate(settings or {})
-    if "metric_delay_seconds" not in s.model_fields_set:
+    if s.metric_delay_seconds is None:   # the target's, unless the caller sets one
         s = s.model_copy(update={"metric_delay_seconds": float(target.metric_delay_seconds)})
     decider = Decider(policy, semantics, s)
     target.use_policy(decider.policy, decider.settings)

@@ -81,7 +81,7 @@ def test_a_resize_takes_at_once_and_reads_back() -> None:
     later = t.observe(15.0)
     assert later.current_replicas == 9 and later.in_flight is None
     # startup 60 s: the five new members are starting, not serving
-    assert sum(m["count"] for m in later.members if not m["ready"]) == 5
+    assert sum(m.count for m in later.members if not m.ready) == 5
 
 
 def test_read_metrics_answers_what_the_world_publishes_for_the_queries() -> None:
@@ -92,10 +92,10 @@ def test_read_metrics_answers_what_the_world_publishes_for_the_queries() -> None
     got = t.read_metrics(0.0, obs, [MetricQuery("rps", "pods", {}, 60.0), MetricQuery("cpu", "resource", {}, 60.0),
                                     MetricQuery("memory", "resource", {}, 60.0)])
     assert set(got) == {"rps", "cpu"}                    # memory is not simulated: missing, never 0
-    for m in got.values():
-        MetricObservation.model_validate(m)
-    members = sum(m["count"] for m in obs.members)
-    assert sum(got["rps"]["members"].values()) * members == pytest.approx(got["rps"]["value"] * len(got["rps"]["members"]))
+    for m in got.values():   # the core's own type, valid as the protocol's
+        MetricObservation.model_validate(m.model_dump())
+    members = sum(m.count for m in obs.members)
+    assert sum(got["rps"].members.values()) * members == pytest.approx(got["rps"].value * len(got["rps"].members))
 
 
 @pytest.mark.parametrize("ref, key", [

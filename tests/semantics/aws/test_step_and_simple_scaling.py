@@ -79,7 +79,7 @@ def test_alarm_states_are_kept_for_ignore():
         [NOW - 120, 90], [NOW - 60, 90], [NOW, 90]]}}}))
     assert d.state.extra["aws.alarm_states"] == {"rules[0]": "ALARM"}
     r = d.step(NOW + 900, 6, Observations.model_validate({"status_replicas": 6, "metrics": {"cpu": {"series": []}}}))
-    assert d.state.extra["aws.alarm_states"] == {"rules[0]": "ALARM"} and r.metrics[0]["triggered"]
+    assert d.state.extra["aws.alarm_states"] == {"rules[0]": "ALARM"} and r.metrics[0].triggered
 
 
 def test_min_adjustment_magnitude_also_applies_to_a_percent_scale_in():

@@ -105,7 +105,7 @@ def test_flapping_page_thread_count_divided_per_instance():
     assert (d.desired, d.reason) == (3, "DesiredWithinRange")   # 417 is not < 400
     d = run.step(NOW + 600, {"threads": series(1180, NOW + 600)})
     assert d.desired == 2                                       # 393 < 400; 590 < 600
-    assert d.metrics[0]["value"] == pytest.approx(1180 / 3)
+    assert d.metrics[0].value == pytest.approx(1180 / 3)
 
 
 def test_flapping_page_scale_by_more_than_one_reduced_to_28():

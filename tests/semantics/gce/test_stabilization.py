@@ -29,7 +29,7 @@ def test_ten_minute_stabilization_holds_scale_in_until_the_peak_leaves():
     for k in range(1, 10):                       # 60 s … 540 s after the peak
         dec = d.step(t0 + 60 * k, size, queue_obs(40))
         assert dec.desired == 10 and dec.reason == "ScaleDownStabilized", k
-        assert dec.metrics[0]["replicas"] == 4
+        assert dec.metrics[0].replicas == 4
     dec = d.step(t0 + 600, size, queue_obs(40))  # the peak is exactly 600 s old: out
     assert dec.desired == 4 and dec.reason == "DesiredWithinRange"
 

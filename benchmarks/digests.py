@@ -184,6 +184,14 @@ def _load(src):
     return load_policy_file(src) if isinstance(src, str) else src
 
 
+def _as_json(policy) -> dict:
+    """A policy object as JSON, on this checkout or an older one (a pydantic model then)."""
+    if hasattr(policy, "model_dump"):
+        return policy.model_dump(mode="json", exclude_none=True)
+    from scalebridge.policy import policy_json
+    return policy_json(policy, exclude_none=True)
+
+
 def replays(out: dict, hours: float = 12) -> None:
     from scalebridge.simulator import FleetModel, make_workload, simulate
     from scalebridge.simulator.fleet import Startup
@@ -193,7 +201,7 @@ def replays(out: dict, hours: float = 12) -> None:
         except Exception as e:   # noqa: BLE001
             out[f"replay/{pname}"] = _digest({"raised": type(e).__name__, "message": str(e)})
             continue
-        pol = policy if isinstance(policy, dict) else policy.model_dump(mode="json", exclude_none=True)
+        pol = policy if isinstance(policy, dict) else _as_json(policy)
         for wl in ("flash_crowd", "sawtooth"):
             trace = make_workload(wl, seed=3, duration_seconds=hours * 3600, tick_seconds=15)
             load = trace.values if hasattr(trace, "values") else trace

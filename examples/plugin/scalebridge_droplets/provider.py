@@ -56,7 +56,7 @@ class DropletsProvider(Provider):
 
     name = "droplets"
     semantics = "scalebridge"      # the pool's own autoscaler is the neutral semantics (client.py)
-    capabilities = frozenset({Capability.METRICS})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE})
     pacing = PACING
     ref_keys = frozenset({"pool"})
     secret_options = frozenset({"token"})

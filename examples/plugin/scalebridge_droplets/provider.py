@@ -8,15 +8,17 @@
 - ``ref``: ``{pool: NAME}``, a lowercase DNS label;
 - observe: ``GET /v1/pools/{pool}``. The size is the pool's ``size``; each droplet not
   archived is a member — ``new`` is pending and not ready, ``active`` running and ready
-  when ``healthy``, ``off`` deleting — started at its ``created_at``. A pool whose
-  ``resizing`` is true has an operation in flight; ``max_size`` is its largest size;
+  when ``healthy``, ``off`` deleting — started at its ``created_at``, with a request of
+  one CPU (``requests.cpu: 1``: the API measures a droplet's CPU against its own). A pool
+  whose ``resizing`` is true has an operation in flight; ``max_size`` is its largest size;
 - read_metrics (``Capability.METRICS``): a policy metric or rule named ``cpu`` reads
   ``GET /v1/pools/{pool}/metrics/cpu`` once for every such query of a sync, over the
-  longest window asked: per droplet (``members``: its average over the query's window, in
-  percent; ``member_series``), and the pool's average each minute (``series``, its last
-  point as ``value``). Members carry no ``requests``, so the semantics read the
-  percentages as utilization. A metric of another name is left out: the API has CPU only
-  (read others from a metric source);
+  longest window asked: per droplet, ``members`` (its average over the query's window, as
+  the CPU in use against its request of 1: 90 % is 0.9, as the ``gce`` provider gives
+  vCPUs in use) and ``member_series`` (percent), and the pool's average each minute in
+  percent (``series``, its last point as ``value``), as rules compare with thresholds.
+  A metric of another name is left out: the API has CPU only (read others from a metric
+  source);
 - set_size: ``PUT /v1/pools/{pool}/size``, absolute; the answer's ``resizing`` says
   whether the change is still in flight;
 - refuse (``managed_by``): a pool whose own autoscaler is enabled
@@ -156,21 +158,21 @@ def member(droplet: Mapping[str, Any]) -> dict:
         raise ValueError(f"droplet status {status!r}")
     return {"name": droplet["id"], "phase": "Pending" if status == "new" else "Running",
             "ready": status == "active" and droplet["healthy"] is True, "deleting": status == "off",
-            "start_time": parse_time(droplet["created_at"])}
+            "start_time": parse_time(droplet["created_at"]), "requests": {"cpu": 1}}
 
 
 def cpu_observation(query: MetricQuery, samples: Mapping[str, list[tuple[float, float]]], end: float) -> dict:
-    """The protocol observation of the CPU ``query`` from each droplet's samples (time
-    stamped at the end of its minute), for the window ``(end - window, end]``; {} when no
-    droplet has a sample there (missing, never 0)."""
+    """The protocol observation of the CPU ``query`` from each droplet's samples (percent,
+    stamped at the end of their minute), for the window ``(end - window, end]``; {} when
+    no droplet has a sample there (missing, never 0)."""
     window = max(query.window_seconds, SAMPLE_SECONDS)
     inside = {d: [(t, v) for t, v in pts if end - window < t <= end] for d, pts in samples.items()}
     inside = {d: pts for d, pts in inside.items() if pts}
     if not inside:
         return {}
     obs: dict[str, Any] = {"timestamp": end, "window": window}
-    if "members" in query.shapes:
-        obs["members"] = {d: sum(v for _, v in pts) / len(pts) for d, pts in inside.items()}
+    if "members" in query.shapes:   # CPU in use against a request of 1
+        obs["members"] = {d: sum(v for _, v in pts) / len(pts) / 100 for d, pts in inside.items()}
     if "member_series" in query.shapes:
         obs["member_series"] = {d: [[t, v] for t, v in pts] for d, pts in inside.items()}
     by_time: dict[float, list[float]] = {}

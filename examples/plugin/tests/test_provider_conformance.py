@@ -94,7 +94,9 @@ def test_cpu_is_each_droplets_average_over_the_window_and_a_silent_droplet_is_mi
     q = MetricQuery("cpu", "resource", {}, 120.0, 60.0, frozenset({"members", "series"}))
     got = target.read_metrics(now, obs, [q, MetricQuery("queue", "external", {}, 60.0)])
     assert set(got) == {"cpu"}                  # the API has no other metric
-    assert got["cpu"]["members"] == {"web-1": 30.0, "web-2": 80.0}    # web-3 sent nothing: missing, not 0
+    # CPU in use against each droplet's request of one CPU; web-3 sent nothing: missing, not 0
+    assert got["cpu"]["members"] == {"web-1": 0.3, "web-2": 0.8}
+    assert {m["name"]: m["requests"] for m in obs.members}["web-1"] == {"cpu": 1}
     assert got["cpu"]["series"] == [[now - 90, 20.0], [now - 30, 60.0]]
     assert got["cpu"]["value"] == 60.0
 

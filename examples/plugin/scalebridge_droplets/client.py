@@ -172,7 +172,7 @@ class DropletsClient:
         """One call's JSON answer; every failure an :class:`ApiError` of the contract's kinds."""
         # imported here, not with the module: every process that loads the plugins
         # (`scalebridge decide` too) would pay for urllib.request, http.client and ssl
-        import socket
+        import http.client
         import urllib.error
         import urllib.request
         url = self.endpoint + path + (f"?{urllib.parse.urlencode(query)}" if query else "")
@@ -191,7 +191,9 @@ class DropletsClient:
             except urllib.error.HTTPError as e:
                 status, raw, after = e.code, e.read() if e.fp is not None else b"", e.headers.get("Retry-After")
                 break
-            except (urllib.error.URLError, TimeoutError, ConnectionError, socket.timeout, OSError) as e:
+            # no answer: a refused or reset connection, a timeout (URLError and these are OSErrors),
+            # or a reply cut short (http.client's IncompleteRead, BadStatusLine)
+            except (OSError, http.client.HTTPException) as e:
                 if attempt < self.retries:
                     continue
                 reason = getattr(e, "reason", None) or e

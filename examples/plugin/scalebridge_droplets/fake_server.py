@@ -125,7 +125,7 @@ class Fault:
     times: Optional[int] = 1
 
 
-class ApiError(Exception):
+class Refusal(Exception):
     """An error answer: ``status`` and the API's ``{"error": {"code", "message"}}`` body."""
 
     def __init__(self, status: int, code: str, message: str, headers: Optional[dict] = None):
@@ -238,28 +238,28 @@ class DropletsServer(HttpServer):
     # -- the API -------------------------------------------------------------------------------
 
     def handle(self, method: str, path: str, query: dict[str, str], body: Any, token: Optional[str]) -> tuple[int, Any]:
-        """One request's answer, ``(status, JSON body)``; raises :class:`ApiError`."""
+        """One request's answer, ``(status, JSON body)``; raises :class:`Refusal`."""
         if token is None or token not in self.tokens | self.read_only_tokens:
-            raise ApiError(401, "unauthorized", "a bearer token the API knows is required (Authorization: Bearer …)",
+            raise Refusal(401, "unauthorized", "a bearer token the API knows is required (Authorization: Bearer …)",
                            {"WWW-Authenticate": 'Bearer realm="droplets"'})
         m = re.fullmatch(r"/v1/pools/([^/]+)(/size|/autoscaler|/metrics/cpu)?", path)
         if m is None:
-            raise ApiError(404, "not_found", f"no such resource: {path}")
+            raise Refusal(404, "not_found", f"no such resource: {path}")
         name, sub = m.group(1), m.group(2) or ""
         allowed = {"": ("GET",), "/size": ("PUT",), "/autoscaler": ("GET", "PUT"), "/metrics/cpu": ("GET",)}[sub]
         if method not in allowed:
-            raise ApiError(405, "method_not_allowed", f"{method} is not allowed on {path}",
+            raise Refusal(405, "method_not_allowed", f"{method} is not allowed on {path}",
                            {"Allow": ", ".join(allowed)})
         if method == "PUT" and token not in self.tokens:
-            raise ApiError(403, "forbidden", "this token may only read")
+            raise Refusal(403, "forbidden", "this token may only read")
         known = ("start", "end") if sub == "/metrics/cpu" else ()
         for key in query:
             if key not in known:
-                raise ApiError(400, "bad_request", f"unknown query parameter {key!r}")
+                raise Refusal(400, "bad_request", f"unknown query parameter {key!r}")
         with self._lock:
             pool = self.pools.get(name)
             if pool is None:
-                raise ApiError(404, "pool_not_found", f"no pool named {name!r}")
+                raise Refusal(404, "pool_not_found", f"no pool named {name!r}")
             self._advance(pool)
             if sub == "":
                 return 200, pool.json()
@@ -267,7 +267,7 @@ class DropletsServer(HttpServer):
                 return self._put_size(pool, body)
             if sub == "/autoscaler" and method == "GET":
                 if pool.autoscaler is None:
-                    raise ApiError(404, "no_autoscaler", f"pool {name!r} has no autoscaler")
+                    raise Refusal(404, "no_autoscaler", f"pool {name!r} has no autoscaler")
                 return 200, dict(pool.autoscaler)
             if sub == "/autoscaler":
                 pool.autoscaler = _autoscaler(body, pool.max_size)
@@ -278,17 +278,17 @@ class DropletsServer(HttpServer):
         _fields(body, {"size"})
         size = body["size"]
         if not _integer(size):
-            raise ApiError(400, "bad_request", f"size: expected an integer, got {json.dumps(size)}")
+            raise Refusal(400, "bad_request", f"size: expected an integer, got {json.dumps(size)}")
         if not 0 <= size <= pool.max_size:
-            raise ApiError(422, "size_out_of_range", f"size: {size} is outside 0..{pool.max_size} (the pool's "
+            raise Refusal(422, "size_out_of_range", f"size: {size} is outside 0..{pool.max_size} (the pool's "
                                                      "max_size)")
         if size == pool.size:
             return 200, pool.json()
         if pool.autoscaler is not None and pool.autoscaler["enabled"]:
-            raise ApiError(409, "autoscaler_enabled", f"pool {pool.name!r} is sized by its own autoscaler; "
+            raise Refusal(409, "autoscaler_enabled", f"pool {pool.name!r} is sized by its own autoscaler; "
                                                       "disable it to set the size")
         if pool.settle_at is not None:
-            raise ApiError(409, "resize_in_progress", f"pool {pool.name!r} is resizing to {pool.size}; set another "
+            raise Refusal(409, "resize_in_progress", f"pool {pool.name!r} is resizing to {pool.size}; set another "
                                                       "size once it is done")
         self._resize(pool, size, self.clock())
         return 202, pool.json()
@@ -297,16 +297,16 @@ class DropletsServer(HttpServer):
         bounds = {}
         for key in ("start", "end"):
             if key not in query:
-                raise ApiError(400, "bad_request", f"{key}: required (an RFC 3339 time)")
+                raise Refusal(400, "bad_request", f"{key}: required (an RFC 3339 time)")
             t = _parse_time(query[key])
             if t is None:
-                raise ApiError(400, "bad_request", f"{key}: not an RFC 3339 time with its offset: {query[key]!r}")
+                raise Refusal(400, "bad_request", f"{key}: not an RFC 3339 time with its offset: {query[key]!r}")
             bounds[key] = t
         start, end = bounds["start"], bounds["end"]
         if end <= start:
-            raise ApiError(400, "bad_request", "end: must be after start")
+            raise Refusal(400, "bad_request", "end: must be after start")
         if end - start > MAX_METRICS_RANGE_SECONDS:
-            raise ApiError(400, "bad_request", f"a range is at most {MAX_METRICS_RANGE_SECONDS} seconds")
+            raise Refusal(400, "bad_request", f"a range is at most {MAX_METRICS_RANGE_SECONDS} seconds")
         droplets = []
         for droplet, series in sorted(pool.samples.items()):
             inside = [{"time": rfc3339(t), "percent": v} for t, v in series if start < t <= end]
@@ -323,23 +323,23 @@ def _integer(v: Any) -> bool:
 def _fields(body: Any, want: set[str]) -> None:
     """A JSON object with exactly the fields ``want``: a 400 naming the first that is not."""
     if not isinstance(body, dict):
-        raise ApiError(400, "bad_request", "the body must be a JSON object")
+        raise Refusal(400, "bad_request", "the body must be a JSON object")
     for key in body:
         if key not in want:
-            raise ApiError(400, "bad_request", f"{key}: unknown field (the fields are {', '.join(sorted(want))})")
+            raise Refusal(400, "bad_request", f"{key}: unknown field (the fields are {', '.join(sorted(want))})")
     for key in sorted(want):
         if key not in body:
-            raise ApiError(400, "bad_request", f"{key}: required")
+            raise Refusal(400, "bad_request", f"{key}: required")
 
 
 def _autoscaler(body: Any, max_size: int) -> dict:
     """A PUT autoscaler body checked as the API checks it."""
     _fields(body, set(AUTOSCALER_FIELDS))
     if not isinstance(body["enabled"], bool):
-        raise ApiError(400, "bad_request", f"enabled: expected true or false, got {json.dumps(body['enabled'])}")
+        raise Refusal(400, "bad_request", f"enabled: expected true or false, got {json.dumps(body['enabled'])}")
     for key in AUTOSCALER_FIELDS[1:]:
         if not _integer(body[key]):
-            raise ApiError(400, "bad_request", f"{key}: expected an integer, got {json.dumps(body[key])}")
+            raise Refusal(400, "bad_request", f"{key}: expected an integer, got {json.dumps(body[key])}")
     lo, hi = body["min"], body["max"]
     ranges = (("min", 0 <= lo <= hi, f"0..max ({hi})"), ("max", 1 <= hi <= max_size, f"1..{max_size} (max_size)"),
               ("target_cpu_percent", 1 <= body["target_cpu_percent"] <= 100, "1..100"),
@@ -347,7 +347,7 @@ def _autoscaler(body: Any, max_size: int) -> dict:
                f"0..{MAX_COOLDOWN_SECONDS}"))
     for key, ok, valid in ranges:
         if not ok:
-            raise ApiError(422, "invalid_autoscaler", f"{key}: {body[key]} is outside {valid}")
+            raise Refusal(422, "invalid_autoscaler", f"{key}: {body[key]} is outside {valid}")
     return {k: body[k] for k in AUTOSCALER_FIELDS}
 
 
@@ -381,13 +381,13 @@ class _Handler(QuietHandler):
             body = None
             if method == "PUT":
                 if self.headers.get_content_type() != "application/json":
-                    raise ApiError(400, "bad_request", "the body must be JSON (Content-Type: application/json)")
+                    raise Refusal(400, "bad_request", "the body must be JSON (Content-Type: application/json)")
                 try:
                     body = json.loads(raw)
                 except (ValueError, UnicodeDecodeError):
-                    raise ApiError(400, "bad_request", "the body is not JSON") from None
+                    raise Refusal(400, "bad_request", "the body is not JSON") from None
             status, answer = api.handle(method, path, query, body, token)
-        except ApiError as e:
+        except Refusal as e:
             return self._answer(e.status, {"error": {"code": e.code, "message": e.message}}, e.headers)
         self._answer(status, answer)
 

@@ -7,10 +7,13 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test bench clean
 
-$(STAMP): pyproject.toml
+# scalebridge with every SDK the tests use, then the example third-party plugin (examples/plugin),
+# installed as its users install it: its entry points register for real and `make test` runs its tests
+$(STAMP): pyproject.toml examples/plugin/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e ./examples/plugin
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,4 +26,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/decide.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info core/*.egg-info
+	rm -rf $(VENV) build *.egg-info core/*.egg-info examples/plugin/*.egg-info

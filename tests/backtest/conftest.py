@@ -57,10 +57,14 @@ def run(*argv: str) -> tuple[int, str]:
 
 
 def simulate(tmp_path: Path, policy: Path, hours: float = HOURS, trace: Path = TRACE) -> tuple[dict, list[dict]]:
-    """``scalebridge simulate --trace`` on the same slice: its JSON and its timeline rows."""
+    """``scalebridge simulate --trace`` on the same slice, under the semantics ``backtest``
+    replays without ``--semantics`` (the built-ins; ``simulate --semantics all`` adds an
+    installed plugin's): its JSON and its timeline rows."""
+    from scalebridge.engine import BUILTIN_SEMANTICS
     out, timeline = tmp_path / "simulate.json", tmp_path / "simulate.csv"
     code, _ = run("simulate", str(policy), "--trace", str(trace), "--scale", "1/60", "--duration", f"{hours}h",
-                  *FLEET, "--semantics", "all", "--output", str(out), "--timeline", str(timeline), "-q")
+                  *FLEET, "--semantics", ",".join(BUILTIN_SEMANTICS), "--output", str(out), "--timeline",
+                  str(timeline), "-q")
     assert code == 0
     return json.loads(out.read_text()), list(csv.DictReader(timeline.open()))
 

@@ -388,15 +388,20 @@ def test_the_built_in_semantics_are_registered_through_an_entry_point_in_their_o
 
 @pytest.fixture
 def example_plugin(monkeypatch):
-    monkeypatch.syspath_prepend(str(EXAMPLE))
-    import scalebridge_proportional
-    reg = registry.reset([scalebridge_proportional])
+    """The registry with examples/plugin in it: through its entry point when it is installed
+    (`make test` installs it), else registered in-process from its source."""
+    reg = registry.reset()
+    if "proportional" not in reg.semantics:
+        monkeypatch.syspath_prepend(str(EXAMPLE))
+        import scalebridge_droplets
+        reg = registry.reset([scalebridge_droplets])
     yield reg
     registry.reset()
 
 
 def test_third_party_semantics_decides(example_plugin):
-    assert example_plugin.semantics["proportional"].plugin == "scalebridge_proportional"
+    entry = example_plugin.semantics["proportional"]
+    assert example_plugin.origins[entry.plugin][2] == "scalebridge_droplets"     # the module that registered it
     req = {"semantics": "proportional", "now": 0, "current_replicas": 2,
            "policy": {"min_replicas": 1, "max_replicas": 10,
                       "metrics": [{"type": "external", "name": "q", "target": {"type": "AverageValue", "average_value": 30}}]},
@@ -409,7 +414,7 @@ def test_third_party_semantics_decides(example_plugin):
 
 def test_example_plugin_declares_the_entry_point():
     text = (EXAMPLE / "pyproject.toml").read_text()
-    assert '[project.entry-points.scalebridge]' in text and 'proportional = "scalebridge_proportional"' in text
+    assert '[project.entry-points.scalebridge]' in text and 'droplets = "scalebridge_droplets"' in text
 
 
 def test_a_duplicate_name_fails_that_plugin_and_keeps_the_built_in():
@@ -438,11 +443,11 @@ def test_plugins_command(cli):
 
 
 def test_plugins_names_the_distribution_and_aligns_its_columns_on_long_names(capsys):
-    """A newcomer saw `from proportional` (the entry point's name) where docs/plugins.md says
-    `from scalebridge_proportional`, and columns pushed out of line by names longer than 14
+    """A newcomer saw `from proportional` (the entry point's name) where docs/plugins.md said
+    `from scalebridge_proportional` (the example's distribution then), and columns pushed out of line by names longer than 14
     characters: each entry names the distribution that installed it as its wheel spells it, then
     the module, every column aligned whatever the names' lengths."""
-    assert registry.distribution_name("scalebridge-proportional") == "scalebridge_proportional"
+    assert registry.distribution_name("scalebridge-droplets") == "scalebridge_droplets"
     assert registry.distribution_name("Scalebridge.Very--Long_Name") == "scalebridge_very_long_name"
     rc, out, _ = _run_cli(capsys, "plugins")
     assert rc == 0

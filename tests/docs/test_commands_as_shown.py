@@ -248,9 +248,9 @@ def _demo_cost(doc_text: str, stdout: str) -> None:
 
 
 def _plugin_listed(doc_text: str, stdout: str) -> None:
-    """docs/plugins.md: `scalebridge plugins` "lists proportional, from scalebridge_proportional"."""
-    assert "lists proportional, from scalebridge_proportional" in doc_text
-    assert re.search(r"^\s*proportional\s+from scalebridge_proportional\s+scalebridge_proportional\b", stdout, re.M), stdout
+    """docs/plugins.md: `scalebridge plugins` "lists proportional, from scalebridge_droplets"."""
+    assert "lists proportional, from scalebridge_droplets" in doc_text
+    assert re.search(r"^\s*proportional\s+from scalebridge_droplets\s+scalebridge_droplets\b", stdout, re.M), stdout
 
 
 def _proportional_decision(doc_text: str, stdout: str) -> None:

@@ -21,7 +21,7 @@ def test_plugins_md_contract():
         assert hasattr(h, hook)
     assert all(hasattr(TimeLog, m) for m in ("window_max", "window_min", "window_sum"))
     assert hasattr(Semantics, "retention") and hasattr(Semantics, "check") and hasattr(Context, "note")
-    assert "[project.entry-points.scalebridge]\nproportional = \"scalebridge_proportional\"" in \
+    assert "[project.entry-points.scalebridge]\ndroplets = \"scalebridge_droplets\"" in \
         read("examples/plugin/pyproject.toml")
 
 

@@ -1,5 +1,6 @@
 """What plugin authors test with: the contract every semantics honours, the
-provider contract (:func:`check_provider`, :mod:`scalebridge.testing.conformance`),
+provider contract (:func:`check_provider`, :mod:`scalebridge.testing.conformance`), the
+translator contract (:func:`check_translator`, :mod:`scalebridge.testing.translator_conformance`),
 a fake provider (:class:`FakeProvider`, :mod:`scalebridge.testing.fake`) for
 driving a controller without a cloud, request builders (:mod:`.requests`), the
 pieces a local API server is built from (:mod:`.local_server`, :mod:`.fault_queue`,
@@ -44,6 +45,8 @@ def __getattr__(name: str):
     import importlib
     if name == "check_metric_source":   # imported on first use, as before
         return importlib.import_module(f"{__name__}.metric_source_conformance").check_metric_source
+    if name == "check_translator":      # imported on first use: it loads the translate package
+        return importlib.import_module(f"{__name__}.translator_conformance").check_translator
     module = moved.TESTING_NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'scalebridge.testing' has no attribute {name!r}")

@@ -1,20 +1,24 @@
-"""An example third-party semantics: replicas proportional to a total load.
+"""The ``proportional`` semantics: replicas proportional to a total load.
 
     desired = ceil(load / per_replica), bounded by [min_replicas, max_replicas]
 
-for every ``external`` or ``object`` metric with an ``AverageValue`` target,
-the highest proposal winning. It registers exactly as the built-ins do.
+for every metric with an ``AverageValue`` target (a queue's length, requests a
+second), the highest proposal winning; no stabilization, no tolerance. It is
+registered by this package's ``scalebridge_register_semantics`` hook
+(``__init__.py``), exactly as the built-in semantics are, and checked with
+``scalebridge.testing.check_semantics("proportional")``.
 """
 from __future__ import annotations
 
 import math
 
-from scalebridge.hookspecs import hookimpl
 from scalebridge.semantics import Context, Decision, MetricResult, Semantics
 from scalebridge.units import exact
 
 
 class ProportionalSemantics(Semantics):
+    """``ceil(total load / per-replica target)`` per metric, the highest winning, bounded."""
+
     name = "proportional"
     summary = "ceil(total load / per-replica target), no stabilization (example plugin)"
 
@@ -39,8 +43,3 @@ class ProportionalSemantics(Semantics):
         reason = "TooFewReplicas" if best < lo else "TooManyReplicas" if best > hi else "DesiredWithinRange"
         ctx.note("proportional", ctx.current, desired, "ceil(load / per-replica target), bounded")
         return Decision(desired, desired, reason, [r.to_dict() for r in results])
-
-
-@hookimpl
-def scalebridge_register_semantics(register):
-    register(ProportionalSemantics())

@@ -17,6 +17,10 @@ from .errors import ScalebridgeError
 from .semantics.base import Semantics
 
 
+#: this distribution, whose own entry points (the built-ins) load first
+DISTRIBUTION = hookspecs.PROJECT
+
+
 @dataclass
 class Registered:
     name: str
@@ -42,7 +46,7 @@ class Registry:
         """The semantics this distribution's own plugins registered, in the order they
         registered them (``--semantics all``)."""
         return tuple(name for name, entry in self.semantics.items()
-                     if (self.origins.get(entry.plugin) or (None,))[0] == "scalebridge")
+                     if (self.origins.get(entry.plugin) or (None,))[0] == DISTRIBUTION)
 
 
 def distribution_name(name: str) -> str:
@@ -124,7 +128,7 @@ def build(extra_plugins: Optional[list] = None, load_entry_points: bool = True) 
                 about[id(dist)] = (dist, meta["Name"], meta["Version"])
             return about[id(dist)][1:]
 
-        for ep in sorted(eps, key=lambda ep: name_version(ep)[0] != "scalebridge"):
+        for ep in sorted(eps, key=lambda ep: name_version(ep)[0] != DISTRIBUTION):
             try:
                 module = ep.load()
             except Exception as e:  # a broken plugin must not take the others down

@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from scalebridge.translate.apply import ApplyError, diff, said_diff
 from scalebridge.translate.common import as_policy
 
-from .translate import RENDERED_POLICY_NAME, policy_arn, render as render_aws
 
 if TYPE_CHECKING:
+    from scalebridge.translate.base import Translator
+
     from .provider import AutoScalingGroupTarget
 
 
-def apply_native(name: str, target: "AutoScalingGroupTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
+def apply_native(translator: "Translator", name: str, target: "AutoScalingGroupTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
               metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One aws target; ``target`` is the aws plugin's Auto Scaling group handle
     (its ``clients`` make every call). Returns whether anything changed (or would)."""
     group = target.group
     call = lambda service, op, **kw: target.clients.call(service, op, region=target.region, **kw)  # noqa: E731
-    native, losses = render_aws(policy, {"auto_scaling_group": group, "metrics": metrics or {}})
+    native, losses = translator.render(policy, {"auto_scaling_group": group, "metrics": metrics or {}})
     for line in losses.lines:
         say(f"{name}: lost: {line}")
     groups = call("autoscaling", "describe_auto_scaling_groups", AutoScalingGroupNames=[group])
@@ -50,11 +51,11 @@ def apply_native(name: str, target: "AutoScalingGroupTarget", policy: Any, dry_r
         have = existing.get(pname)
         d = said_diff(say, name, "PutScalingPolicy", pname, body, have, skip=("AutoScalingGroupName",))
         if have is not None:
-            arns[pname] = have.get("PolicyARN", policy_arn(pname, group))
+            arns[pname] = have.get("PolicyARN", translator.policy_arn(pname, group))
         if d:
             changed = True
             if not dry_run:
-                arns[pname] = call("autoscaling", "put_scaling_policy", **body).get("PolicyARN", policy_arn(pname, group))
+                arns[pname] = call("autoscaling", "put_scaling_policy", **body).get("PolicyARN", translator.policy_arn(pname, group))
     if changed and not dry_run and native["PutMetricAlarm"]:
         # the ARNs as the group now holds them (a PutScalingPolicy response may leave PolicyARN out)
         for p in call("autoscaling", "describe_policies", AutoScalingGroupName=group).get("ScalingPolicies", []):
@@ -62,7 +63,7 @@ def apply_native(name: str, target: "AutoScalingGroupTarget", policy: Any, dry_r
                 arns[p["PolicyName"]] = p["PolicyARN"]
     base = as_policy(policy).name or "scalebridge"
     for pname in sorted(set(existing) - {b["PolicyName"] for b in native["PutScalingPolicy"]}):
-        m = RENDERED_POLICY_NAME.match(pname)
+        m = translator.rendered_policy_name.match(pname)
         if m is None or m.group(1) != base:
             say(f"{name}: PutScalingPolicy {pname}: on the group but not in the policy; left as it is")
             continue

@@ -795,6 +795,9 @@ class ScalingPoliciesTranslator(Translator):
                "CloudFormation")
     target_keys = TARGET_KEYS
     metric_names = METRIC_NAMES
+    #: the scaling-policy names render writes (``NAME-metric-0``, ``NAME-rule-1``, ``NAME-predictive``)
+    rendered_policy_name = RENDERED_POLICY_NAME
+    policy_arn = staticmethod(policy_arn)
 
 
     def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
@@ -809,4 +812,4 @@ class ScalingPoliciesTranslator(Translator):
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
         from .apply import apply_native   # the SDK calls: imported only by apply --native
-        return apply_native(name, target, policy, dry_run, say, metrics)
+        return apply_native(self, name, target, policy, dry_run, say, metrics)

@@ -11,19 +11,20 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from scalebridge.providers import ErrorKind, ProviderError
 from scalebridge.translate.apply import diff
 
-from .translate import render as render_azure
 
 if TYPE_CHECKING:
+    from scalebridge.translate.base import Translator
+
     from .provider import ScaleSetTarget
 
 
-def apply_native(name: str, target: "ScaleSetTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
+def apply_native(translator: "Translator", name: str, target: "ScaleSetTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
               metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One azure target; ``target`` is the azure plugin's scale-set handle (its
     ``session`` makes the clients and maps every error)."""
     s, sub, rg = target.session, target.subscription_id, target.resource_group
     vmss = s.call("VirtualMachineScaleSets.Get", s.compute(sub).virtual_machine_scale_sets.get, rg, target.scale_set)
-    setting, losses = render_azure(policy, {"subscription_id": sub, "resource_group": rg,
+    setting, losses = translator.render(policy, {"subscription_id": sub, "resource_group": rg,
                                             "scale_set": target.scale_set, "location": vmss.location,
                                             "metrics": metrics or {}})
     setting["properties"]["targetResourceUri"] = target.id

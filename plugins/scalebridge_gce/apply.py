@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from scalebridge.translate.apply import ApplyError, diff
 
-from .translate import render as render_gce
 
 if TYPE_CHECKING:
+    from scalebridge.translate.base import Translator
+
     from .provider import GceTarget
 
 
@@ -45,7 +46,7 @@ def _gce_stale(desired: dict, current: dict) -> list[str]:
     return out
 
 
-def apply_native(name: str, target: "GceTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
+def apply_native(translator: "Translator", name: str, target: "GceTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
               metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One gce target; ``target`` is the gce plugin's managed-instance-group handle
     (its ``clients`` build every Compute client and map every error)."""
@@ -53,7 +54,7 @@ def apply_native(name: str, target: "GceTarget", policy: Any, dry_run: bool, say
     compute_v1 = c.types()
     zonal = target.zone is not None
     scope = {"zone": target.zone} if zonal else {"region": target.region}
-    native, losses = render_gce(policy, {"project": target.project, "instance_group_manager": target.igm_name,
+    native, losses = translator.render(policy, {"project": target.project, "instance_group_manager": target.igm_name,
                                          "metrics": metrics or {}, **scope})
     for line in losses.lines:
         say(f"{name}: lost: {line}")

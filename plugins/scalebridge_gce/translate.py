@@ -413,4 +413,4 @@ class AutoscalerTranslator(Translator):
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
         from .apply import apply_native   # the SDK calls: imported only by apply --native
-        return apply_native(name, target, policy, dry_run, say, metrics)
+        return apply_native(self, name, target, policy, dry_run, say, metrics)

@@ -10,20 +10,21 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from scalebridge.providers import ErrorKind, ProviderError
 from scalebridge.translate.apply import diff
 
-from .translate import render as render_hpa
 
 if TYPE_CHECKING:
+    from scalebridge.translate.base import Translator
+
     from .provider import KubernetesTarget
 
 
-def apply_native(name: str, target: "KubernetesTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
+def apply_native(translator: "Translator", name: str, target: "KubernetesTarget", policy: Any, dry_run: bool, say: Callable[[str], None],
               metrics: Optional[Mapping[str, Any]] = None) -> bool:
     """One kubernetes target; ``target`` is the kubernetes plugin's workload handle
     (its ``client`` makes every call)."""
     c = target.client
     ref = {"kind": target.kind, "api_version": target.api_version, "namespace": target.namespace,
            "name": target.workload, "metrics": metrics or {}}
-    hpa, losses = render_hpa(policy, ref)
+    hpa, losses = translator.render(policy, ref)
     for line in losses.lines:
         say(f"{name}: lost: {line}")
     hpa_name, ns = hpa["metadata"]["name"], target.namespace

@@ -1,11 +1,18 @@
-"""Lower layers never import higher ones.
+"""Lower layers never import higher ones, and the core stays the core.
 
 Every import statement of every module under ``core/scalebridge`` and
 ``plugins/`` (at module level, inside functions, under ``TYPE_CHECKING`` alike)
 is read with :mod:`ast` and resolved to the module it names. A module may
 import its own layer and the layers below it, never one above; the core never
-imports a plugin package, and no plugin imports another. The layers are written
-once, here (``LAYERS``); docs/architecture.md describes the same table.
+imports a plugin package, and no plugin imports another; no two modules import
+each other, however indirectly. The layers are written once, here (``LAYERS``);
+docs/architecture.md describes the same table.
+
+Beside the imports: no module outside ``semantics/`` compares a semantics' or a
+provider's name to a literal (what differs between clouds is each one's to say, through
+the contracts: ``Semantics.reads``, ``Semantics.ignores``, a provider's capabilities), and
+nothing reads pydantic's private attributes or another type's ``__dict__`` (the core's
+types are slotted dataclasses, read as attributes).
 """
 from __future__ import annotations
 
@@ -199,3 +206,150 @@ def test_every_file_and_package_the_architecture_names_exists() -> None:
         if not name.startswith("scalebridge_register_") and not (PLUGINS / name).is_dir():   # hooks aside
             missing.append(name)
     assert missing == []
+
+
+# ----------------------------------------------------------------------------- cycles
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the modules of this repository it imports (any import statement)."""
+    graph: dict[str, set[str]] = {}
+    for path in sources():
+        me = module_name(path)
+        graph.setdefault(me, set())
+        for _, target in imported_modules(path):
+            if target != me and (target == "scalebridge" or _exists(target)):
+                graph[me].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, children = work[-1]
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycle_in_core_or_plugins() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_a_cycle_is_caught() -> None:
+    """The check itself: two modules importing each other through a third are one cycle."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_core_imports_no_plugin_package() -> None:
+    bad = [f"{p.relative_to(ROOT)}:{line}: {target}" for p in sources() if core_part(module_name(p)) is not None
+           for line, target in imported_modules(p) if plugin_package(target) is not None]
+    assert bad == []
+
+
+# ----------------------------------------------------------------------------- names and private reads
+
+#: what the built-ins register: semantics, providers, translators, metric sources
+NAMES = frozenset({"kubernetes", "gce", "azure", "aws", "scalebridge", "sim", "keda", "prometheus"})
+
+
+def _literal_names(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value} & NAMES
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(*(_literal_names(e) for e in node.elts)) if node.elts else set()
+    return set()
+
+
+def name_comparisons(path: Path) -> list[str]:
+    """Each comparison in ``path`` of something with a built-in's name written as a literal
+    (``semantics == "aws"``, ``name in ("kubernetes", "gce")``), as ``file:line: name``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            found = set().union(_literal_names(node.left), *(_literal_names(c) for c in node.comparators))
+            for name in sorted(found):
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name!r}")
+    return out
+
+
+def _outside_semantics() -> list[Path]:
+    semantics = CORE / "scalebridge" / "semantics"
+    return [p for p in sources() if semantics not in p.parents]
+
+
+@pytest.mark.parametrize("path", _outside_semantics(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_outside_semantics_compares_a_semantics_or_provider_name_to_a_literal(path: Path) -> None:
+    assert name_comparisons(path) == []
+
+
+def test_a_name_comparison_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = tmp_path / "core" / "scalebridge" / "controller" / "bad.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("def f(s):\n    return s == 'aws' or s in ('gce', 'mine')\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert name_comparisons(bad) == ["core/scalebridge/controller/bad.py:2: 'aws'",
+                                     "core/scalebridge/controller/bad.py:2: 'gce'"]
+
+
+def private_reads(path: Path) -> list[str]:
+    """Each read of pydantic's private attributes (``__pydantic_private__``), or of a
+    ``__dict__`` other than the object's own (``self``/``cls``): ``file:line: what``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+            if node.attr == "__pydantic_private__" or (node.attr == "__dict__" and not own):
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
+    return out
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_read_of_pydantic_private_attributes_or_of_another_types_dict(path: Path) -> None:
+    assert private_reads(path) == []
+
+
+def test_a_private_read_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = tmp_path / "core" / "scalebridge" / "stages" / "bad.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("def f(m, p):\n    return m.__dict__['name'], p.__pydantic_private__, f.__dict__\n"
+                   "class A:\n    def g(self):\n        return self.__dict__\n")
+    monkeypatch.setitem(globals(), "ROOT", tmp_path)
+    assert sorted(private_reads(bad)) == ["core/scalebridge/stages/bad.py:2: .__dict__",
+                                          "core/scalebridge/stages/bad.py:2: .__dict__",
+                                          "core/scalebridge/stages/bad.py:2: .__pydantic_private__"]

@@ -18,7 +18,7 @@ def plot_backtest(result, path: str | os.PathLike, max_points: int = 3000) -> st
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from ..simulator.oracle import members_needed
-    from ..simulator.plot import COLORS
+    from ..simulator.plot import color_of
 
     names = list(result.targets)[:MAX_PANELS]
     fig, axes = plt.subplots(len(names) or 1, 1, figsize=(12, 2.6 * max(1, len(names))), squeeze=False, sharex=True)
@@ -35,7 +35,7 @@ def plot_backtest(result, path: str | os.PathLike, max_points: int = 3000) -> st
         for sem, s in r["series"].items():
             if sem == "oracle":
                 continue
-            ax.step(hours, np.asarray(s["desired"])[::step], where="post", lw=1.0, color=COLORS.get(sem),
+            ax.step(hours, np.asarray(s["desired"])[::step], where="post", lw=1.0, color=color_of(sem),
                     label=sem)
         ax.set_title(f"{name}: {r['demand']['metric']} from {r['demand']['source']}", fontsize=9, loc="left")
         ax.set_ylabel("members")

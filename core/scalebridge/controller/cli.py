@@ -187,6 +187,7 @@ def cmd_observe(args) -> int:
     import time
     from pydantic_core import to_json
     from ..engine import Decider
+    from ..providers import Capability
     from .configfile import load_config
     from .build import build
     try:
@@ -209,8 +210,9 @@ def cmd_observe(args) -> int:
         for spec in specs:
             d = Decider(spec.policy, spec.semantics, spec.settings)
             spec.target.use_policy(d.policy, d.settings)
+            # a target on a virtual clock of its own (a simulated load) is observed where it starts
             now_t = spec.target.start_time if spec.target.start_time is not None and \
-                getattr(spec.provider, "name", "") == "sim" else now
+                Capability.VIRTUAL_CLOCK in getattr(spec.provider, "capabilities", ()) else now
             result = _observe_one(spec, now_t)
             p = pauses.get(spec.name)
             if p is not None:

@@ -409,16 +409,23 @@ def print_table(result: Comparison, workload: Workload, console: Any = None) -> 
     print_never_scaled(result, console)
 
 
+_SIGNAL_PARTS = ("metrics:", "rules:", "profiles:", "schedules:", "predictive:")
+
+
 def print_never_scaled(result: Comparison, console: Any) -> None:
     """A run that never scaled can look cheapest (below the oracle) while it is short:
     say so beside the table, with the reasons it gave every sync (and, when several
     policies ran, under which)."""
+    from .. import registry
     several = len({r.run.policy for r in result.results}) > 1
     for r in result.results:
         if r.scores.scaling_actions == 0:
             reasons = ", ".join(f"{k} ×{v}" for k, v in r.run.reasons.items())
-            why = ("; the azure semantics scales on threshold `rules` only, a policy's target metrics are "
-                   "ignored" if r.run.semantics == "azure" else "")
+            policy = result.policies.get(r.run.policy)
+            sem = registry.current().semantics.get(r.run.semantics)
+            ignored = [line for line in (sem.obj.ignored_parts(policy) if sem is not None and policy is not None else ())
+                       if line.startswith(_SIGNAL_PARTS)]   # a signal it does not read, in its provider's terms
+            why = f"; {ignored[0]}" if ignored else ""
             short = (f"; it is short {r.scores.underprovisioned_minutes:,.0f} min, so its low cost is no saving"
                      if r.scores.underprovisioned_seconds > 0 else "")
             under = f" under {r.run.policy}" if several else ""

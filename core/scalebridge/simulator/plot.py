@@ -18,11 +18,17 @@ import numpy as np
 from .oracle import oracle_ready
 from .comparison import Comparison
 
-__all__ = ["COLORS", "plot_comparison"]
+__all__ = ["color_of", "plot_comparison"]
 
-COLORS = {"kubernetes": "#326ce5", "gce": "#ea4335", "azure": "#0089d6", "aws": "#ff9900",
-          "scalebridge": "#2e7d32"}
+#: the colours of the semantics that name none (Semantics.color), in turn
 _EXTRA = ["#8e24aa", "#6d4c41", "#00897b", "#c2185b", "#546e7a"]
+
+
+def color_of(semantics: str) -> Optional[str]:
+    """The colour a registered semantics gives itself (:attr:`Semantics.color`), or None."""
+    from .. import registry
+    entry = registry.current().semantics.get(semantics)
+    return getattr(entry.obj, "color", None) if entry is not None else None
 
 
 def _buckets(n: int, max_points: int) -> Optional[np.ndarray]:
@@ -68,7 +74,7 @@ def plot_comparison(result: Comparison, path: str | os.PathLike, *, title: Optio
     extra = iter(_EXTRA * 4)
     for r in result.results:
         run = r.run
-        color = COLORS.get(run.semantics) or next(extra)
+        color = color_of(run.semantics) or next(extra)
         name = f"{run.policy} / {run.semantics}" if several else run.semantics
         top.step(x, _reduce(run.ready, starts, np.minimum), where="post", color=color, lw=1.2,
                  label=f"{name} (ready)")

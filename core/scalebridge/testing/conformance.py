@@ -132,8 +132,9 @@ class FailNext:
         if call not in self.seams or kind not in self.errors:
             return False
         owner, attr = self._owner(target, call)
-        own = attr in getattr(owner, "__dict__", {})
-        saved = owner.__dict__[attr] if own else None
+        attrs = getattr(owner, "__dict__", {})   # an SDK client's own attributes, not its class's
+        own = attr in attrs
+        saved = attrs.get(attr)
         state = {"armed": True}
 
         def undo() -> None:

@@ -182,10 +182,21 @@ class Decider:
         self.semantics = resolve_semantics(semantics or self.compiled.semantics)
         check_policy(self.semantics, self.compiled)
         self.settings = parse_settings(settings)
+        self.semantics.check_settings(self.settings)
         if isinstance(state, dict):          # a protocol response's `state`, as decide() takes it
             state = DecisionState.from_protocol(StateModel.model_validate(state))
         self.state = state if state is not None else DecisionState()
         self.steps = 0
+
+    def learn_settings(self, known: dict, given: Union[Settings, dict, None]) -> None:
+        """Decide with the settings ``given`` (the configuration's), each one left unset
+        filled from ``known`` (what a provider knows of the autoscaler it stands for, its
+        release); checked as any settings are."""
+        base = parse_settings(given)
+        fill = {k: v for k, v in known.items() if k in Settings.model_fields and getattr(base, k) is None}
+        settings = parse_settings({**base.model_dump(exclude_none=True), **fill}) if fill else base
+        self.semantics.check_settings(settings)
+        self.settings = settings
 
     @property
     def policy(self) -> Policy:

@@ -64,6 +64,12 @@ class Settings(_Model):
     percent_rounding: Optional[Literal["ceil", "floor", "nearest"]] = None
     #: None: 0, unless the caller sets a delay (the simulator's metric lag, a provider's)
     metric_delay_seconds: Optional[NonNegDuration] = None
+    #: extension: the Kubernetes release the kubernetes semantics reproduces ("1.37"; None: the
+    #: newest it reproduces); the kubernetes provider fills it from the API server's /version
+    kubernetes_version: Optional[Annotated[str, Strict(), Field(min_length=1, max_length=64)]] = None
+    #: extension: kube-controller-manager's --feature-gates the kubernetes semantics reads
+    #: (HPAScaleToZero, HPAConfigurableTolerance); a gate left out has its release's default
+    feature_gates: Optional[dict[Annotated[str, Strict()], Bool]] = None
 
 
 @bulk
@@ -75,6 +81,10 @@ class Member(ModelAPI):
     start_time: Time = None
     deleting: Bool = False
     requests: Optional[dict[str, Optional[Quantity]]] = None
+    # extension: the provider's own words for a resource whose request is missing on this
+    # member (null or absent in ``requests``), e.g. the HPA's "missing request for cpu in
+    # container app of Pod web-0"; the metric's error quotes it (docs/protocol.md)
+    request_errors: Optional[dict[str, str]] = None
     weight: Annotated[Number, Field(gt=0)] = 1
     count: Annotated[Int, Field(ge=1, description="extension: this entry stands for `count` identical members")] = 1
 

@@ -175,6 +175,10 @@ class Observation:
     #: ``paused_replicas``, when given, once the size differs
     paused: Optional[str] = None
     paused_replicas: Optional[int] = None
+    #: protocol settings the provider knows of the target's autoscaler (the kubernetes
+    #: provider: ``kubernetes_version`` from the API server's ``/version``); each fills
+    #: a setting the target's configuration leaves unset
+    settings: Optional[dict[str, Any]] = None
 
 
 @dataclass(frozen=True)

@@ -234,6 +234,11 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 continue
         else:
             settings = no_settings
+        try:
+            sem.check_settings(settings)
+        except RequestError as e:
+            problems.append(f"{loaded.where(*loc, 'settings', *e.path.lstrip('$.').split('.')[1:])}: {e.message}")
+            continue
         if clock == "virtual" and Capability.VIRTUAL_CLOCK not in getattr(provider, "capabilities", ()):
             problems.append(f"{loaded.where(*loc, 'provider')}: --clock virtual needs a provider that declares "
                             f"Capability.VIRTUAL_CLOCK (the sim provider does); provider {t.provider!r} "
@@ -331,8 +336,10 @@ def ignored_parts(runtime: Runtime) -> list[str]:
            if getattr(loaded.config, key) is not None]
     by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
     for spec in runtime.targets:
-        lines = _of_policy(spec.policy, ("ignored parts", spec.semantics),
-                           lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(spec.policy.source))
+        # (the release a target's settings name changes what its semantics reads of a policy)
+        lines = _of_policy(spec.policy, ("ignored parts", spec.semantics, repr(spec.settings)),
+                           lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(
+                               spec.policy.source, parse_settings(spec.settings)))
         if lines:
             where = runtime.loaded.where("targets", by_name[spec.name], "policy")
             out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in lines)

@@ -168,6 +168,8 @@ def _observe_one(spec, now: float) -> dict:
         out.update(current_replicas=obs.current_replicas, status_replicas=obs.status_replicas, in_flight=obs.in_flight,
                    members=None if obs.members is None else [as_json(m) for m in obs.members],
                    details=obs.details or None)
+        if obs.settings:    # what the provider knows of the autoscaler it stands for (its release)
+            out["settings"] = dict(obs.settings)
         if obs.paused and out["paused"] is None:
             out["paused"] = {"by": obs.paused, "replicas": obs.paused_replicas}
         out["managed_by"] = t.managed_by()
@@ -272,6 +274,8 @@ def _print_observed(r: dict) -> None:
     line += f", {total} members ({ready} ready)"
     if r["in_flight"]:
         line += f", in flight: {r['in_flight']}"
+    if r.get("settings"):
+        line += ", " + ", ".join(f"{k} {v}" for k, v in r["settings"].items())
     if r["managed_by"]:
         line += f", REFUSED: already managed by {r['managed_by']}"
     if r.get("paused"):

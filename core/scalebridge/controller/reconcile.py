@@ -97,6 +97,8 @@ class TargetRun:
     applied: Optional[dict] = None
     #: why the target's world has ended (a simulated load): it is synced no more
     ended: Optional[str] = None
+    #: the settings the provider last said it knows (Observation.settings), decided with
+    learned: Optional[dict] = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -369,6 +371,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
                 ctx.pacing[spec.provider_key].hold(now + e.retry_after)
             if ctx.metrics is not None:
                 ctx.metrics.provider_errors.labels(spec.provider_key, e.kind.value).inc()
+        if obs.settings is not None and obs.settings != run.learned:
+            decider.learn_settings(obs.settings, spec.settings)
+            run.learned = obs.settings
         observations = _observations(obs, metrics)
         ev = decider.state.events()
         d = decider.step(now, current, observations)
@@ -380,6 +385,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             rec["error"] = d.error
         if failed:
             rec["note"] = "metrics not read: " + "; ".join(str(e) for e in failed)
+        paused_at_zero = (d.extra or {}).get("paused")
+        if paused_at_zero:
+            rec["note"] = f"paused at zero: {paused_at_zero}"
         fallback = (d.extra or {}).get("fallback")
         if fallback is not None:
             rec["fallback"] = bool(fallback.get("active"))

@@ -84,7 +84,7 @@ def test_a_target_key_that_does_not_exist_is_refused_with_the_closest(policy_fil
     code, out, err = _run(capsys, "render", policy_file, "--to", "kubernetes", "--target", "{kind: Deployment, nam: web}")
     assert (code, out) == (2, "")
     assert err == ("scalebridge render: --target.nam: unknown key; did you mean 'name'? valid keys for --to "
-                   "kubernetes: kind, name, namespace, api_version, resource, metrics\n")
+                   "kubernetes: kind, name, namespace, api_version, resource, kubernetes_version, metrics\n")
 
 
 def test_ids_are_checked(policy_file, capsys):

@@ -4,7 +4,9 @@ provider's targets on a bounded pool of threads, an in-process provider's
 (``Provider.blocking`` False) on the loop's own thread — then one transaction
 persisting every target's row.
 
-- The clock is injectable: real time by default; ``--clock virtual`` starts at the
+- The clock is injectable: real time by default — periods, pacing and backoff on its
+  monotonic reading, decisions stamped with its wall time, so a step of the wall
+  clock costs no period (:mod:`.clock`); ``--clock virtual`` starts at the
   earliest :attr:`Target.start_time` (or resumes from the position the store
   recorded) and sleeps instantly, until ``--until`` of simulated time.
 - Pacing per provider instance (token buckets from :attr:`Provider.pacing`); a
@@ -136,8 +138,8 @@ class Controller:
         self.until = until
         self._seed, self._workers = seed, workers
         self.start_time: Optional[float] = None
-        now = self.clock.now()
-        pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
+        mono = self.clock.monotonic()
+        pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), mono)
                   for key, p in runtime.providers.items()}
         self.ctx = SyncContext(pacing, Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=seed),
                                store, _Writer(self), dry_run=dry_run, metrics=metrics)
@@ -289,29 +291,35 @@ class Controller:
                 continue
             results.append(fn(run))
 
-    def sync(self, now: Optional[float] = None) -> SyncReport:
+    def sync(self, now: Optional[float] = None, mono: Optional[float] = None) -> SyncReport:
         """One sync of every target not backing off: decide each, persist every
         write's intent in one transaction, carry the writes out, then persist every
-        target's row in one transaction."""
+        target's row in one transaction. ``now`` is the decision's wall time and
+        ``mono`` the monotonic reading pacing and backoff are measured on (both from
+        the clock when ``now`` is not given; a caller that gives ``now`` alone drives
+        time itself, and it is both)."""
         # the cyclic garbage collector off for the sync: a sync allocates many short-lived
         # objects (observations, records, rows), and each full collection would scan every
         # target's history; reference counting frees them, the collector runs after
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            return self._sync(now)
+            if now is None:
+                now, mono = self.clock.now(), self.clock.monotonic()
+            elif mono is None:
+                mono = now
+            return self._sync(now, mono)
         finally:
             if gc_was_on:
                 gc.enable()
 
-    def _sync(self, now: Optional[float]) -> SyncReport:
-        now = self.clock.now() if now is None else now
+    def _sync(self, now: float, mono: float) -> SyncReport:
         t0 = time.perf_counter()
         if not self.claimed:
             self._try_claim()
         if self.claimed:
             self._requests()
-        report = self._sync_targets(now)
+        report = self._sync_targets(now, mono)
         # the audit after the rows are persisted (its records can say a persist failed);
         # a write carried out and persisted but not yet audited when the process dies is
         # audited at the next start, from its row (AUDITED_META)
@@ -325,18 +333,19 @@ class Controller:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _sync_targets(self, now: float) -> SyncReport:
+    def _sync_targets(self, now: float, mono: float) -> SyncReport:
         """One sync of every target: decide, persist the intents, write, persist the rows."""
         t0 = time.perf_counter()
         report = SyncReport(now)
+        self.ctx.mono = mono
         try:
             ctx_pauses = self.store.pauses()
         except StoreError as e:   # keep the pauses read last: a pause is never lifted by a failing read
             self._store_failed("read the pauses", e)
             ctx_pauses = self.ctx.pauses
         self.ctx.pauses = ctx_pauses
-        due = [r for r in self.runs if r.retry_at <= now and r.ended is None]
-        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now and r.ended is None)
+        due = [r for r in self.runs if r.retry_at <= mono and r.ended is None]
+        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > mono and r.ended is None)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
         leader = self.elector.is_leader() and self.claimed
@@ -357,7 +366,7 @@ class Controller:
             except StoreError as e:   # no write without its intent persisted: none this sync
                 self._store_failed("persist the intents", e)
                 for o in writes:
-                    self._not_written(o, e, now)
+                    self._not_written(o, e, mono)
                 writes = []
             if writes and not self.stop_event.is_set():
                 self._map(lambda o: act(o, ctx, now), writes, skipped)
@@ -381,7 +390,7 @@ class Controller:
                 self._store_failed("persist the state", e)
                 for o in outcomes:
                     if o.run.dirty and not o.failed:
-                        self._not_persisted(o, e, now)
+                        self._not_persisted(o, e, mono)
         for o in outcomes:
             if o.failed:
                 report.failed.append((o.record["target"], o.record["error"] or o.record["action"]))
@@ -399,11 +408,11 @@ class Controller:
                 log(logging.INFO, "target ended: it is synced no more", target=o.run.spec.name, why=o.run.ended)
         return report
 
-    def _backoff(self, run: TargetRun, now: float) -> None:
+    def _backoff(self, run: TargetRun, mono: float) -> None:
         run.failures += 1
-        run.retry_at = now + self.ctx.backoff.delay(run.failures, None)
+        run.retry_at = mono + self.ctx.backoff.delay(run.failures, None)
 
-    def _not_written(self, o: Outcome, e: StoreError, now: float) -> None:
+    def _not_written(self, o: Outcome, e: StoreError, mono: float) -> None:
         """A write whose intent could not be persisted: not made; the decision stays
         one not carried out (recommendations and sizes only)."""
         not_written(o.run)
@@ -413,9 +422,9 @@ class Controller:
         rec["error"] = f"the state store failed, so the size was not set: {e}"
         rec["error_kind"] = STORE_ERROR_KIND
         o.failed = True
-        self._backoff(o.run, now)
+        self._backoff(o.run, mono)
 
-    def _not_persisted(self, o: Outcome, e: StoreError, now: float) -> None:
+    def _not_persisted(self, o: Outcome, e: StoreError, mono: float) -> None:
         """A sync whose row could not be persisted: what was done stands (an applied
         write was made, its intent persisted before it), the record says the state
         was not saved, and the target fails."""
@@ -425,7 +434,7 @@ class Controller:
         rec["error"] = f"the state store failed, so this sync's state is not persisted (tried again next sync): {e}"
         rec["error_kind"] = STORE_ERROR_KIND
         o.failed = True
-        self._backoff(o.run, now)
+        self._backoff(o.run, mono)
 
     def request_reload(self) -> None:
         """Reload the configuration at the next sync boundary (SIGHUP)."""
@@ -495,11 +504,11 @@ class Controller:
             gc.unfreeze()
             gc.collect()
             gc.freeze()
-        now = self.clock.now()
+        mono = self.clock.monotonic()
         self.runtime = runtime
         self.runs = runs
         self.period = runtime.sync_period_seconds
-        self.ctx.pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
+        self.ctx.pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), mono)
                            for key, p in runtime.providers.items()}
         self.ctx.backoff = Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=self._seed)
         self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
@@ -540,11 +549,11 @@ class Controller:
             if self._reload_requested:   # SIGHUP: at the sync boundary
                 self._reload_requested = False
                 self.reload()
-            now = clock.now()
+            now, mono = clock.now(), clock.monotonic()
             if end is not None and now >= end - 1e-9:
                 break
             try:
-                self.last_report = self.sync(now)
+                self.last_report = self.sync(now, mono)
             except StoreError as e:
                 # no write without its intent persisted: this sync's writes were not made;
                 # the targets' state stays in memory and is saved by the next sync that can
@@ -553,11 +562,13 @@ class Controller:
                 return _audit_failed(e)
             if self.stop_event.is_set():
                 break
-            next_t = now + self.period
+            # the next sync one period after this one began, on the monotonic clock: a step
+            # of the wall clock (NTP) neither holds the loop back nor makes it sync twice
+            next_m = mono + self.period
             if clock.virtual:
-                clock.sleep(next_t - clock.now(), self.stop_event)
+                clock.sleep(next_m - clock.monotonic(), self.stop_event)
             else:
-                while clock.now() < next_t and clock.sleep(next_t - clock.now(), self.stop_event):
+                while clock.monotonic() < next_m and clock.sleep(next_m - clock.monotonic(), self.stop_event):
                     pass
         return 0
 

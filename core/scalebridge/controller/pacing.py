@@ -7,6 +7,10 @@ burst 10 are ``rest.Config``'s). Taking never blocks: a sync that finds no token
 left skips the call (``paced``) and the next sync decides afresh, so pending
 changes coalesce to the latest desired size. A provider that answered
 "throttled" holds its buckets empty until the time it asked for.
+
+The times are the controller's monotonic readings (:meth:`Clock.monotonic`): a
+bucket refilled on the wall clock gives nothing for an hour after NTP steps the
+clock back an hour.
 """
 from __future__ import annotations
 
@@ -30,6 +34,11 @@ class TokenBucket:
         self._lock = threading.Lock()
 
     def _refill(self, now: float) -> None:
+        if now < self.stamp and now >= self.held_until:
+            # a reading before the last one (a caller's clock that stepped back): refill from
+            # here rather than waiting for the old reading to come round again
+            self.stamp = now
+            return
         if now > self.stamp:
             if self.rate == math.inf:
                 self.tokens = float(self.burst)

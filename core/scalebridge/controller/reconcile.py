@@ -177,6 +177,9 @@ class SyncContext:
     refusal_recheck_seconds: float = REFUSAL_RECHECK_SECONDS
     #: the targets ``scalebridge pause`` paused, by name (read from the store every sync)
     pauses: dict = field(default_factory=dict)
+    #: the monotonic reading of the sync under way (:meth:`Clock.monotonic`): pacing,
+    #: backoff and refusal re-checks are measured on it, never on the wall clock
+    mono: float = 0.0
 
 
 _DECISION_FIELDS = ("current_replicas", "recommended_replicas", "desired_replicas", "reason")
@@ -278,9 +281,9 @@ def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: fl
     if e.retryable:
         run.failures += 1
         delay = ctx.backoff.delay(run.failures, e.retry_after)
-        run.retry_at = now + delay
+        run.retry_at = ctx.mono + delay
         if e.kind is ErrorKind.THROTTLED and e.retry_after:
-            ctx.pacing[run.spec.provider_key].hold(now + e.retry_after)
+            ctx.pacing[run.spec.provider_key].hold(ctx.mono + e.retry_after)
 
 
 @dataclass(slots=True)
@@ -328,7 +331,8 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         out.failed = True
         return out
     pace = ctx.pacing[spec.provider_key]
-    if not pace.reads.take(now):
+    mono = ctx.mono
+    if not pace.reads.take(mono):
         rec["action"] = "paced"
         rec["note"] = f"provider {spec.provider_key!r} has no read left at its pacing"
         return out
@@ -349,9 +353,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
                 run.last_synced = now
                 return out
             out.recovered = recovered
-        if now >= run.next_refusal_check:
+        if mono >= run.next_refusal_check:
             run.refused_by = target.managed_by()
-            run.next_refusal_check = now + ctx.refusal_recheck_seconds
+            run.next_refusal_check = mono + ctx.refusal_recheck_seconds
         if run.refused_by:
             raise TargetRefused(run.refused_by)
         pause = _pause(run, ctx, obs)
@@ -366,7 +370,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         metrics = read_metrics(spec, now, obs, failed=failed) if spec.queries else {}
         for e in failed or ():
             if e.kind is ErrorKind.THROTTLED and e.retry_after:
-                ctx.pacing[spec.provider_key].hold(now + e.retry_after)
+                ctx.pacing[spec.provider_key].hold(mono + e.retry_after)
             if ctx.metrics is not None:
                 ctx.metrics.provider_errors.labels(spec.provider_key, e.kind.value).inc()
         observations = _observations(obs, metrics)
@@ -403,7 +407,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             rec["note"] = obs.in_flight
         elif not ctx.elector.is_leader():
             rec["action"] = "standby"
-        elif not pace.writes.take(now):
+        elif not pace.writes.take(mono):
             rec["action"] = "paced"
             rec["note"] = f"provider {spec.provider_key!r} has no write left at its pacing"
         else:   # to be carried out: the state is the one as if it were, the intent persisted first
@@ -479,7 +483,7 @@ def _paused(out: Outcome, ctx: SyncContext, obs: Any, pause: tuple[str, Optional
         rec["action"], rec["note"] = "in_flight", obs.in_flight
     elif not ctx.elector.is_leader():
         rec["action"] = "standby"
-    elif not ctx.pacing[run.spec.provider_key].writes.take(now):
+    elif not ctx.pacing[run.spec.provider_key].writes.take(ctx.mono):
         rec["action"] = "paused"
         rec["note"] = f"paused: {why}; provider {run.spec.provider_key!r} has no write left at its pacing"
     else:   # the paused size: no decision, so the state is the same carried out or not

@@ -357,6 +357,9 @@ class Controller:
         self._was_leader = leader
         if self.metrics is not None:
             self.metrics.leader.set(1 if leader else 0)
+            for key, pace in ctx.pacing.items():   # what is left of each provider's Retry-After hold
+                if pace.throttle is not None:
+                    self.metrics.throttle_hold.labels(key).set(max(0.0, pace.throttle["until"] - mono))
         skipped: list = []
         outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped)
         writes = [o for o in outcomes if o.desired is not None]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import Optional
 
 from ..providers import Pacing
 
@@ -74,13 +75,25 @@ class TokenBucket:
 
 
 class ProviderPacing:
-    """The read and write buckets of one provider instance."""
-    __slots__ = ("reads", "writes")
+    """The read and write buckets of one provider instance, and the throttling its
+    server asked for last (:attr:`throttle`: what the audit says of a held call)."""
+    __slots__ = ("reads", "writes", "throttle")
 
     def __init__(self, pacing: Pacing, now: float):
         self.reads = TokenBucket(pacing.reads_per_second, pacing.read_burst, now)
         self.writes = TokenBucket(pacing.writes_per_second, pacing.write_burst, now)
+        #: {"retry_after": what the server asked for (s), "held_seconds": the hold (s),
+        #: "until": its end (monotonic)} of the last hold, or None
+        self.throttle: Optional[dict] = None
 
-    def hold(self, until: float) -> None:
+    def hold(self, until: float, *, retry_after: Optional[float] = None, held: Optional[float] = None) -> None:
+        """No call before ``until`` (a ``Retry-After``, bounded by the caller)."""
         self.reads.hold(until)
         self.writes.hold(until)
+        if self.throttle is None or until >= self.throttle["until"]:
+            self.throttle = {"retry_after": retry_after, "held_seconds": held, "until": until}
+
+    def held(self, now: float) -> Optional[dict]:
+        """The throttle holding this provider's calls at ``now``, or None."""
+        t = self.throttle
+        return t if t is not None and now < t["until"] else None

@@ -41,7 +41,7 @@ from ..protocol import CapacityForecast, Member, MetricObservation, Observations
 from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
-from .runtime import TargetSpec
+from .runtime import RETRY_AFTER_MIN_PERIODS, TargetSpec
 from .pacing import ProviderPacing
 from .sources import read_metrics
 from .store import StateStore, StoredTarget
@@ -272,6 +272,43 @@ def _take_back(state: DecisionState, it: Intent, *, whole: bool = False) -> None
     state.restore_events(it.events)
 
 
+def retry_after_bound(spec: TargetSpec, ctx: SyncContext) -> float:
+    """The longest a ``Retry-After`` holds ``spec``'s provider: its
+    ``max_retry_after_seconds``, never less than :data:`RETRY_AFTER_MIN_PERIODS` sync
+    periods (the backoff's base)."""
+    return max(spec.limits.max_retry_after_seconds, RETRY_AFTER_MIN_PERIODS * ctx.backoff.base)
+
+
+def throttled(spec: TargetSpec, ctx: SyncContext, e: ProviderError) -> Optional[dict]:
+    """A throttled answer (``e``, of kind ``throttled``): with a ``Retry-After``, the
+    provider's calls are held that long, bounded (:func:`retry_after_bound`); the
+    audit's ``throttled`` field — the server's ``retry_after`` as sent, the
+    ``held_seconds`` applied, the ``operation`` — and the metrics say so. None for
+    another kind."""
+    if e.kind is not ErrorKind.THROTTLED:
+        return None
+    ra = e.retry_after
+    held = min(ra, retry_after_bound(spec, ctx)) if ra else None
+    key = spec.provider_key
+    if held:
+        ctx.pacing[key].hold(ctx.mono + held, retry_after=ra, held=held)
+    m = ctx.metrics
+    if m is not None and ra is not None:
+        m.retry_after.labels(key).set(ra)
+        m.throttle_hold.labels(key).set(held or 0.0)
+    return {"retry_after": ra, "held_seconds": held, "operation": e.operation}
+
+
+def held_note(key: str, t: dict, mono: float, what: str) -> str:
+    """The audit's note of a call a throttle holds back."""
+    left = max(0.0, t["until"] - mono)
+    asked = t["retry_after"]
+    capped = "" if asked is None or asked <= t["held_seconds"] else \
+        f", held {t['held_seconds']:g} s (its max_retry_after_seconds)"
+    return (f"provider {key!r} is throttled: its server asked to wait {asked:g} s (Retry-After){capped}; "
+            f"no {what} for {left:.3g} s more")
+
+
 def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
     rec["action"] = "refused" if e.kind is ErrorKind.REFUSED else "failed"
     rec["error"] = str(e)
@@ -280,10 +317,12 @@ def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: fl
         ctx.metrics.provider_errors.labels(run.spec.provider_key, e.kind.value).inc()
     if e.retryable:
         run.failures += 1
-        delay = ctx.backoff.delay(run.failures, e.retry_after)
+        throttle = throttled(run.spec, ctx, e)
+        held = throttle["held_seconds"] if throttle is not None else None
+        delay = ctx.backoff.delay(run.failures, held)
         run.retry_at = ctx.mono + delay
-        if e.kind is ErrorKind.THROTTLED and e.retry_after:
-            ctx.pacing[run.spec.provider_key].hold(ctx.mono + e.retry_after)
+        if throttle is not None:
+            rec["throttled"] = throttle
 
 
 @dataclass(slots=True)
@@ -334,7 +373,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     mono = ctx.mono
     if not pace.reads.take(mono):
         rec["action"] = "paced"
-        rec["note"] = f"provider {spec.provider_key!r} has no read left at its pacing"
+        _paced(rec, ctx, spec.provider_key, pace, mono, "read")
         return out
     target = spec.target
     decider = run.decider
@@ -369,8 +408,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         failed: Optional[list[ProviderError]] = [] if spec.policy.fallback is not None else None
         metrics = read_metrics(spec, now, obs, failed=failed) if spec.queries else {}
         for e in failed or ():
-            if e.kind is ErrorKind.THROTTLED and e.retry_after:
-                ctx.pacing[spec.provider_key].hold(mono + e.retry_after)
+            throttle = throttled(spec, ctx, e)
+            if throttle is not None:
+                rec["throttled"] = throttle
             if ctx.metrics is not None:
                 ctx.metrics.provider_errors.labels(spec.provider_key, e.kind.value).inc()
         observations = _observations(obs, metrics)
@@ -409,7 +449,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             rec["action"] = "standby"
         elif not pace.writes.take(mono):
             rec["action"] = "paced"
-            rec["note"] = f"provider {spec.provider_key!r} has no write left at its pacing"
+            _paced(rec, ctx, spec.provider_key, pace, mono, "write")
         else:   # to be carried out: the state is the one as if it were, the intent persisted first
             run.intent = Intent(desired, now, {k: rec[k] for k in _DECISION_FIELDS}, ev, now)
             out.desired, out.current = desired, current
@@ -441,6 +481,19 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     finally:
         if ctx.metrics is not None:
             ctx.metrics.sync_duration.observe(time.perf_counter() - t0)
+
+
+def _paced(rec: dict, ctx: SyncContext, key: str, pace: ProviderPacing, mono: float, what: str) -> None:
+    """A call its provider's buckets hold back: throttled (the server's Retry-After)
+    or paced (the provider's own rate)."""
+    t = pace.held(mono)
+    if t is None:
+        rec["note"] = f"provider {key!r} has no {what} left at its pacing"
+        return
+    rec["note"] = held_note(key, t, mono, what + "s")
+    rec["throttled"] = {"retry_after": t["retry_after"], "held_seconds": t["held_seconds"], "operation": None}
+    if ctx.metrics is not None:
+        ctx.metrics.throttled_syncs.labels(key).inc()
 
 
 def _pause(run: TargetRun, ctx: SyncContext, obs: Any) -> Optional[tuple[str, Optional[int]]]:

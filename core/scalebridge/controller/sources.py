@@ -21,6 +21,7 @@ from ..metric_sources import MetricSource, SourceQuery, is_metric_source_query, 
 from ..protocol import METRIC_OBSERVATION, MetricObservation, member_name
 from ..providers import MetricQuery, Observation, ProviderError, RefError
 from .configfile import resolve_paths
+from .runtime import take_limits
 
 if TYPE_CHECKING:
     from .configfile import LoadedConfig
@@ -38,6 +39,9 @@ def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[st
     for key, options in (loaded.config.metric_sources or {}).items():
         loc = ("metric_sources", key)
         options = dict(options or {})
+        limits = take_limits(options, loc, loaded, problems, keys=("max_sample_age_seconds", "max_sample_skew_seconds"))
+        if limits is None:
+            continue
         type_name = options.pop("type", None)
         if type_name is None:
             if key not in registry.current().metric_sources:
@@ -69,6 +73,7 @@ def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[st
             problems.append(f"{loaded.where(*loc, 'type')}: {e}")
             continue
         instance.name = key
+        instance.limits = limits   # the controller's bounds of its samples (sources.read_metrics)
         out[key] = instance
     return out
 

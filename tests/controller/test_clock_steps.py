@@ -78,7 +78,10 @@ def _run(c, clock: _Stepping, syncs: int, steps: dict[int, float]) -> list[tuple
             c.request_stop()
         return report
     c.sync = sync
-    assert c.run() == 0
+    try:
+        assert c.run() == 0
+    finally:
+        c.sync = real
     return seen
 
 

@@ -43,6 +43,7 @@ from .clock import Clock, RealClock, VirtualClock
 from .configfile import DEFAULT_WORKERS, ConfigError, load_config
 from .runtime import Runtime
 from .build import build
+from .clamp import describe_clamped
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
@@ -63,6 +64,9 @@ STOPPED = "stopped before the write (resolved by observing the target on the nex
 GRACE_SECONDS = 10.0
 #: backoff of a failing target: from one sync period, doubling, up to 20 periods
 BACKOFF_CAP_PERIODS = 20
+#: a change of (wall − monotonic) between two syncs at least this large is a step of
+#: the wall clock (NTP slews smaller errors, at most 0.5 ms a second)
+WALL_STEP_SECONDS = 1.0
 
 
 @dataclass
@@ -149,6 +153,7 @@ class Controller:
         self._load(recover=claimed)
         self._was_leader = True   # the state was just loaded
         self.syncs = 0
+        self._wall_offset: Optional[float] = None   # wall − monotonic at the last sync
         self._closed = False
         self._reload_requested = False
         self._retired: list[Runtime] = []   # configurations reloaded away: their providers closed at the end
@@ -167,6 +172,7 @@ class Controller:
         left alone); ``recover``: the writes carried out after the last audited sync
         are audited at the next sync (``recovered: true``)."""
         rows = self.store.load_all()
+        now = self.clock.now()
         audited = self.store.get_meta(AUDITED_META) if recover else None
         audited = float(audited) if isinstance(audited, (int, float)) else -math.inf
         for run in self.runs:
@@ -181,7 +187,7 @@ class Controller:
                 log(logging.INFO, "policy changed: starting from empty state", target=run.spec.name)
                 run.dirty = True
                 continue
-            run.load(row)
+            _said_clamped(run, run.load(row, now), now)
             if run.problem is not None:
                 log(logging.ERROR, "persisted state unreadable: the target fails until it is reset",
                     target=run.spec.name, error=run.problem)
@@ -313,7 +319,24 @@ class Controller:
             if gc_was_on:
                 gc.enable()
 
+    def _stepped(self, now: float, mono: float) -> None:
+        """A step of the wall clock against the monotonic one, said once; a step back
+        clamps every target's state times now ahead of the wall clock (:mod:`.clamp`)."""
+        offset = now - mono
+        last, self._wall_offset = self._wall_offset, offset
+        if last is None or abs(offset - last) < WALL_STEP_SECONDS:
+            return
+        step = offset - last
+        log(logging.WARNING, f"the wall clock stepped {'back' if step < 0 else 'forward'} "
+                             f"{_duration(round(abs(step)))} (the monotonic clock did not): the sync period goes on; "
+                             "decisions are stamped with the new wall time", step_seconds=round(step, 3))
+        if step < 0:
+            for run in self.runs:
+                _said_clamped(run, run.clamp(now), now)
+
     def _sync(self, now: float, mono: float) -> SyncReport:
+        if not self.clock.virtual:
+            self._stepped(now, mono)
         t0 = time.perf_counter()
         if not self.claimed:
             self._try_claim()
@@ -486,7 +509,7 @@ class Controller:
                     rows = self.store.load_all()
                 row = rows.get(spec.name)
                 if row is not None and row.problem is None and row.policy_hash == spec.policy_hash:
-                    run.load(row)
+                    _said_clamped(run, run.load(row, self.clock.now()), self.clock.now())
                 log(logging.INFO, "target added", target=spec.name)
             runs.append(run)
         for name, run in old.items():
@@ -596,6 +619,13 @@ class Controller:
                 except Exception:  # noqa: BLE001
                     pass
         self.store.close()
+
+
+def _said_clamped(run: TargetRun, clamped: list, now: float) -> None:
+    if clamped:
+        log(logging.WARNING, "the target's state held times ahead of now (the clock was ahead when they were "
+                             "written, or has stepped back since): clamped to now", target=run.spec.name,
+            now=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), clamped=describe_clamped(clamped))
 
 
 def _duration(seconds: float) -> str:

@@ -41,6 +41,7 @@ from ..protocol import CapacityForecast, Member, MetricObservation, Observations
 from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
+from .clamp import clamp_future
 from .runtime import RETRY_AFTER_MIN_PERIODS, TargetSpec
 from .pacing import ProviderPacing
 from .sources import read_metrics
@@ -121,13 +122,25 @@ class TargetRun:
                             state.to_protocol(), time.time(), {"time": it.time, "record": it.record}, self.applied,
                             snapshot)
 
-    def load(self, row: StoredTarget) -> None:
+    def load(self, row: StoredTarget, now: Optional[float] = None) -> list[tuple[str, float]]:
         """The persisted row back (a pending intent is resolved on the next sync). A
         row that cannot be read leaves :attr:`problem` set: the target then fails
         until ``scalebridge state reset`` forgets the row, rather than starting from
-        empty state and forgetting its windows unseen."""
+        empty state and forgetting its windows unseen. With ``now``, every time of the
+        state after it is clamped to it (:mod:`.clamp`); what was clamped is returned
+        (``(path, seconds ahead)``) for the caller to say."""
         name = self.spec.name
         problem = row.problem
+        clamped: list[tuple[str, float]] = []
+        if problem is None and now is not None:
+            row.state, clamped = clamp_future(row.state, now)
+            if row.intent_state is not None:
+                row.intent_state, more = clamp_future(row.intent_state, now)
+                clamped += [(f"pending write's {p}", ahead) for p, ahead in more]
+                meta = row.intent_meta
+                if more and isinstance(meta, dict) and isinstance(meta.get("time"), (int, float)) \
+                        and meta["time"] > now:
+                    row.intent_meta = {**meta, "time": now}
         if problem is None:
             try:
                 state = state_from_protocol(row.state)
@@ -139,7 +152,7 @@ class TargetRun:
         if problem is not None:
             self.problem = (f"the state store's row of target {name!r} cannot be read ({problem}); "
                             f"`scalebridge state reset {name}` forgets it")
-            return
+            return []
         intent = None
         if row.intent_size is not None and row.intent_state is not None:
             meta = row.intent_meta or {}
@@ -155,6 +168,23 @@ class TargetRun:
         self.applied = row.applied
         if row.provider_state is not None:
             self.spec.target.restore(row.provider_state)
+        if clamped:
+            self.dirty = True   # persisted clamped: the next start reads what this one decides on
+        return clamped
+
+    def clamp(self, now: float) -> list[tuple[str, float]]:
+        """The state in memory with every time after ``now`` clamped to it (the wall
+        clock stepped back under a running controller); what was clamped."""
+        state, clamped = clamp_future(self.decider.state.to_protocol(), now)
+        if clamped:
+            self.decider.state = state_from_protocol(state)
+            self.dirty = True
+        it = self.intent
+        if it is not None:   # what a write not carried out gives back is clamped alike
+            before, more = clamp_future(self.decider.state.to_protocol(it.events, it.before), now)
+            if more:
+                it.events = state_from_protocol(before).events()
+        return clamped
 
     def reset(self) -> None:
         """Forget the target's decision history (``scalebridge state reset``)."""

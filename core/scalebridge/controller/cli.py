@@ -138,6 +138,15 @@ def _run(args) -> int:
         if args.once and controller.last_report is not None:
             for name, why in controller.last_report.failed:
                 _say("run", f"target {name!r} failed: {why}")
+        left = controller.left_in_flight
+        if left:
+            names = ", ".join(repr(n) for n in left)
+            _say("run", f"stopped after the {controller.grace_seconds:g} s shutdown grace with "
+                        f"{len(left)} write{'s' if len(left) != 1 else ''} still in flight (target"
+                        f"{'s' if len(left) != 1 else ''} {names}), left to the next start: "
+                        + ("its intent is persisted and the next start resolves it by observing the target"
+                           if len(left) == 1 else "their intents are persisted and the next start resolves each by "
+                                                  "observing its target"))
         return code
     finally:
         controller.close()

@@ -12,10 +12,15 @@ persisting every target's row.
 - Pacing per provider instance (token buckets from :attr:`Provider.pacing`); a
   target that failed with a retryable error waits out its backoff; targets synced
   least recently go first, so a paced target is not starved.
-- A failing target never stops the others.
+- A failing target never stops the others, nor does a slow one: a cloud target's
+  reads and decision must finish within half a period of their start, its write
+  within a period (:data:`READ_DEADLINE_PERIODS`, :data:`WRITE_DEADLINE_PERIODS`),
+  else the loop abandons that sync (audited ``failed``) and the call returns on its
+  worker to change nothing.
 - :meth:`Controller.request_stop` (SIGTERM, SIGINT): no new target sync starts;
-  the ones in flight (a write) get :attr:`Controller.grace_seconds`; what finished
-  is persisted.
+  the ones in flight (a write) get :attr:`Controller.grace_seconds`
+  (``shutdown_grace_seconds``); a write still running then is left to the next start
+  (:attr:`Controller.left_in_flight`, its intent persisted); what finished is persisted.
 
 As the HPA controller's resync loop (kubernetes/kubernetes
 ``pkg/controller/podautoscaler/horizontal.go``, ``Run`` and ``worker``) and the
@@ -40,15 +45,15 @@ from ..providers import Elector, RefError
 from .audit import AuditError, AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
-from .configfile import DEFAULT_WORKERS, ConfigError, load_config
+from .configfile import DEFAULT_SHUTDOWN_GRACE_SECONDS, DEFAULT_WORKERS, ConfigError, load_config
 from .runtime import Runtime
 from .build import build
 from .clamp import describe_clamped
 from .election import AlwaysLeader, make_elector
 from .logs import log
 from .pacing import ProviderPacing
-from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, act, decide_target, not_written,
-                        recovered_record)
+from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, abandoned_record, act, decide_target,
+                        not_written, recovered_record)
 from .store import Holder, StateStore, StoreClaimed, StoreError, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "AUDITED_META",
@@ -60,8 +65,16 @@ VIRTUAL_CLOCK_META = "virtual_clock"
 AUDITED_META = "audited_through"
 #: the error of a decision whose write a stop (SIGTERM, SIGINT) left undone
 STOPPED = "stopped before the write (resolved by observing the target on the next start)"
-#: how long a stop waits for target syncs (writes) already running
-GRACE_SECONDS = 10.0
+#: how long a stop waits for target syncs (writes) already running (``shutdown_grace_seconds``)
+GRACE_SECONDS = DEFAULT_SHUTDOWN_GRACE_SECONDS
+#: a target's reads and decision, on a worker, must finish within this share of the sync
+#: period from their start, and its write within this one, else the loop abandons them
+#: (a hanging call fails its own target only; the others keep their period)
+READ_DEADLINE_PERIODS = 0.5
+WRITE_DEADLINE_PERIODS = 1.0
+#: how long closing waits for providers a call left running still holds (then it goes on
+#: closing them on a daemon thread: the stop is not held past its grace)
+CLOSE_WAIT_SECONDS = 0.1
 #: backoff of a failing target: from one sync period, doubling, up to 20 periods
 BACKOFF_CAP_PERIODS = 20
 #: a change of (wall − monotonic) between two syncs at least this large is a step of
@@ -90,30 +103,91 @@ def _run_of(x: Union[TargetRun, Outcome]) -> TargetRun:
 
 
 class _Pool:
-    """Daemon worker threads (a write hung past the grace period never keeps the
-    process from exiting)."""
+    """Daemon worker threads (a call hung past its deadline or the grace never keeps
+    the process from exiting). A worker stuck in a call the loop abandoned is
+    replaced, so the pool keeps its size, up to as many replacements as workers; the
+    stuck one leaves once its call returns."""
 
     def __init__(self, workers: int):
         self.workers = workers
         self._q: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._work, name=f"scalebridge-sync-{i}", daemon=True)
-                         for i in range(workers)]
-        for t in self._threads:
-            t.start()
+        self._lock = threading.Lock()
+        self._threads: set = set()
+        self._retiring: set = set()
+        self._made = 0
+        for _ in range(workers):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        t = threading.Thread(target=self._work, name=f"scalebridge-sync-{self._made}", daemon=True)
+        self._made += 1
+        self._threads.add(t)
+        t.start()
 
     def _work(self) -> None:
+        me = threading.current_thread()
         while True:
             task = self._q.get()
             if task is None:
                 return
             task()
+            if me in self._retiring:
+                with self._lock:
+                    self._retiring.discard(me)
+                    self._threads.discard(me)
+                return
+
+    def replace(self, thread: Optional[threading.Thread]) -> bool:
+        """``thread`` is stuck in a call the loop no longer waits for: another worker
+        takes its place (False when too many are stuck already)."""
+        with self._lock:
+            if thread is None or thread not in self._threads or thread in self._retiring:
+                return False
+            if len(self._retiring) >= self.workers:
+                return False
+            self._retiring.add(thread)
+            self._spawn()
+            return True
+
+    @property
+    def stuck(self) -> int:
+        return len(self._retiring)
 
     def submit(self, fn: Callable[[], None]) -> None:
         self._q.put(fn)
 
     def close(self) -> None:
-        for _ in self._threads:
+        with self._lock:
+            n = len(self._threads)
+        for _ in range(n):
             self._q.put(None)
+
+
+class _Slot:
+    """One target's sync (or write) submitted to the pool, and where it stands:
+    started (a monotonic second), done, abandoned by the loop at its deadline or the
+    end of the grace (then nothing it does afterwards is kept), committed (past its
+    calls, deciding in memory: the loop waits for it), cancelled before it started."""
+    __slots__ = ("item", "run", "lock", "started", "thread", "done", "abandoned", "committed", "cancelled",
+                 "result", "why")
+
+    def __init__(self, item: Any, run: TargetRun):
+        self.item, self.run = item, run
+        self.lock = threading.Lock()
+        self.started: Optional[float] = None
+        self.thread: Optional[threading.Thread] = None
+        self.done = self.abandoned = self.committed = self.cancelled = False
+        self.result: Any = None
+        self.why = ""
+
+    def commit(self) -> bool:
+        """Called by the sync itself once its calls have returned, before it changes
+        anything: False when the loop has abandoned it (it then changes nothing)."""
+        with self.lock:
+            if self.abandoned:
+                return False
+            self.committed = True
+            return True
 
 
 class Controller:
@@ -163,7 +237,12 @@ class Controller:
         self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
         pooled = sum(1 for run in self.runs if run.spec.provider_key in self._blocking)
         n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, pooled))
-        self._pool = _Pool(n) if n > 1 and pooled > 1 else None
+        # a cloud target is synced on a worker however few there are: there its calls have a
+        # deadline, and a stop its grace
+        self._pool = _Pool(n) if pooled >= 1 else None
+        self.grace_seconds = float(runtime.loaded.config.shutdown_grace_seconds)
+        #: the targets whose write a stop left running past the grace (resolved at the next start)
+        self.left_in_flight: list[str] = []
 
     # ------------------------------------------------------------------ state
 
@@ -247,47 +326,145 @@ class Controller:
 
     # ------------------------------------------------------------------ syncing
 
-    def _map(self, fn: Callable[[TargetRun], Any], runs: list, skipped: list) -> list:
-        """``fn`` over ``runs`` on the pool (in order of ``runs`` within each chunk);
-        after a stop, runs not started are listed in ``skipped`` and the ones
-        running get :attr:`grace_seconds`."""
-        stop = self.stop_event
+    def _map(self, fn: Callable[[Any], Any], items: list, skipped: list, *, budget: float,
+             abandoned: Callable[["_Slot"], Any]) -> list:
+        """``fn`` over ``items`` (target runs, or outcomes to write): a cloud provider's
+        on the pool, each with ``budget`` seconds from its start, an in-process one's
+        here meanwhile. A pooled call still running at its deadline — or when the
+        shutdown grace ends — is abandoned: the loop stops waiting for it, ``abandoned``
+        gives its result, and the call returns on its own thread to change nothing.
+        After a stop, items not started are listed in ``skipped``."""
+        pool = self._pool
+        pooled = [x for x in items if _run_of(x).spec.provider_key in self._blocking] if pool is not None else []
         results: list = []
-        pooled = [x for x in runs if _run_of(x).spec.provider_key in self._blocking] \
-            if self._pool is not None and len(runs) > 1 else []
         if not pooled:
-            self._inline(fn, runs, results, skipped)
+            self._inline(fn, items, results, skipped)
             return results
-        inline = [x for x in runs if _run_of(x).spec.provider_key not in self._blocking] \
-            if len(pooled) < len(runs) else []
-        chunk = max(1, math.ceil(len(pooled) / (self._pool.workers * 4)))
-        chunks = [pooled[i:i + chunk] for i in range(0, len(pooled), chunk)]
-        left = [len(chunks)]
-        lock = threading.Lock()
-        done = threading.Event()
-
-        def work(part: list) -> None:
-            try:
-                for run in part:
-                    if stop.is_set():
-                        skipped.append(run)
-                        continue
-                    results.append(fn(run))
-            finally:
-                with lock:
-                    left[0] -= 1
-                    if left[0] == 0:
-                        done.set()
-
-        for part in chunks:
-            self._pool.submit(lambda part=part: work(part))
+        inline = [x for x in items if _run_of(x).spec.provider_key not in self._blocking] \
+            if len(pooled) < len(items) else []
+        cond = threading.Condition()
+        left = [len(pooled)]
+        slots = [_Slot(x, _run_of(x)) for x in pooled]
+        for slot in slots:
+            slot.run.busy = slot
+            pool.submit(lambda slot=slot: self._task(slot, fn, cond, left))
         self._inline(fn, inline, results, skipped)   # while the pool waits on the network
-        while not done.wait(0.05):
-            if stop.is_set():
-                if not done.wait(self.grace_seconds):
-                    log(logging.WARNING, "stopping with target syncs still running", grace_seconds=self.grace_seconds)
-                break
-        return list(results)
+        self._wait(slots, cond, left, budget)
+        for slot in slots:
+            if slot.cancelled:
+                skipped.append(slot.item)
+            elif slot.abandoned:
+                r = abandoned(slot)
+                if r is not None:
+                    results.append(r)
+            else:
+                results.append(slot.result)
+        return results
+
+    def _task(self, slot: "_Slot", fn: Callable[[Any], Any], cond: threading.Condition, left: list) -> None:
+        run = slot.run
+        with slot.lock:
+            if not slot.cancelled and self.stop_event.is_set():   # stopped before its turn
+                slot.cancelled = True
+                mine = True
+            else:
+                mine = False
+            if not slot.cancelled:
+                slot.started = time.monotonic()
+                slot.thread = threading.current_thread()
+        if slot.cancelled:
+            if mine:
+                if run.busy is slot:
+                    run.busy = None
+                with cond:
+                    left[0] -= 1
+                    cond.notify_all()
+            return
+        try:
+            result = fn(slot.item)
+        except BaseException as e:  # noqa: BLE001 — fn catches its own; a worker never dies of one
+            log(logging.ERROR, "a target sync raised", target=run.spec.name, error=f"{type(e).__name__}: {e}")
+            result = None
+        with slot.lock:
+            slot.result = result
+            slot.done = True
+            abandoned = slot.abandoned
+        if run.busy is slot:
+            run.busy = None
+        if abandoned:
+            log(logging.INFO, "a target sync abandoned at its deadline has returned; the target is synced again "
+                              "from its next sync", target=run.spec.name,
+                seconds=round(time.monotonic() - (slot.started or 0.0), 3))
+        with cond:
+            if not abandoned:
+                left[0] -= 1
+            cond.notify_all()
+
+    def _wait(self, slots: list, cond: threading.Condition, left: list, budget: float) -> None:
+        """Until every slot is done, or abandoned at its deadline (``budget`` seconds
+        after it started; a slot past its calls — committed — is waited for), or at
+        the end of the grace once stopped (a slot not started by then is cancelled)."""
+        stop = self.stop_event
+        stop_at: Optional[float] = None
+        scan_every = min(0.05, budget / 10) if budget > 0 else 0.05
+        with cond:
+            while left[0] > 0:
+                t = time.monotonic()
+                if stop_at is None and stop.is_set():
+                    stop_at = t + self.grace_seconds
+                nearest = t + scan_every
+                for slot in slots:
+                    with slot.lock:
+                        if slot.done or slot.abandoned or slot.cancelled or slot.committed:
+                            continue
+                        if slot.started is None:
+                            if stop_at is not None and t >= stop_at:
+                                slot.cancelled = True
+                                left[0] -= 1
+                                if slot.run.busy is slot:
+                                    slot.run.busy = None
+                            continue
+                        due = slot.started + budget
+                        if t >= due or (stop_at is not None and t >= stop_at):
+                            slot.abandoned = True
+                            slot.why = "deadline" if t >= due else "grace"
+                            left[0] -= 1
+                        else:
+                            nearest = min(nearest, due, stop_at if stop_at is not None else due)
+                            continue
+                    if self._pool is not None and not self._pool.replace(slot.thread):
+                        log(logging.WARNING, "too many target syncs are stuck in calls past their deadline: the "
+                                             "worker pool runs short until they return", stuck=self._pool.stuck)
+                if left[0] <= 0:
+                    break
+                cond.wait(max(0.001, min(scan_every, nearest - t)))
+
+    def _abandoned_sync(self, slot: "_Slot", now: float, mono: float) -> Outcome:
+        run = slot.run
+        if slot.why == "grace":
+            why = (f"stopped: the target's sync was still running when the {self.grace_seconds:g}-s shutdown grace "
+                   "ended")
+        else:
+            why = (f"the target's sync did not finish within its deadline ({self.period * READ_DEADLINE_PERIODS:g} s, "
+                   f"half the {self.period:g}-s sync period): abandoned, its call left to return on its own")
+            self._backoff(run, mono)
+        log(logging.WARNING, why, target=run.spec.name)
+        return abandoned_record(run, now, why)
+
+    def _abandoned_write(self, slot: "_Slot", mono: float) -> None:
+        o: Outcome = slot.item
+        rec = o.record
+        rec["action"], rec["error_kind"] = "failed", "transient"
+        if slot.why == "grace":
+            rec["error"] = (f"stopped during the write, past the {self.grace_seconds:g}-s shutdown grace: its intent "
+                            "is persisted, and the next start resolves it by observing the target")
+            self.left_in_flight.append(o.run.spec.name)
+        else:
+            rec["error"] = (f"the write did not finish within its deadline ({self.period * WRITE_DEADLINE_PERIODS:g} s, "
+                            "one sync period): its outcome is resolved by observing the target once the call returns")
+            self._backoff(o.run, mono)
+        o.failed = True
+        log(logging.WARNING, rec["error"], target=o.run.spec.name)
 
     def _inline(self, fn: Callable[[Any], Any], runs: list, results: list, skipped: list) -> None:
         stop = self.stop_event
@@ -367,8 +544,11 @@ class Controller:
             self._store_failed("read the pauses", e)
             ctx_pauses = self.ctx.pauses
         self.ctx.pauses = ctx_pauses
-        due = [r for r in self.runs if r.retry_at <= mono and r.ended is None]
-        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > mono and r.ended is None)
+        # a target whose sync the loop abandoned, its call not returned yet, is not synced again meanwhile
+        busy = [r for r in self.runs if r.busy is not None and r.ended is None]
+        due = [r for r in self.runs if r.retry_at <= mono and r.ended is None and r.busy is None]
+        report.skipped.extend(r.spec.name for r in self.runs
+                              if r.retry_at > mono and r.ended is None and r.busy is None)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
         leader = self.elector.is_leader() and self.claimed
@@ -384,7 +564,10 @@ class Controller:
                 if pace.throttle is not None:
                     self.metrics.throttle_hold.labels(key).set(max(0.0, pace.throttle["until"] - mono))
         skipped: list = []
-        outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped)
+        outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped,
+                             budget=self.period * READ_DEADLINE_PERIODS,
+                             abandoned=lambda slot: self._abandoned_sync(slot, now, mono))
+        outcomes += [self._still_running(run, now) for run in busy]
         writes = [o for o in outcomes if o.desired is not None]
         if writes:
             try:
@@ -395,7 +578,8 @@ class Controller:
                     self._not_written(o, e, mono)
                 writes = []
             if writes and not self.stop_event.is_set():
-                self._map(lambda o: act(o, ctx, now), writes, skipped)
+                self._map(lambda o: act(o, ctx, now), writes, skipped, budget=self.period * WRITE_DEADLINE_PERIODS,
+                          abandoned=lambda slot: self._abandoned_write(slot, mono))
         report.skipped.extend(_run_of(x).spec.name for x in skipped)
         records = self.recovered
         self.recovered = []
@@ -433,6 +617,12 @@ class Controller:
             if o.run.ended is not None and o.record["action"] == "paused":
                 log(logging.INFO, "target ended: it is synced no more", target=o.run.spec.name, why=o.run.ended)
         return report
+
+    def _still_running(self, run: TargetRun, now: float) -> Outcome:
+        slot = run.busy
+        since = time.monotonic() - slot.started if slot is not None and slot.started is not None else 0.0
+        return abandoned_record(run, now, f"its previous sync has been in a call for {since:.3g} s, past its "
+                                          "deadline: not synced again until the call returns")
 
     def _backoff(self, run: TargetRun, mono: float) -> None:
         run.failures += 1
@@ -539,9 +729,10 @@ class Controller:
         self.ctx.backoff = Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=self._seed)
         self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
         pooled = sum(1 for run in runs if run.spec.provider_key in self._blocking)
-        if self._pool is None and pooled > 1:
+        if self._pool is None and pooled >= 1:
             n = self._workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, pooled)
-            self._pool = _Pool(n) if n > 1 else None
+            self._pool = _Pool(n)
+        self.grace_seconds = float(runtime.loaded.config.shutdown_grace_seconds)
         log(logging.INFO, "reloaded the configuration", config=str(path), targets=len(runs), period=self.period)
         return True
 
@@ -611,13 +802,23 @@ class Controller:
         for thing in (self.audit, self.metrics):
             if thing is not None:
                 thing.close()
-        self.runtime.close()
-        for runtime in self._retired:
-            for p in runtime.providers.values():
-                try:
-                    p.close()
-                except Exception:  # noqa: BLE001
-                    pass
+
+        def release() -> None:
+            self.runtime.close()
+            for runtime in self._retired:
+                for p in runtime.providers.values():
+                    try:
+                        p.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+        if any(run.busy is not None for run in self.runs):
+            # a call left running past its deadline or the grace may hold its provider
+            # (a lock, a connection): closing waits for it no longer than this
+            t = threading.Thread(target=release, name="scalebridge-close", daemon=True)
+            t.start()
+            t.join(CLOSE_WAIT_SECONDS)
+        else:
+            release()
         self.store.close()
 
 

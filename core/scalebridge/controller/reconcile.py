@@ -49,7 +49,7 @@ from .store import StateStore, StoredTarget
 
 __all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target", "not_written",
            "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "recovered_record", "row_problem",
-           "plugin_failed"]
+           "plugin_failed", "abandoned_record"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
@@ -98,6 +98,10 @@ class TargetRun:
     applied: Optional[dict] = None
     #: why the target's world has ended (a simulated load): it is synced no more
     ended: Optional[str] = None
+    #: the loop's handle on a sync of this target running on a worker (None: none is):
+    #: while a sync the loop abandoned at its deadline is still in its call, the target
+    #: is not synced again
+    busy: Any = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -339,6 +343,22 @@ def held_note(key: str, t: dict, mono: float, what: str) -> str:
             f"no {what} for {left:.3g} s more")
 
 
+def _commit(run: TargetRun) -> bool:
+    """Whether a sync running on a worker may change ``run`` now that its calls have
+    returned: False when the loop abandoned it at its deadline (then it changes
+    nothing; a write's intent stays pending, resolved by observing). A sync on the
+    loop's own thread always may."""
+    slot = run.busy
+    return slot is None or slot.commit()
+
+
+def abandoned_record(run: TargetRun, now: float, why: str) -> Outcome:
+    """The outcome the loop audits for a target sync it no longer waits for."""
+    rec = _record(run.spec, now)
+    rec["action"], rec["error"], rec["error_kind"] = "failed", why, ErrorKind.TRANSIENT.value
+    return Outcome(run, rec, failed=True)
+
+
 def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
     rec["action"] = "refused" if e.kind is ErrorKind.REFUSED else "failed"
     rec["error"] = str(e)
@@ -408,26 +428,46 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     target = spec.target
     decider = run.decider
     ev: Optional[Events] = None
+    current: Optional[int] = None
     t0 = time.perf_counter()
     try:
+        # the calls first, changing nothing: a sync the loop abandons at its deadline
+        # (its call hung) leaves the run as it was (``_commit``)
         obs = target.observe(now)
         current = obs.current_replicas
         if type(current) is not int or current < 0:
-            raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {current!r}, not a count")
+            current = None
+            raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {obs.current_replicas!r}, "
+                                "not a count")
+        it = run.intent
+        # a write decided and carried out at this very time by a process that died since
+        early = it is not None and it.time == now and current == it.size
+        refused_by = run.refused_by
+        recheck = not early and mono >= run.next_refusal_check
+        if recheck:
+            refused_by = target.managed_by()
+        pause = None if early or refused_by else _pause(run, ctx, obs)
+        # with a fallback, a metric that cannot be read is decided on (its failures
+        # counted in the state, as KEDA counts them); without one the sync fails and the
+        # size is held, as before
+        failed: Optional[list[ProviderError]] = [] if spec.policy.fallback is not None else None
+        metrics = read_metrics(spec, now, obs, failed=failed) \
+            if spec.queries and not early and not refused_by and pause is None else {}
+        if not _commit(run):   # every call has returned; from here on the run changes, in memory
+            return out
         rec["current_replicas"] = current
-        if run.intent is not None:
+        if it is not None:
             recovered, same_sync = _resolve_intent(run, current, now)
             if same_sync:   # decided and carried out at this time by a process that died since
                 rec.update(recovered)
                 run.last_synced = now
                 return out
             out.recovered = recovered
-        if mono >= run.next_refusal_check:
-            run.refused_by = target.managed_by()
+        if recheck:
+            run.refused_by = refused_by
             run.next_refusal_check = mono + ctx.refusal_recheck_seconds
         if run.refused_by:
             raise TargetRefused(run.refused_by)
-        pause = _pause(run, ctx, obs)
         if ctx.metrics is not None:
             ctx.metrics.paused.labels(spec.name).set(1 if pause else 0)
         if pause is not None:
@@ -435,8 +475,6 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         # with a fallback, a metric that cannot be read is decided on (its failures
         # counted in the state, as KEDA counts them); without one the sync fails and the
         # size is held, as before
-        failed: Optional[list[ProviderError]] = [] if spec.policy.fallback is not None else None
-        metrics = read_metrics(spec, now, obs, failed=failed) if spec.queries else {}
         for e in failed or ():
             throttle = throttled(spec, ctx, e)
             if throttle is not None:
@@ -488,22 +526,35 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         decider.state.restore_events(ev)
         return out
     except TargetEnded as e:   # said once: the target is synced no more, and holds its size
+        if not _commit(run):
+            return out
         run.ended = e.ended
         rec["action"] = "paused"
         rec["note"] = e.ended
         return out
     except ProviderError as e:
+        if not _commit(run):
+            return out
         if ev is not None and rec["desired_replicas"] is not None:
             decider.state.restore_events(ev)
+        elif current is not None and run.intent is not None and rec["current_replicas"] is None:
+            # observed, then a later call failed: the pending write is resolved all the same
+            rec["current_replicas"] = current
+            recovered, _ = _resolve_intent(run, current, now)
+            out.recovered = recovered
         _fail(run, ctx, rec, e, now)
         out.failed = True
         return out
     except (RequestError, ScalebridgeError, OverflowError) as e:
+        if not _commit(run):
+            return out
         rec["action"] = "failed"
         rec["error"] = f"cannot decide: {e}"
         out.failed = True
         return out
     except Exception as e:  # noqa: BLE001 — a provider's or a semantics' bug must not stop the others
+        if not _commit(run):
+            return out
         rec["action"] = "failed"
         rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
@@ -586,15 +637,21 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
     try:
         change = run.spec.target.set_size(desired)
     except ProviderError as e:
+        if not _commit(run):   # abandoned at its deadline: the intent stays, resolved by observing
+            return
         _fail(run, ctx, rec, e, now)
         out.failed = True
         if ctx.metrics is not None:
             ctx.metrics.scale_actions.labels(run.spec.name, direction, "failed").inc()
         return
     except Exception as e:  # noqa: BLE001
+        if not _commit(run):
+            return
         rec["action"] = "failed"
         rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
+        return
+    if not _commit(run):
         return
     run.applied = {"time": now, "record": run.intent.record}
     run.intent = None

@@ -49,7 +49,7 @@ from .configfile import DEFAULT_SHUTDOWN_GRACE_SECONDS, DEFAULT_WORKERS, ConfigE
 from .runtime import Runtime
 from .build import build
 from .clamp import describe_clamped
-from .election import AlwaysLeader, make_elector
+from .election import AlwaysLeader, elector_key, make_elector
 from .logs import log
 from .pacing import ProviderPacing
 from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, abandoned_record, act, decide_target,
@@ -213,6 +213,7 @@ class Controller:
         self.elector = elector or AlwaysLeader()
         self.period = runtime.sync_period_seconds
         self.stop_event = threading.Event()
+        self._wake = threading.Event()   # set by a stop or a reload request: ends a wait between syncs
         self.until = until
         self._seed, self._workers = seed, workers
         self.start_time: Optional[float] = None
@@ -230,7 +231,9 @@ class Controller:
         self._wall_offset: Optional[float] = None   # wall − monotonic at the last sync
         self._closed = False
         self._reload_requested = False
-        self._retired: list[Runtime] = []   # configurations reloaded away: their providers closed at the end
+        #: provider instances that outlive a reload (the leader election's, the state
+        #: store's: made from the first configuration), closed at the end
+        self.keep: list = []
         self._pool: Optional[_Pool] = None
         # the pool is for providers whose calls wait on a cloud (Provider.blocking); an
         # in-process provider's targets are synced on this thread
@@ -653,8 +656,10 @@ class Controller:
         self._backoff(o.run, mono)
 
     def request_reload(self) -> None:
-        """Reload the configuration at the next sync boundary (SIGHUP)."""
+        """Reload the configuration between syncs (SIGHUP): at once when the loop is
+        waiting for the next sync, which then comes when it was due."""
         self._reload_requested = True
+        self._wake.set()
 
     def reload(self) -> bool:
         """The configuration file read and built again, as Prometheus reloads on
@@ -710,12 +715,10 @@ class Controller:
                         gauge.remove(name)
                     except KeyError:
                         pass
-        for run in self.runs:   # the handles reloaded away (the providers may still serve the election)
-            try:
-                run.spec.target.close()
-            except Exception:  # noqa: BLE001 — closing never fails a run
-                pass
-        self._retired.append(self.runtime)
+        # what the configuration reloaded away holds — its providers' sessions and
+        # connections, its metric sources, its target handles — released now, but the
+        # providers still serving the election or the state store
+        self.runtime.close(keep=tuple(self.keep))
         if gc.get_freeze_count():   # `scalebridge run` froze the first build: let what was reloaded away go
             gc.unfreeze()
             gc.collect()
@@ -739,6 +742,7 @@ class Controller:
     def request_stop(self) -> None:
         """Start no new target sync; the loop persists and returns."""
         self.stop_event.set()
+        self._wake.set()
 
     def run(self, *, once: bool = False) -> int:
         """Sync every period until stopped (or ``until`` of virtual time); ``once``:
@@ -785,8 +789,14 @@ class Controller:
             if clock.virtual:
                 clock.sleep(next_m - clock.monotonic(), self.stop_event)
             else:
-                while clock.monotonic() < next_m and clock.sleep(next_m - clock.monotonic(), self.stop_event):
-                    pass
+                while not self.stop_event.is_set() and clock.monotonic() < next_m:
+                    self._wake.clear()
+                    if self._reload_requested:   # SIGHUP while waiting: reloaded now, the period kept
+                        self._reload_requested = False
+                        self.reload()
+                        next_m = mono + self.period
+                        continue
+                    clock.sleep(next_m - clock.monotonic(), self._wake)
         return 0
 
     def close(self) -> None:
@@ -805,8 +815,8 @@ class Controller:
 
         def release() -> None:
             self.runtime.close()
-            for runtime in self._retired:
-                for p in runtime.providers.values():
+            for p in self.keep:
+                if not any(p is q for q in self.runtime.providers.values()):
                     try:
                         p.close()
                     except Exception:  # noqa: BLE001
@@ -953,6 +963,9 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
         c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
                        workers=workers, seed=seed, until=until, claimed=claimed)
         c.start_time = start_time
+        kept = [elector_key(runtime.providers, loaded.config.leader_election) if leader_elect else None,
+                runtime.state.get("provider") if isinstance(runtime.state, dict) else None]
+        c.keep = [runtime.providers[k] for k in dict.fromkeys(kept) if k is not None and k in runtime.providers]
         return c
     except BaseException:
         store.close()

@@ -81,7 +81,11 @@ class Runtime:
     notes: list[str] = field(default_factory=list)
     metric_sources: dict = field(default_factory=dict)
 
-    def close(self) -> None:
+    def close(self, keep: tuple = ()) -> None:
+        """Release every metric source, target handle and provider instance (their
+        sessions, connections, files) — but the providers in ``keep``, which still
+        serve something that outlives this configuration (the leader election, the
+        state store)."""
         for source in self.metric_sources.values():
             try:
                 source.close()
@@ -93,6 +97,8 @@ class Runtime:
             except Exception:  # noqa: BLE001 — closing never fails a run
                 pass
         for p in self.providers.values():
+            if any(p is k for k in keep):
+                continue
             try:
                 p.close()
             except Exception:  # noqa: BLE001

@@ -892,23 +892,25 @@ def _default_pacing():
 def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] = "real", state: Optional[str] = None,
                      dry_run: bool = False, audit: Union[str, AuditLog, None] = None, metrics: Any = None,
                      leader_elect: bool = False, elector: Optional[Elector] = None, until: Optional[float] = None,
-                     seed: Optional[int] = None, workers: Optional[int] = None) -> Controller:
+                     seed: Optional[int] = None, workers: Optional[int] = None,
+                     audit_options: Optional[dict] = None) -> Controller:
     """A controller for the run configuration at ``config`` (a path, or a loaded
     configuration). ``clock``: ``"real"``, ``"virtual"`` or a clock object; ``state``:
-    ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog`."""
+    ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog` (made with
+    ``audit_options``: ``max_bytes``, ``keep``)."""
     gc_was_on = gc.isenabled()
     gc.disable()   # building many targets allocates only what lives on: nothing to collect
     try:
         return _build_controller(config, clock=clock, state=state, dry_run=dry_run, audit=audit, metrics=metrics,
                                  leader_elect=leader_elect, elector=elector, until=until, seed=seed,
-                                 workers=workers)
+                                 workers=workers, audit_options=audit_options or {})
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_elect, elector, until, seed,
-                      workers) -> Controller:
+                      workers, audit_options) -> Controller:
     loaded = load_config(config) if isinstance(config, str) or hasattr(config, "__fspath__") else config
     virtual = clock == "virtual"
     runtime = build(loaded, clock="virtual" if virtual else "real")
@@ -959,7 +961,7 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
             start_time = clk.now()
         if elector is not None:
             elector.start()
-        log_ = AuditLog(audit) if isinstance(audit, str) else audit
+        log_ = AuditLog(audit, **audit_options) if isinstance(audit, str) else audit
         c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
                        workers=workers, seed=seed, until=until, claimed=claimed)
         c.start_time = start_time

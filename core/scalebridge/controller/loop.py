@@ -54,7 +54,7 @@ from .logs import log
 from .pacing import ProviderPacing
 from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, abandoned_record, act, decide_target,
                         not_written, recovered_record)
-from .store import Holder, StateStore, StoreClaimed, StoreError, open_store
+from .store import Holder, StateStore, StoreClaimed, StoreError, StoreLost, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "AUDITED_META",
            "StoreClaimed", "AuditError"]
@@ -314,6 +314,44 @@ class Controller:
                 return True
         return False
 
+    def _verify_store(self, now: float) -> None:
+        """The state file and its lock, checked each sync by their holder: a state file
+        deleted under it is written again from memory — every target's state, the
+        pauses — with an error line; a lock file deleted or replaced is locked again.
+        A state file replaced by another file, or a lock another process took, raises
+        :class:`StoreLost` (the loop stops, exit 1)."""
+        try:
+            said = self.store.verify()
+        except StoreError as e:
+            self._store_failed("check the state file", e)
+            return
+        if "lock" in said:
+            log(logging.ERROR, "the state's lock file was deleted or replaced while the controller ran: locked "
+                               "again (no second controller could claim the state meanwhile)",
+                file=getattr(self.store, "lock_path", self.store.where))
+            if self.metrics is not None:
+                self.metrics.store_errors.labels("lock file lost").inc()
+        if "deleted" not in said:
+            return
+        if self.metrics is not None:
+            self.metrics.store_errors.labels("state file deleted").inc()
+        rows = [run.row() for run in self.runs if run.problem is None]
+        try:
+            self.store.recreate()
+            self.store.save(rows, {AUDITED_META: now})
+            for name, pause in self.ctx.pauses.items():
+                self.store.set_pause(name, pause.replicas, pause.since)
+        except StoreError as e:   # tried again next sync: the file is still missing
+            log(logging.ERROR, "the state file was deleted while the controller ran and cannot be written again: "
+                               "the state stays in memory", file=self.store.where, error=str(e))
+            return
+        for run in self.runs:
+            if run.problem is None:
+                run.dirty = False
+        log(logging.ERROR, "the state file was deleted while the controller ran: written again from the "
+                           "controller's memory", file=self.store.where, targets=len(rows),
+            pauses=len(self.ctx.pauses))
+
     def _try_claim(self) -> None:
         """A standby for the store's claim takes it once the holder is gone (the OS
         released its lock), and continues the holder's state."""
@@ -521,6 +559,7 @@ class Controller:
         if not self.claimed:
             self._try_claim()
         if self.claimed:
+            self._verify_store(now)
             self._requests()
         report = self._sync_targets(now, mono)
         # the audit after the rows are persisted (its records can say a persist failed);
@@ -756,6 +795,8 @@ class Controller:
                 return 1
             except AuditError as e:
                 return _audit_failed(e)
+            except StoreLost as e:
+                return _store_lost(e)
             self.last_report = report
             return 1 if report.failed else 0
         clock = self.clock
@@ -781,6 +822,8 @@ class Controller:
                 log(logging.ERROR, "the state store failed: no write this sync", error=str(e))
             except AuditError as e:
                 return _audit_failed(e)
+            except StoreLost as e:
+                return _store_lost(e)
             if self.stop_event.is_set():
                 break
             # the next sync one period after this one began, on the monotonic clock: a step
@@ -881,6 +924,12 @@ class _Writer(Elector):
 def _audit_failed(e: AuditError) -> int:
     log(logging.ERROR, "the audit log failed: stopping (the state is persisted)", error=str(e))
     say("run", f"the audit log failed, so the controller stops (the state is persisted): {e}")
+    return 1
+
+
+def _store_lost(e: StoreLost) -> int:
+    log(logging.ERROR, "the state store was lost under the controller: stopping", error=str(e))
+    say("run", f"stopped: {e}")
     return 1
 
 

@@ -16,7 +16,8 @@ persisting every target's row.
   reads and decision must finish within half a period of their start, its write
   within a period (:data:`READ_DEADLINE_PERIODS`, :data:`WRITE_DEADLINE_PERIODS`),
   else the loop abandons that sync (audited ``failed``) and the call returns on its
-  worker to change nothing.
+  worker to change nothing. On a virtual clock there is no deadline: a replay does
+  not depend on how fast its host answers.
 - :meth:`Controller.request_stop` (SIGTERM, SIGINT): no new target sync starts;
   the ones in flight (a write) get :attr:`Controller.grace_seconds`
   (``shutdown_grace_seconds``); a write still running then is left to the next start
@@ -367,6 +368,12 @@ class Controller:
 
     # ------------------------------------------------------------------ syncing
 
+    def _deadline(self, periods: float) -> float:
+        """A target's deadline in seconds: ``periods`` sync periods on the real clock;
+        none on a virtual clock, whose period is simulated time — a replay does not
+        depend on how fast its host answers."""
+        return math.inf if self.clock.virtual else self.period * periods
+
     def _map(self, fn: Callable[[Any], Any], items: list, skipped: list, *, budget: float,
              abandoned: Callable[["_Slot"], Any]) -> list:
         """``fn`` over ``items`` (target runs, or outcomes to write): a cloud provider's
@@ -607,7 +614,7 @@ class Controller:
                     self.metrics.throttle_hold.labels(key).set(max(0.0, pace.throttle["until"] - mono))
         skipped: list = []
         outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped,
-                             budget=self.period * READ_DEADLINE_PERIODS,
+                             budget=self._deadline(READ_DEADLINE_PERIODS),
                              abandoned=lambda slot: self._abandoned_sync(slot, now, mono))
         outcomes += [self._still_running(run, now) for run in busy]
         writes = [o for o in outcomes if o.desired is not None]
@@ -620,7 +627,7 @@ class Controller:
                     self._not_written(o, e, mono)
                 writes = []
             if writes and not self.stop_event.is_set():
-                self._map(lambda o: act(o, ctx, now), writes, skipped, budget=self.period * WRITE_DEADLINE_PERIODS,
+                self._map(lambda o: act(o, ctx, now), writes, skipped, budget=self._deadline(WRITE_DEADLINE_PERIODS),
                           abandoned=lambda slot: self._abandoned_write(slot, mono))
         report.skipped.extend(_run_of(x).spec.name for x in skipped)
         records = self.recovered

@@ -202,6 +202,7 @@ class Controller:
                  until: Optional[float] = None, claimed: bool = True):
         self.runtime = runtime
         self.store = store
+        self._once = False   # run(once=True): no per-target deadline
         #: whether this controller holds the store's claim (the one writer of its state);
         #: a standby (``--leader-elect``) tries again every sync
         self.claimed = claimed
@@ -371,8 +372,9 @@ class Controller:
     def _deadline(self, periods: float) -> float:
         """A target's deadline in seconds: ``periods`` sync periods on the real clock;
         none on a virtual clock, whose period is simulated time — a replay does not
-        depend on how fast its host answers."""
-        return math.inf if self.clock.virtual else self.period * periods
+        depend on how fast its host answers — nor for ``--once``: one sync has no
+        period to keep (each call is bounded by its client's timeout)."""
+        return math.inf if self.clock.virtual or self._once else self.period * periods
 
     def _map(self, fn: Callable[[Any], Any], items: list, skipped: list, *, budget: float,
              abandoned: Callable[["_Slot"], Any]) -> list:
@@ -794,6 +796,7 @@ class Controller:
         """Sync every period until stopped (or ``until`` of virtual time); ``once``:
         one sync. 0 when stopped or done; with ``once``, 1 when a target failed."""
         if once:
+            self._once = True
             try:
                 report = self.sync()
             except StoreError as e:

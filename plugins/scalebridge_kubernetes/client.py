@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from scalebridge.providers import ErrorKind, ProviderError, RefError, require
+from scalebridge.providers import ErrorKind, ProviderError, RefError, parse_retry_after, require
 
 #: k8s.io/client-go/rest/config.go: DefaultQPS, DefaultBurst
 DEFAULT_QPS = 5.0
@@ -62,13 +62,13 @@ class TokenBucket:
 
 
 def _retry_after(headers: Any) -> Optional[float]:
+    """The ``Retry-After`` of a 429 (or 503), in seconds or an HTTP date, as the API
+    server sent it (API Priority and Fairness answers 429 with one,
+    https://kubernetes.io/docs/concepts/cluster-administration/flow-control/); the
+    controller bounds the hold."""
     if not headers:
         return None
-    value = headers.get("Retry-After") or headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    return parse_retry_after(headers.get("Retry-After") or headers.get("retry-after"))
 
 
 def _status_message(body: Any) -> Optional[str]:

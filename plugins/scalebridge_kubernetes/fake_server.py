@@ -40,7 +40,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from scalebridge.testing.fault_queue import take_fault
@@ -221,13 +221,14 @@ class ApiRequest:
 class Fault:
     """One injected fault: requests matching ``method`` (None: any) and
     ``path_contains`` answer ``status`` (0: answer normally) after sleeping
-    ``delay`` seconds, with ``Retry-After`` when ``retry_after`` is set; ``times``
-    requests, or every one while ``times`` is None."""
+    ``delay`` seconds, with ``Retry-After`` when ``retry_after`` is set (seconds, or a
+    string sent as it is: an HTTP date); ``times`` requests, or every one while
+    ``times`` is None."""
 
     status: int = 0
     method: Optional[str] = None
     path_contains: Optional[str] = None
-    retry_after: Optional[float] = None
+    retry_after: Optional[Union[float, str]] = None
     delay: float = 0.0
     times: Optional[int] = 1
     message: str = "injected fault"
@@ -338,7 +339,7 @@ class KubernetesServer(HttpServer):
 
     # -- faults ------------------------------------------------------------------------
     def inject(self, status: int = 0, *, method: Optional[str] = None, path_contains: Optional[str] = None,
-               retry_after: Optional[float] = None, delay: float = 0.0, times: Optional[int] = 1,
+               retry_after: Optional[Union[float, str]] = None, delay: float = 0.0, times: Optional[int] = 1,
                message: str = "injected fault") -> Fault:
         """Queue a fault (see :class:`Fault`); the first matching fault answers."""
         f = Fault(status, method, path_contains, retry_after, delay, times, message)
@@ -669,8 +670,9 @@ class KubernetesServer(HttpServer):
             if fault.delay:
                 time.sleep(fault.delay)
             if fault.status:
-                hdrs = {"Retry-After": str(int(fault.retry_after) if float(fault.retry_after).is_integer()
-                                           else fault.retry_after)} if fault.retry_after is not None else {}
+                ra = fault.retry_after   # seconds, or a string sent as it is (an HTTP date)
+                hdrs = {"Retry-After": ra if isinstance(ra, str) else
+                        str(int(ra) if float(ra).is_integer() else ra)} if ra is not None else {}
                 rec.status = fault.status
                 err = ApiError(fault.status, REASONS.get(fault.status, "InternalError"), fault.message)
                 return fault.status, err.status(), hdrs

@@ -26,7 +26,7 @@ from ..policy import Policy, parse_policy, policy_json
 from ..protocol import Settings, parse_settings
 from ..providers import Capability, MissingExtra, Provider, RefError, provider_semantics
 from .configfile import ConfigError, LoadedConfig, resolve_paths
-from .runtime import Runtime, TargetSpec
+from .runtime import Limits, Runtime, TargetSpec, take_limits
 from .sources import build_metric_sources, check_target_sources, close_metric_sources
 
 __all__ = ["build", "ignored_parts", "policy_hash", "NO_LONGER_USED"]
@@ -138,9 +138,14 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     cfg = loaded.config
     problems: list[str] = []
     providers: dict[str, Provider] = {}
+    limits: dict[str, Limits] = {}
 
     def make_provider(key: str, options: dict, loc: tuple) -> Optional[Provider]:
         options = dict(options)
+        taken = take_limits(options, loc, loaded, problems)
+        if taken is None:
+            return None
+        limits[key] = taken
         type_name = options.pop("type", None)
         explicit = type_name is not None
         if type_name is None:
@@ -296,7 +301,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             continue
         specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, digest,
                                 sem.name, settings, bool(t.dry_run), queries, routes, t.backtest,
-                                bool(t.paused)))
+                                bool(t.paused), limits.get(t.provider) or Limits()))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \
             and cfg.leader_election.provider not in providers:
         problems.append(f"{loaded.where('leader_election', 'provider')}: no provider instance "

@@ -132,8 +132,13 @@ def check_target(translator: Translator, ref: Optional[Mapping[str, Any]]) -> di
     keys = translator.target_keys
     for k, v in ref.items():
         if k not in keys:
+            key, sep, value = str(k).partition(":")
+            if sep and v is None and key.strip():
+                # `{kind:Deployment}`: flow YAML reads a colon without a space after it as part of the key
+                raise NativeError(f"--target.{k}", f"read as one key with no value: YAML needs a space after the "
+                                                     f"colon ('{{{key.strip()}: {value.strip()}}}')")
             close = difflib.get_close_matches(str(k), list(keys), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = f"; did you mean {close[0]!r}?" if close else ";"
             raise NativeError(f"--target.{k}", f"unknown key{hint} valid keys for --to {translator.name}: "
                                                  f"{', '.join(keys) or 'none'}")
         why = keys[k].check(v) if keys[k].check is not None and v is not None else None

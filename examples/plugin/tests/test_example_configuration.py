@@ -25,6 +25,6 @@ def test_the_example_configuration_validates_runs_and_applies(api, tmp_path, mon
     assert main(["validate", str(path)]) == 0
     assert main(["run", str(path), "--once", "--dry-run", "--audit", "-", "--state", str(tmp_path / "s.db")]) == 0
     assert '"target":"web-pool"' in capsys.readouterr().out
-    assert main(["apply", str(path), "--native", "--dry-run"]) == 0
+    assert main(["apply", str(path), "--dry-run"]) == 0
     assert capsys.readouterr().out == "web-pool: autoscaler web: create\n"
     assert api.count("PUT") == 0

@@ -48,7 +48,7 @@ def _apply(arm, tmp_path, capsys, threshold, *flags):
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(sub=SUB, url=arm.url, ca=arm.ca_file, tenant=arm.tenant_id,
                                authority=arm.authority, threshold=threshold))
-    code = main(["apply", str(f), "--native", *flags])
+    code = main(["apply", str(f), *flags])
     out, err = capsys.readouterr()
     assert code == 0, err
     return out
@@ -98,7 +98,7 @@ def _over_limits(arm, tmp_path) -> str:
 
 
 def test_a_policy_beyond_azures_limits_is_applied_within_them_and_says_what_it_left_out(arm, tmp_path, capsys):
-    code = main(["apply", _over_limits(arm, tmp_path), "--native"])
+    code = main(["apply", _over_limits(arm, tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0, err
     [setting] = arm.autoscale_settings.values()
@@ -125,7 +125,7 @@ def test_the_arm_server_refuses_a_setting_beyond_the_limits_through_the_real_cli
 
     from azure.core.exceptions import HttpResponseError
     from scalebridge_azure.client import ArmSession
-    code = main(["apply", _over_limits(arm, tmp_path), "--native"])
+    code = main(["apply", _over_limits(arm, tmp_path)])
     assert code == 0, capsys.readouterr().err
     [setting] = arm.autoscale_settings.values()
     body = copy.deepcopy({k: setting[k] for k in ("location", "properties")})

@@ -42,7 +42,7 @@ def _hpas(server) -> dict:
 def _apply(tmp_path, capsys, kubeconfig, target, *flags):
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(kubeconfig=kubeconfig, target=target))
-    code = main(["apply", str(f), "--native", *flags])
+    code = main(["apply", str(f), *flags])
     out, err = capsys.readouterr()
     assert code == 0, err
     return out

@@ -144,12 +144,11 @@ ALL = [c for doc in DOCS for c in SHOWN[doc]]
 
 SYNOPSIS = "a synopsis: its upper-case words and brackets are placeholders, not a command to run"
 EXCLUDED: dict[tuple[str, str], str] = {
-    ("docs/backtest.md", "scalebridge backtest CONFIG [TARGET...] --start TIME --end TIME [--semantics LIST] "
-                         "[--capacity N]"): SYNOPSIS,
-    ("docs/backtest.md", "scalebridge backtest examples/run/backtest.yaml --start -7d --end now --capacity 10 "
-                         "--startup 60"):
-        "needs a Prometheus at prometheus:9090 and a kubeconfig; examples/backtest/local_history.py, shown below it, "
-        "runs the same back-test on a local Prometheus-API server",
+    ("docs/backtest.md", "scalebridge backtest CONFIG|POLICY [TARGET...] [--history METRIC=FILE]... "
+                         "[--recorded FILE] [--scale X]"): SYNOPSIS,
+    ("docs/backtest.md", "scalebridge backtest examples/run/backtest.yaml --start -7d --end now"):
+        "needs a Prometheus at prometheus:9090 and a kubeconfig; the same configuration on --history files runs "
+        "below it, and the document opens with a back-test on the example trace",
     ("README.md", "make demo"): "bootstraps .venv with pip (network, a new venv); `scalebridge demo`, "
                                 "which it runs, is run from docs/simulation.md",
     ("README.md", "make test"): "the whole test suite, of which this test is a part",

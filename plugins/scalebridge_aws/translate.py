@@ -343,7 +343,7 @@ def _rule(r, i: int, asg: str, base: str, ref: Mapping[str, Any], out: dict, los
     account = str(ref["account"]) if ref.get("account") else losses.placeholder(
         field, "the account of the policy's ARN: pass --target account")
     losses.placeholder(field, f"the id of the policy's ARN: use the PolicyARN that PutScalingPolicy returns for "
-                              f"{name} (AWS gives a policy its id when it creates it; scalebridge apply --native "
+                              f"{name} (AWS gives a policy its id when it creates it; scalebridge apply "
                               "does this)", POLICY_ID)
     arn = policy_arn(name, asg, region, account)
     alarm: dict = {"AlarmName": f"{name}-alarm", **metric,
@@ -811,5 +811,5 @@ class ScalingPoliciesTranslator(Translator):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        from .apply import apply_native   # the SDK calls: imported only by apply
         return apply_native(self, name, target, policy, dry_run, say, metrics)

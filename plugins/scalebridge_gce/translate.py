@@ -412,5 +412,5 @@ class AutoscalerTranslator(Translator):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        from .apply import apply_native   # the SDK calls: imported only by apply
         return apply_native(self, name, target, policy, dry_run, say, metrics)

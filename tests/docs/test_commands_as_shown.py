@@ -156,9 +156,9 @@ EXCLUDED: dict[tuple[str, str], str] = {
                                                                 "us-east-1 Auto Scaling API",
     ("README.md", "scalebridge run examples/run/gce.yaml --once --dry-run --audit -"):
         "needs Google Application Default Credentials and the real Compute API (project my-project)",
-    ("README.md", "scalebridge apply examples/run/aws.yaml --native --dry-run"):
+    ("README.md", "scalebridge apply examples/run/aws.yaml --dry-run"):
         "needs AWS credentials and the real us-east-1 Auto Scaling and CloudWatch APIs (DescribeAutoScalingGroups, "
-        "DescribePolicies before it writes nothing); tests/plugins/aws/test_apply_native.py runs apply --native against moto's server",
+        "DescribePolicies before it writes nothing); tests/plugins/aws/test_apply_native.py runs apply against moto's server",
     ("README.md", "scalebridge run examples/run/azure.yaml --metrics-port 9090"):
         "runs until SIGTERM against the real Azure Resource Manager (needs an Azure login)",
     ("docs/run.md", "scalebridge observe examples/run/kubernetes.yaml"):
@@ -168,7 +168,7 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("docs/run.md", "scalebridge run examples/run/kubernetes.yaml"):
         "runs until SIGTERM against a Kubernetes cluster (the kubeconfig context `prod`)",
     ("docs/run.md", "scalebridge run CONFIG [--once] [--dry-run] [--state PATH] [--audit FILE|-]"): SYNOPSIS,
-    ("docs/run.md", "scalebridge observe CONFIG [TARGET...] [--output json]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge observe CONFIG [TARGET...] [-o json]"): SYNOPSIS,
     ("docs/run.md", "scalebridge validate CONFIG..."): SYNOPSIS,
     ("docs/run.md", "scalebridge state show [TARGET] [--state PATH | --config CONFIG]"): SYNOPSIS,
     ("docs/run.md", "scalebridge state reset TARGET [--state PATH | --config CONFIG]"): SYNOPSIS,
@@ -182,7 +182,7 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("docs/translate.md", "scalebridge render POLICY --to kubernetes|gce|azure|aws|keda [--strict] [--target REF]"):
         SYNOPSIS,
     ("docs/translate.md", "scalebridge import FILE --from kubernetes|gce|azure|aws|keda"): SYNOPSIS,
-    ("docs/translate.md", "scalebridge apply run.yaml --native [--dry-run] [--state PATH]"): SYNOPSIS,
+    ("docs/translate.md", "scalebridge apply run.yaml [--dry-run] [--state PATH]"): SYNOPSIS,
     ("docs/predictive.md", "scalebridge compare my-policy.yaml --trace my-load.csv --capacity 25000 "
                            "--startup 120 --frontier"):
         "my-policy.yaml and my-load.csv are the reader's own files",

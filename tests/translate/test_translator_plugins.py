@@ -1,5 +1,5 @@
 """Translation through pluggy (issue #26, items 7 and 6): ``render --to``, ``import --from``
-and ``apply --native`` reach every format through the ``scalebridge_register_translators``
+and ``apply`` reach every format through the ``scalebridge_register_translators``
 hook — the four built-in ones are this distribution's entry points like any plugin's —,
 ``Capability.TRANSLATE`` means a translator that can apply is registered for the
 provider, docs/plugins.md's worked example runs as shown, and a translator's exception

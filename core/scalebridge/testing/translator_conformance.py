@@ -8,7 +8,7 @@ translator to show it keeps the :class:`scalebridge.translate.Translator` contra
         check_translator("mycloud", [load_policy_file("examples/web.yaml")], target={"group": "web"})
 
 For the translator registered as ``name`` and each policy, it checks what ``render``,
-``import`` and ``apply --native`` rely on, and raises one ``AssertionError`` naming the
+``import`` and ``apply`` rely on, and raises one ``AssertionError`` naming the
 policy and what broke, for every broken promise:
 
 - ``render(policy, target)`` returns ``(native, Losses)`` — or raises

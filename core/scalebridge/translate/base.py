@@ -1,5 +1,5 @@
 """The translator contract: one native autoscaler format that ``render --to``,
-``import --from`` and ``apply --native`` reach through the plugin registry.
+``import --from`` and ``apply`` reach through the plugin registry.
 
 A plugin registers a :class:`Translator` instance with the
 ``scalebridge_register_translators`` hook (:mod:`scalebridge.hookspecs`); the five
@@ -59,7 +59,7 @@ class Translator(ABC):
 
     - ``name``: what ``--to`` and ``--from`` select (``kubernetes``, ``toy``).
     - ``provider``: the provider (``scalebridge_register_providers``) whose targets
-      ``apply --native`` configures with this format, or None. A provider declaring
+      ``apply`` configures with this format, or None. A provider declaring
       :attr:`scalebridge.providers.Capability.TRANSLATE` has a translator with its name
       here, and that translator implements :meth:`apply`.
     - ``summary``: one line for ``scalebridge plugins`` and ``render --help``.
@@ -107,14 +107,14 @@ class Translator(ABC):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        """``apply --native`` for one target of the run configuration: create or update
+        """``apply`` for one target of the run configuration: create or update
         its native autoscaler through the provider plugin's client (``target`` is what
         the provider's ``target(ref)`` returned; ``metrics`` the target's ``metrics:``
         sources). ``say`` one line per change (``web: PutScalingPolicy web-metric-0: …``),
         or ``NAME: unchanged``; write nothing when ``dry_run``. Returns whether anything
         changed (or would). Raise a :class:`ScalebridgeError` for what the provider
         refused; anything else is reported as this translator's bug."""
-        raise NativeError("--native", f"the {self.name} translator cannot apply")
+        raise NativeError("apply", f"the {self.name} translator cannot apply")
 
     @classmethod
     def can(cls, method: str) -> bool:

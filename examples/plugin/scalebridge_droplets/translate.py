@@ -1,5 +1,5 @@
 """A policy as a pool's own autoscaler, and back: the ``droplets`` translator
-(``scalebridge render --to droplets``, ``import --from droplets``, ``apply --native``).
+(``scalebridge render --to droplets``, ``import --from droplets``, ``apply``).
 
 The native document is a pool as ``GET /v1/pools/{pool}`` answers it, less what the
 autoscaler does not hold::

@@ -1,4 +1,4 @@
-"""``scalebridge render --to droplets``, ``import --from droplets`` and ``apply --native``,
+"""``scalebridge render --to droplets``, ``import --from droplets`` and ``apply``,
 run as a user runs them (scalebridge.cli.main), against the local droplets API."""
 from __future__ import annotations
 

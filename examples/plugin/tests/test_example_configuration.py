@@ -1,6 +1,6 @@
 """examples/plugin/droplets.yaml works as written, its endpoint pointed at the local
 droplets API and its token file beside it: it validates, ``run --once --dry-run``
-decides for its pool, and ``apply --native --dry-run`` says what it would create."""
+decides for its pool, and ``apply --dry-run`` says what it would create."""
 from __future__ import annotations
 
 from pathlib import Path

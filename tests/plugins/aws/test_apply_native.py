@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` against moto's server on 127.0.0.1: it creates
+"""``scalebridge apply CONFIG`` against moto's server on 127.0.0.1: it creates
 each aws target's scaling policies and alarms, a second apply updates them without
 duplicating any, and ``--dry-run`` prints the difference and writes nothing."""
 from __future__ import annotations

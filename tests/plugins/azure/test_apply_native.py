@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for an azure target, against the local ARM server
+"""``scalebridge apply CONFIG`` for an azure target, against the local ARM server
 (HTTPS, throwaway CA) with the real azure-mgmt-monitor client: it creates the scale
 set's autoscale setting, a second apply changes nothing, a changed policy updates the
 same setting, ``--dry-run`` writes nothing."""

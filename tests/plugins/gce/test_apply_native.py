@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for a gce target, against the local Compute
+"""``scalebridge apply CONFIG`` for a gce target, against the local Compute
 REST server with the real google-cloud-compute client: it inserts the group's
 autoscaler (https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers/insert),
 a second apply changes nothing, a changed policy patches the same autoscaler

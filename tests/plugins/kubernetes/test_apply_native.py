@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for a kubernetes target, against the test API
+"""``scalebridge apply CONFIG`` for a kubernetes target, against the test API
 server on 127.0.0.1 with the real kubernetes client: it creates the HPA, a second apply
 changes nothing, a changed policy replaces it (still one HPA), ``--dry-run`` writes nothing."""
 from __future__ import annotations

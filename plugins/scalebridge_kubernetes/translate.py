@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from scalebridge.policy import _QUANTITY_PATTERN, Policy
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
+from scalebridge.translate.common import (drop_semantics, one_of, Losses, NativeError, Reader, as_policy, drop_controls,
                                           drop_unexpressed, num, path, yaml_document)
 
 API_VERSION = "autoscaling/v2"
@@ -141,6 +141,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         "initialization_period_seconds": "the controller's --horizontal-pod-autoscaler-cpu-initialization-period "
                                          "flag, not part of an HPA; dropped"})
     drop_controls(p, losses, "an HPA")
+    drop_semantics(p, losses, "kubernetes", "an HPA")
     return {"apiVersion": API_VERSION, "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}, losses
 
 

@@ -81,6 +81,16 @@ def drop_unexpressed(p: Policy, losses: Losses, reasons: dict[str, str]) -> None
             losses.add(name, reason)
 
 
+def drop_semantics(p: Policy, losses: Losses, semantics: str, autoscaler: str) -> None:
+    """A loss line when the policy names a semantics other than ``semantics``, the one
+    ``autoscaler`` (the native autoscaler written) decides as: the native configuration
+    is decided the provider's way whatever the policy says, and imports with that
+    provider's semantics."""
+    if p.semantics is not None and p.semantics != semantics:
+        losses.add("semantics", f"{autoscaler} decides as the {semantics} semantics does, not as {p.semantics}; "
+                                f"dropped (import reads it back as {semantics})")
+
+
 def drop_controls(p: Policy, losses: Losses, provider: str) -> None:
     """One loss line for each neutral control the policy uses (docs/policy.md: KEDA's,
     which no cloud autoscaler has): fallback, formulas, the activation phase."""

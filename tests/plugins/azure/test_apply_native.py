@@ -31,7 +31,7 @@ policies:
     min_replicas: 2
     max_replicas: 12
     rules:
-      - {{metric: Percentage CPU, operator: GreaterThan, threshold: {threshold}, time_window_seconds: 600,
+      - {{metric: cpu, operator: GreaterThan, threshold: {threshold}, time_window_seconds: 600,
          action: {{direction: Increase, type: ChangeCount, value: 2, cooldown_seconds: 300}}}}
 """ + TARGET
 
@@ -64,6 +64,7 @@ def test_apply_native_creates_then_updates_one_setting(arm, tmp_path, capsys):
     assert props["targetResourceUri"].lower().endswith("/virtualmachinescalesets/web")
     assert props["profiles"][0]["capacity"] == {"minimum": "2", "maximum": "12", "default": "2"}
     assert props["profiles"][0]["rules"][0]["metricTrigger"]["threshold"] == 70
+    assert props["profiles"][0]["rules"][0]["metricTrigger"]["metricName"] == "Percentage CPU"   # the neutral cpu
     assert _apply(arm, tmp_path, capsys, 70) == "web-vmss: unchanged\n"
     out = _apply(arm, tmp_path, capsys, 80)
     assert out == ("web-vmss: autoscalesettings shop/web-autoscale: "

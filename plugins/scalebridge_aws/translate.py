@@ -380,6 +380,12 @@ def _rule(r, i: int, asg: str, base: str, ref: Mapping[str, Any], out: dict, los
         body["AdjustmentType"] = _ADJ_OUT[a.type]
         v = int(a.value)
         body["ScalingAdjustment"] = v if (a.direction == "Increase" or a.type == "ExactCount") else -v
+        if a.type == "ExactCount" and (a.direction == "Increase") != r.operator.startswith("Greater"):
+            # ExactCapacity has no direction (PutScalingPolicy: "ScalingAdjustment ... the exact capacity"):
+            # import reads it from the alarm's comparison, as a threshold above scales out
+            losses.add(path(at, "action", "direction"), f"an ExactCapacity adjustment has no direction; "
+                                                        f"{a.direction} on a {r.operator} alarm is read back as "
+                                                        f"{'Increase' if r.operator.startswith('Greater') else 'Decrease'}")
         if a.cooldown_seconds is not None:
             body["Cooldown"] = int(a.cooldown_seconds)
         if r.min_adjustment_magnitude is not None:

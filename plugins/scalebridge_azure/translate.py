@@ -9,16 +9,18 @@ profiles with ``capacity`` (strings), ``rules`` (``metricTrigger``, ``scaleActio
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
 import json
+import re
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from scalebridge import constants as C
 from scalebridge.policy import Policy, Rule
 from scalebridge.timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import (drop_semantics, one_of, Losses, NativeError, Reader, as_policy, drop_controls,
-                                          drop_unexpressed, iso_duration, json_document, num, parse_iso_duration,
-                                          path, resources)
+from scalebridge.translate.common import (drop_semantics, one_of, Losses, NativeError, Parameters, Reader, as_policy,
+                                          drop_controls, drop_unexpressed, is_template, iso_duration, json_document,
+                                          num, parse_iso_duration, path, resources)
 from scalebridge.translate.metrics import MetricNames, name_lost, provider_metric
 
 #: the neutral metrics as a scale set's platform metrics, by their REST API names
@@ -310,17 +312,130 @@ def _holding_settings(obj: dict) -> Iterable[tuple[str, Any]]:
         yield "properties.template", props["template"]
 
 
-def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
-    """Every autoscale setting of the input (an ARM template's, nested ones too)."""
-    found = resources(json_document(text_or_obj), _setting, _holding_settings)
+def import_all(text_or_obj: Any, parameters: Optional[Parameters] = None) -> list[tuple[dict, Losses]]:
+    """Every autoscale setting of the input (an ARM template's, nested ones too), its
+    template's parameters resolved (:func:`resolve_parameters`)."""
+    doc = json_document(text_or_obj)
+    used: list[str] = []
+    doc = resolve_parameters(doc, parameters or Parameters(), used)
+    found = resources(doc, _setting, _holding_settings)
     if not found:
         raise NativeError("$", f"no {RESOURCE_TYPE} resource in the input")
-    return [_import_one(s, root) for root, s in found]
+    out = [_import_one(s, root) for root, s in found]
+    if used:
+        for _, losses in out:
+            losses.note("$.parameters", "read as their defaultValue: " + ", ".join(used)
+                        + " (set one with --parameters KEY=VALUE)")
+    return out
+
+
+#: a whole value that is one template parameter, as ARM writes it: ``[parameters('name')]``
+#: (https://learn.microsoft.com/azure/azure-resource-manager/templates/template-functions-deployment#parameters)
+_PARAMETER = re.compile(r"^\s*\[\s*parameters\(\s*'([^']*)'\s*\)\s*\]\s*$")
+
+
+def resolve_parameters(doc: Any, given: Parameters, used: list) -> Any:
+    """``doc`` with each value that is exactly ``[parameters('NAME')]`` replaced by the
+    parameter's value, as a deployment would: ``--parameters`` (``given``, a later one
+    winning), else the template's ``defaultValue`` — itself resolved when it is another
+    plain parameter, never when it needs the deployment (``[resourceGroup().location]``).
+    Anything else (``variables(…)``, ``concat(…)``, a parameter with no value) stays an
+    expression, a loss line where it matters; a nested template (``properties.template``)
+    resolves its own parameters from their defaults. ``used`` collects ``NAME=VALUE`` of
+    each default read. A ``KEY=VALUE`` is read as the declared type, as the az CLI reads it
+    (azure-cli src/azure-cli/azure/cli/command_modules/resource/custom.py,
+    ``_try_parse_key_value_object``: object/array JSON, bool ``true``, int ``int()``); a
+    name the template does not declare is refused, listing the ones it does."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("parameters"), dict) or "resources" not in doc:
+        if given:
+            raise NativeError("--parameters", "the input is no ARM template with parameters (a deployment "
+                                              "template's \"parameters\" and \"resources\")")
+        return doc
+    declared = {k: v for k, v in doc["parameters"].items() if isinstance(v, dict)}
+    values: dict = {}
+    for key, value, is_text, where in given.items:
+        if key not in declared:
+            close = difflib.get_close_matches(key, list(declared), n=1)
+            raise NativeError(where, f"unrecognized template parameter {key!r}"
+                                     + (f"; did you mean {close[0]!r}?" if close else "")
+                                     + f" allowed parameters: {', '.join(sorted(declared)) or 'none'}")
+        values[key] = _typed(value, declared[key].get("type"), where) if is_text else value
+    defaults: dict = {}
+    for key, decl in declared.items():
+        if key in values or "defaultValue" not in decl:
+            continue
+        default = decl["defaultValue"]
+        m = _PARAMETER.match(default) if isinstance(default, str) else None
+        if m and m.group(1) in values:
+            default = values[m.group(1)]
+        elif m and isinstance(declared.get(m.group(1)), dict) and "defaultValue" in declared[m.group(1)] \
+                and not is_template(declared[m.group(1)]["defaultValue"]):
+            default = declared[m.group(1)]["defaultValue"]
+        if is_template(default):
+            continue        # a deployment's function: left as the expression it is
+        defaults[key] = default
+
+    def read(name: str) -> Any:
+        if name in values:
+            return values[name]
+        if name in defaults:
+            shown = f"{name}={json.dumps(defaults[name])}"
+            if shown not in used:
+                used.append(shown)
+            return defaults[name]
+        raise KeyError(name)
+
+    def walk(v: Any, nested: bool = False) -> Any:
+        if isinstance(v, str):
+            m = _PARAMETER.match(v)
+            if m:
+                try:
+                    return read(m.group(1))
+                except KeyError:
+                    return v
+            return v
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                if k == "template" and isinstance(x, dict):
+                    out[k] = resolve_parameters(x, Parameters(), used)   # a nested template's own
+                else:
+                    out[k] = walk(x)
+            return out
+        return v
+
+    return {**doc, "resources": walk(doc["resources"])}
+
+
+def _typed(value: str, declared_type: Any, where: str) -> Any:
+    kind = declared_type.lower() if isinstance(declared_type, str) else "string"
+    if kind in ("object", "array", "secureobject"):
+        try:
+            return json.loads(value)
+        except ValueError as e:
+            raise NativeError(where, f"the parameter is of type {declared_type}: not JSON: {e}") from None
+    if kind == "bool":
+        return value.lower() == "true"
+    if kind == "int":
+        try:
+            return int(value)
+        except ValueError:
+            raise NativeError(where, f"the parameter is of type {declared_type}: expected an integer, "
+                                     f"got {value!r}") from None
+    return value
+
+
+def _hint(v: Any) -> str:
+    """How to resolve an expression left in: a parameter with no value is set with --parameters."""
+    m = _PARAMETER.match(v) if isinstance(v, str) else None
+    return f"no defaultValue: pass --parameters {m.group(1)}=VALUE" if m else ""
 
 
 def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
     losses = Losses()
-    rd = Reader(losses, root)
+    rd = Reader(losses, root, _hint)
     props = rd.mapping(res.get("properties"), "properties")
     policy: dict = {"semantics": "azure"}
     name = props.get("name", res.get("name"))
@@ -567,8 +682,10 @@ class AutoscaleSettingTranslator(Translator):
     def dump(self, native: Any) -> str:
         return dump(native)
 
-    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
-        return import_all(text)
+    parameters = "an ARM template's parameters (its defaultValues otherwise)"
+
+    def import_all(self, text: str, parameters: Optional[Parameters] = None) -> list[tuple[dict, Losses]]:
+        return import_all(text, parameters)
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:

@@ -183,6 +183,9 @@ EXCLUDED: dict[tuple[str, str], str] = {
         SYNOPSIS,
     ("docs/translate.md", "scalebridge import FILE --from kubernetes|gce|azure|aws|keda"): SYNOPSIS,
     ("docs/translate.md", "scalebridge apply run.yaml [--dry-run] [--state PATH]"): SYNOPSIS,
+    ("docs/translate.md", "scalebridge import azuredeploy.json --from azure --parameters "
+                          "@azuredeploy.parameters.json -p minInstanceCount=3"):
+        "the reader's own template; tests/plugins/azure/test_arm_parameters.py runs each form on one",
     ("docs/predictive.md", "scalebridge compare my-policy.yaml --trace my-load.csv --capacity 25000 "
                            "--startup 120 --frontier"):
         "my-policy.yaml and my-load.csv are the reader's own files",

@@ -82,6 +82,10 @@ class Translator(ABC):
     #: a neutral name as the provider's metric, and every translator's import reads the
     #: provider's metric back as the neutral name (:mod:`scalebridge.translate.metrics`)
     metric_names: ClassVar[MetricNames] = MetricNames()
+    #: what ``import --parameters`` means for this format (a template's parameters), or "" when
+    #: it takes none; a translator that takes them has ``import_all(text, parameters=...)``
+    #: (:class:`~scalebridge.translate.common.Parameters`)
+    parameters: ClassVar[str] = ""
 
     @abstractmethod
     def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import yaml
 
 from . import NativeError, TranslatorFailure, dump, import_all, render
-from .common import yaml_document
+from .common import read_parameters, yaml_document
 
 EXIT_INCOMPLETE = 1
 EXIT_TRANSLATOR_FAILED = 1
@@ -67,6 +67,11 @@ def add_translate_commands(sub: Any) -> None:
                    help=f"the translator: {_FORMATS}")
     i.add_argument("--out", metavar="DIR", help="write each policy to DIR/NAME.yaml (one file per autoscaler; the "
                                                 "paths on stdout) instead of a YAML stream on stdout")
+    i.add_argument("--parameters", "-p", action="append", default=[], metavar="FILE|KEY=VALUE",
+                   help="a template parameter's value, as `az deployment group create --parameters` takes them: "
+                        "KEY=VALUE (read as the parameter's declared type) or a parameters file (FILE or @FILE, "
+                        "its parameters' {\"value\": …}); repeat it, a later one wins. Without it a parameter "
+                        "is its defaultValue (formats with template parameters: ARM)")
     i.set_defaults(func=cmd_import)
     a = sub.add_parser(
         "apply", help="create or update each target's native autoscaler from its policy",
@@ -172,7 +177,7 @@ def _file_names(results: list[tuple[dict, Any]], stem: str) -> list[str]:
 
 def cmd_import(args: argparse.Namespace) -> int:
     try:
-        results = import_all(_read(args.file), args.from_)
+        results = import_all(_read(args.file), args.from_, read_parameters(args.parameters))
     except TranslatorFailure as e:
         return _failed("import", e)
     labels = _labels(results)

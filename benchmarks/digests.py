@@ -170,7 +170,8 @@ def _policies() -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
     for path in sorted(glob.glob(str(REPO / "examples" / "**" / "*.yaml"), recursive=True)):
         rel = os.path.relpath(path, REPO)
-        if rel.startswith("examples/run/") and "/policies/" not in rel or rel == "examples/simulate/nasa.yaml":
+        if rel.startswith("examples/run/") and "/policies/" not in rel or rel == "examples/simulate/nasa.yaml" \
+                or rel.startswith("examples/plugin/"):
             continue   # run configurations and a scenario file, not policies
         out.append((rel, path))
     for key, req in _requests():

@@ -3,7 +3,8 @@ imports working for one release.
 
 Each built-in cloud is one plugin package (``plugins/scalebridge_<cloud>/``) holding its
 translator and its local API server; they were ``scalebridge.translate.<cloud>`` and
-``scalebridge.testing.<cloud>_server``. A published plugin's tests that import an old
+``scalebridge.testing.<cloud>_server``. The plugin registry was ``scalebridge.plugins``, the
+predictive planner and its risk budget ``scalebridge.predictive`` and ``scalebridge.risk``. A published plugin's tests that import an old
 name keep working: the import finds the new module, under the old name too, with a
 ``DeprecationWarning`` naming the new home (docs/plugins.md, "Where things moved").
 
@@ -34,6 +35,9 @@ MODULES = {
     "scalebridge.translate.gce": "scalebridge_gce.translate",
     "scalebridge.translate.azure": "scalebridge_azure.translate",
     "scalebridge.translate.aws": "scalebridge_aws.translate",
+    "scalebridge.plugins": "scalebridge.registry",
+    "scalebridge.predictive": "scalebridge.forecasting.planner",
+    "scalebridge.risk": "scalebridge.forecasting.risk",
 }
 
 #: names ``from scalebridge.testing import NAME`` gave -> the module that defines them now
@@ -48,7 +52,8 @@ TESTING_NAMES = {
 
 
 def warn(old: str, new: str) -> None:
-    warnings.warn(f"{old} moved to {new} (its cloud's plugin package); the old name goes in the next release",
+    warnings.warn(f"{old} moved to {new} (docs/plugins.md, \"Where things moved\"); the old name goes in the "
+                  "next release",
                   DeprecationWarning, stacklevel=3)
 
 

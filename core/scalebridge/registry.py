@@ -202,6 +202,11 @@ def provided_by(kind: str, name: str) -> str:
     return f" (plugin {entry.plugin!r}, hook {_HOOKS.get(kind, kind)})"
 
 
+def registry() -> Registry:
+    """:func:`current`, under the name it had when this module was ``scalebridge.plugins``."""
+    return current()
+
+
 def current() -> Registry:
     """The process-wide registry, built on first use."""
     global _REGISTRY

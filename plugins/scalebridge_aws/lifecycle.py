@@ -34,6 +34,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional
 
+from scalebridge.protocol import Member
+
 __all__ = ["PENDING", "IN_SERVICE", "REPLACING_ROOT_VOLUME", "TERMINATING", "STANDBY", "RETAINED", "GONE",
            "WARM_POOL", "KNOWN", "member_of", "unsettled", "weight"]
 
@@ -67,7 +69,7 @@ def weight(instance: Mapping) -> int:
 
 
 def member_of(instance: Mapping, launch_time: Optional[float],
-              ready_since: Optional[float] = None) -> Optional[dict]:
+              ready_since: Optional[float] = None) -> Optional[Member]:
     """The protocol member of one ``Instances[]`` entry, or None when the
     instance is not part of the group's capacity (standby, detaching, warm pool)."""
     state = instance.get("LifecycleState") or ""
@@ -88,7 +90,7 @@ def member_of(instance: Mapping, launch_time: Optional[float],
         m.update(phase="Running", ready=False, deleting=True)
     else:
         return None
-    return m
+    return Member(**m)
 
 
 def unsettled(desired: int, instances: Iterable[Mapping]) -> bool:

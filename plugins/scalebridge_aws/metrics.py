@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from scalebridge.protocol import MetricObservation
 from scalebridge.providers import ErrorKind, MetricQuery, ProviderError
 
 __all__ = ["Source", "DEFAULT_CPU", "parse_source", "plan", "read_metrics", "MAX_QUERIES", "MAX_DATAPOINTS",
@@ -200,11 +201,11 @@ def _num(v: float):
 
 
 def read_metrics(clients, group: str, now: float, delay: float, observation,
-                 queries: Sequence[MetricQuery], region: Optional[str] = None) -> dict[str, dict]:
+                 queries: Sequence[MetricQuery], region: Optional[str] = None) -> dict[str, MetricObservation]:
     """The protocol's ``observations.metrics`` for ``queries``, from GetMetricData."""
     if not queries:
         return {}
-    members = [m["name"] for m in (observation.members or ())]
+    members = [m.name for m in (observation.members or ())]
     series, sources = plan(group, queries, members)
     if not series:
         return {}
@@ -262,16 +263,17 @@ def read_metrics(clients, group: str, now: float, delay: float, observation,
         clean = [[t, v] for t, v in clean if t <= end_raw + 1e-6]
         if clean:
             per_query.setdefault(s.query, {})[s.member] = (clean, s.period)
-    out: dict[str, dict] = {}
+    out: dict[str, MetricObservation] = {}
     for q in queries:
         got = per_query.get(q.name)
         if not got:
             continue            # no datapoints: the metric is missing, never 0
         shapes = set(q.shapes or ()) or {"members", "member_series", "series", "value", "values"}
+        # the core's own type: read and checked here
         if sources[q.name].per_member:
-            out[q.name] = _member_shapes(got, shapes)
+            out[q.name] = MetricObservation(**_member_shapes(got, shapes))
         else:
-            out[q.name] = _group_shapes(got[None], shapes)
+            out[q.name] = MetricObservation(**_group_shapes(got[None], shapes))
     return out
 
 

@@ -228,10 +228,10 @@ class AutoScalingGroupTarget(Target):
             if m is None:
                 continue
             members.append(m)
-            w = m.get("weight", 1)
-            if not m.get("deleting"):
+            w = m.weight
+            if not m.deleting:
                 status += w
-            if m["phase"] == "Running" and m.get("ready") and not m.get("deleting"):
+            if m.phase == "Running" and m.ready and not m.deleting:
                 in_service += w
                 if inst.get("ProtectedFromScaleIn"):
                     protected.append(iid)

@@ -33,6 +33,7 @@ import threading
 import time as _time
 from typing import Any, Mapping, Optional
 
+from scalebridge.protocol import Member, MetricObservation
 from scalebridge.providers import (
     Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider, ProviderError, RefError, SizeChange,
     Target, require,
@@ -173,7 +174,7 @@ class ScaleSetTarget(Target):
         members = self._members(compute, mode)
         state = vmss.provisioning_state or "Succeeded"
         in_flight = None if state == "Succeeded" else f"scale set provisioningState is {state}"
-        live = [m for m in members if not m["deleting"]] if members is not None else None
+        live = [m for m in members if not m.deleting] if members is not None else None
         return Observation(
             current_replicas=int(sku.capacity),
             status_replicas=len(live) if live is not None else None,
@@ -181,7 +182,7 @@ class ScaleSetTarget(Target):
             details={"provisioning_state": state, "orchestration_mode": mode, "sku": sku.name,
                      "location": vmss.location})
 
-    def _members(self, compute: Any, mode: str) -> Optional[list[dict]]:
+    def _members(self, compute: Any, mode: str) -> Optional[list[Member]]:
         call = self.session.call
         if mode == "Flexible":
             # Flexible orchestration: the scale set's VMs are plain virtual machines
@@ -195,15 +196,16 @@ class ScaleSetTarget(Target):
 
     # -- metrics -------------------------------------------------------------------------------
 
-    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+    def read_metrics(self, now: float, observation: Observation,
+                     queries: list[MetricQuery]) -> dict[str, MetricObservation]:
         monitor = self.session.monitor(self.subscription_id)
-        out: dict[str, dict] = {}
+        out: dict[str, MetricObservation] = {}
         for q in queries:
             _metrics.check_source(q.name, q.source)
             plan = _metrics.MetricPlan(q, self.id)
             obs = _metrics.read(monitor, self.session.call, plan, now, self.metric_delay_seconds)
             if obs is not None:
-                out[q.name] = obs
+                out[q.name] = MetricObservation(**obs)   # the core's own type: read and checked here
         return out
 
     # -- act -----------------------------------------------------------------------------------
@@ -269,7 +271,7 @@ def _group_of(resource_id: Optional[str]) -> Optional[str]:
     return m.group(1) if m else None
 
 
-def member(vm: Any) -> dict:
+def member(vm: Any) -> Member:
     """A scale set instance as a protocol member."""
     state = vm.provisioning_state or "Succeeded"
     statuses = list(getattr(getattr(vm, "instance_view", None), "statuses", None) or [])
@@ -279,10 +281,6 @@ def member(vm: Any) -> dict:
                      and s.time is not None), None)
     created = getattr(vm, "time_created", None)
     phase = {"Creating": "Pending", "Failed": "Failed"}.get(state, "Running")
-    m: dict[str, Any] = {"name": vm.name, "phase": phase, "ready": state == "Succeeded" and running,
-                         "deleting": state == "Deleting"}
-    if created is not None:
-        m["start_time"] = created.timestamp()
-    if ready_at is not None:
-        m["ready_transition_time"] = ready_at.timestamp()
-    return m
+    return Member(name=vm.name, phase=phase, ready=state == "Succeeded" and running, deleting=state == "Deleting",
+                  start_time=created.timestamp() if created is not None else None,
+                  ready_transition_time=ready_at.timestamp() if ready_at is not None else None)

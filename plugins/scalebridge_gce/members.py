@@ -34,6 +34,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Optional
 
+from scalebridge.protocol import Member
+
 __all__ = ["enum_name", "member", "rfc3339", "unsettled", "zone_of"]
 
 _STARTING = frozenset(("CREATING", "CREATING_WITHOUT_RETRIES", "RECREATING", "VERIFYING", "STARTING",
@@ -72,11 +74,11 @@ def enum_name(value: Any) -> str:
     return "" if name.startswith("UNDEFINED") else name
 
 
-def member(mi: Any, start_time: Optional[float], vcpus: Optional[int]) -> dict:
+def member(mi: Any, start_time: Optional[float], vcpus: Optional[int]) -> Member:
     """The protocol member of one ``ManagedInstance``."""
     action = enum_name(mi.current_action) or "NONE"
     status = enum_name(mi.instance_status)
-    out: dict[str, Any] = {"name": mi.name, "start_time": start_time}
+    out: dict[str, Any] = {}
     if action in _LEAVING:
         out.update(phase="Running" if status == "RUNNING" else "Pending", ready=False, deleting=True)
     elif action in _STARTING or status in _BOOTING:
@@ -87,9 +89,7 @@ def member(mi: Any, start_time: Optional[float], vcpus: Optional[int]) -> dict:
         out.update(phase="Running", ready=False)
     else:
         out.update(phase="Running", ready=True)
-    if vcpus:
-        out["requests"] = {"cpu": vcpus}
-    return out
+    return Member(name=mi.name, start_time=start_time, requests={"cpu": vcpus} if vcpus else None, **out)
 
 
 def unsettled(igm: Any) -> Optional[str]:

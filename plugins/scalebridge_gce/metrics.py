@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Protocol
 
+from scalebridge.protocol import MetricObservation
 from scalebridge.providers import ErrorKind, MetricQuery, Observation, ProviderError, require
 
 
@@ -201,11 +202,11 @@ def _scaled(v: float, src: Source) -> Any:
 
 
 def read_metrics(target: "GceTarget", now: float, observation: Observation,
-                 queries: list[MetricQuery]) -> dict[str, dict]:
-    members = {m["name"]: m for m in observation.members or ()}
+                 queries: list[MetricQuery]) -> dict[str, MetricObservation]:
+    members = {m.name: m for m in observation.members or ()}
     ids = dict(target.instance_ids)
     end = now - target.metric_delay_seconds
-    out: dict[str, dict] = {}
+    out: dict[str, MetricObservation] = {}
     for q in queries:
         src = source_for(q, target.igm_name)
         grain = max(60.0, float(q.grain_seconds or 60))
@@ -216,7 +217,7 @@ def read_metrics(target: "GceTarget", now: float, observation: Observation,
         else:
             obs = _group(q, src, found, observation)
         if obs:
-            out[q.name] = obs
+            out[q.name] = MetricObservation(**obs)   # the core's own type: read and checked here
     return out
 
 
@@ -238,7 +239,8 @@ def _per_member(q: MetricQuery, src: Source, found, ids: dict, members: dict) ->
     def value(name: str, v: float, as_usage: bool) -> Any:
         if src.cpu:
             if as_usage:   # vCPUs in use, against requests.cpu (the instance's vCPUs)
-                req = (members.get(name) or {}).get("requests") or {}
+                m = members.get(name)
+                req = (m.requests if m is not None else None) or {}
                 cpus = req.get("cpu")
                 return v * cpus if cpus else v
             return v * 100   # a fraction as the percent the rules and series use
@@ -271,7 +273,7 @@ def _group(q: MetricQuery, src: Source, found, observation: Observation) -> Opti
         return None
     latest = [pts[-1][1] for _, pts in found]
     if src.max_rate_per_instance is not None:
-        serving = sum(1 for m in observation.members or () if m.get("ready") and not m.get("deleting"))
+        serving = sum(1 for m in observation.members or () if m.ready and not m.deleting)
         if serving == 0:
             return None   # no serving capacity: no utilization to read
         capacity = Fraction(str(src.max_rate_per_instance)) * serving

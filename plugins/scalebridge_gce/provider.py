@@ -189,7 +189,7 @@ class GceTarget(Target):
             if mi.id:
                 self.instance_ids[str(mi.id)] = mi.name
         in_flight = unsettled(igm) or self._operation_in_flight(igm)
-        present = sum(1 for m in members if not m.get("deleting"))
+        present = sum(1 for m in members if not m.deleting)
         acts = {k: getattr(igm.current_actions, k) for k in ("creating", "verifying", "recreating", "deleting",
                                                              "abandoning", "restarting", "refreshing")
                 if igm.current_actions and getattr(igm.current_actions, k, 0)}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
+from scalebridge.protocol import Member
 from scalebridge.units import milli_value
 
 
@@ -64,7 +65,7 @@ def pod_requests(pod: Any, container: Optional[str] = None) -> Optional[dict]:
     return _requests_of(containers)
 
 
-def pod_member(pod: Any, container: Optional[str] = None) -> dict:
+def pod_member(pod: Any, container: Optional[str] = None) -> Member:
     """One pod as a protocol member (see the module docstring)."""
     status = pod.status
     ready: Optional[bool] = None
@@ -77,12 +78,10 @@ def pod_member(pod: Any, container: Optional[str] = None) -> dict:
     start = _ts(status.start_time) if status is not None else None
     if start is None:
         ready = None
-    member = {"name": pod.metadata.name, "phase": (status.phase if status is not None else None) or "Pending",
-              "ready": ready, "start_time": start, "ready_transition_time": transition,
-              "deleting": pod.metadata.deletion_timestamp is not None,
-              "requests": pod_requests(pod, container) or None}
-    if member["phase"] not in ("Running", "Pending", "Failed", "Succeeded"):
+    phase = (status.phase if status is not None else None) or "Pending"
+    if phase not in ("Running", "Pending", "Failed", "Succeeded"):
         # "Unknown" (the node is unreachable): groupPods ignores only Failed and Pending
         # pods, so it is read like a running one
-        member["phase"] = "Running"
-    return member
+        phase = "Running"
+    return Member(name=pod.metadata.name, phase=phase, ready=ready, start_time=start, ready_transition_time=transition,
+                  deleting=pod.metadata.deletion_timestamp is not None, requests=pod_requests(pod, container) or None)

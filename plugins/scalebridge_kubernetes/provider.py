@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar, Mapping, Optional
 
+from scalebridge.protocol import Member, MetricObservation
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
                                    ProviderError, RefError, SizeChange, Target)
 
@@ -297,17 +298,18 @@ class KubernetesTarget(Target):
                            details={"selector": scale["selector"], "resource_version": scale["resource_version"],
                                     "pods": len(members)})
 
-    def _member(self, pod: Any) -> dict:
+    def _member(self, pod: Any) -> Member:
         m = pod_member(pod)
         if self._containers:
-            requests = dict(m["requests"] or {})
+            requests = dict(m.requests or {})
             for resource, container in self._containers.items():
                 own = pod_requests(pod, container)
                 requests[resource] = None if own is None else own.get(resource)
-            m["requests"] = requests
+            m.requests = requests
         return m
 
-    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+    def read_metrics(self, now: float, observation: Observation,
+                     queries: list[MetricQuery]) -> dict[str, MetricObservation]:
         selector = (self._scale or {}).get("selector") or observation.details.get("selector") or ""
         for q in queries:       # a container_resource metric the policy hook did not announce
             if q.type == "container_resource" and q.spec.get("container") and \
@@ -315,11 +317,11 @@ class KubernetesTarget(Target):
                 self._containers[q.name] = q.spec["container"]
                 observation.members = [self._member(p) for p in self._pods]
         reader = MetricsReader(self.client, self.namespace, self.name)
-        out: dict[str, dict] = {}
+        out: dict[str, MetricObservation] = {}
         for q in queries:
             got = reader.read(q, selector)
             if got is not None:
-                out[q.name] = got
+                out[q.name] = MetricObservation(**got)   # the core's own type: read and checked here
         return out
 
     def set_size(self, size: int) -> SizeChange:

@@ -34,6 +34,7 @@ import math
 import re
 from typing import Any, Mapping, Optional
 
+from scalebridge.protocol import Member, MetricObservation
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
                                    ProviderError, RefError, SizeChange, Target, TargetRefused)
 from scalebridge.secrets import shown
@@ -112,26 +113,27 @@ class PoolTarget(Target):
             size, max_size, resizing = int(p["size"]), int(p["max_size"]), bool(p["resizing"])
         except (KeyError, TypeError, ValueError) as e:
             raise _undocumented(f"GET /v1/pools/{self.pool}", e) from None
-        live = sum(1 for m in members if not m["deleting"])
+        live = sum(1 for m in members if not m.deleting)
         return Observation(current_replicas=size, status_replicas=live, members=members,
                            in_flight=f"pool {self.pool} is resizing to {size}" if resizing else None,
                            min_size=0, max_size=max_size,
                            details={"max_size": max_size, "autoscaler": p.get("autoscaler")})
 
-    def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+    def read_metrics(self, now: float, observation: Observation,
+                     queries: list[MetricQuery]) -> dict[str, MetricObservation]:
         wanted = [q for q in queries if q.name == CPU and q.type in ("resource", "rule")]
         if not wanted:
             return {}
         end = math.floor(now - self.metric_delay_seconds)
         window = max(max(q.window_seconds, SAMPLE_SECONDS) for q in wanted)
         answer = self.client.cpu(self.pool, rfc3339(end - window - SAMPLE_SECONDS), rfc3339(end))
-        names = {m["name"] for m in observation.members} if observation.members is not None else None
+        names = {m.name for m in observation.members} if observation.members is not None else None
         try:
             samples = {d["id"]: sorted((parse_time(s["time"]), float(s["percent"])) for s in d["samples"])
                        for d in answer["droplets"] if names is None or d["id"] in names}
         except (KeyError, TypeError, ValueError) as e:
             raise _undocumented(f"GET /v1/pools/{self.pool}/metrics/cpu", e) from None
-        return {q.name: obs for q in wanted if (obs := cpu_observation(q, samples, end))}
+        return {q.name: MetricObservation(**obs) for q in wanted if (obs := cpu_observation(q, samples, end))}
 
     def set_size(self, size: int) -> SizeChange:
         try:
@@ -151,14 +153,17 @@ class PoolTarget(Target):
         return None
 
 
-def member(droplet: Mapping[str, Any]) -> dict:
-    """A droplet as a protocol member."""
+def member(droplet: Mapping[str, Any]) -> Member:
+    """A droplet as a protocol member: the core's own type, made from what was checked here
+    (the controller takes it as it is; a dict in the protocol's shape is validated instead)."""
     status = droplet["status"]
     if status not in ("new", "active", "off"):
         raise ValueError(f"droplet status {status!r}")
-    return {"name": droplet["id"], "phase": "Pending" if status == "new" else "Running",
-            "ready": status == "active" and droplet["healthy"] is True, "deleting": status == "off",
-            "start_time": parse_time(droplet["created_at"]), "requests": {"cpu": 1}}
+    if not isinstance(droplet["id"], str) or not isinstance(droplet["healthy"], bool):
+        raise TypeError(f"droplet id {droplet['id']!r}, healthy {droplet['healthy']!r}")
+    return Member(name=droplet["id"], phase="Pending" if status == "new" else "Running",
+                  ready=status == "active" and droplet["healthy"], deleting=status == "off",
+                  start_time=parse_time(droplet["created_at"]), requests={"cpu": 1})
 
 
 def cpu_observation(query: MetricQuery, samples: Mapping[str, list[tuple[float, float]]], end: float) -> dict:

@@ -60,15 +60,15 @@ def test_a_resize_is_in_flight_until_the_pool_settles(api, provider):
     assert (change.size, change.in_flight) == (4, True)
     obs = target.observe(time.time())
     assert obs.current_replicas == 4 and obs.in_flight == "pool web is resizing to 4"
-    booting = [m for m in obs.members if m["phase"] == "Pending"]
-    assert len(booting) == 2 and not any(m["ready"] for m in booting)
+    booting = [m for m in obs.members if m.phase == "Pending"]
+    assert len(booting) == 2 and not any(m.ready for m in booting)
     with pytest.raises(ProviderError) as e:     # the API takes no other size meanwhile
         target.set_size(3)
     assert e.value.kind is ErrorKind.CONFLICT and "resize_in_progress" in str(e.value)
     assert target.set_size(4).size == 4        # the same size again is no change, even now
     api.settle("web")
     obs = target.observe(time.time())
-    assert obs.in_flight is None and obs.status_replicas == 4 and all(m["ready"] for m in obs.members)
+    assert obs.in_flight is None and obs.status_replicas == 4 and all(m.ready for m in obs.members)
 
 
 def test_a_scale_in_marks_the_newest_droplets_deleting_then_leaves_them_out(api, provider):
@@ -78,10 +78,10 @@ def test_a_scale_in_marks_the_newest_droplets_deleting_then_leaves_them_out(api,
     target.set_size(1)
     obs = target.observe(time.time())
     newest = sorted(pool.droplets, key=lambda d: d.id)[1:]
-    assert {m["name"] for m in obs.members if m["deleting"]} == {d.id for d in newest}
+    assert {m.name for m in obs.members if m.deleting} == {d.id for d in newest}
     assert obs.status_replicas == 1
     api.settle("web")
-    assert [m["name"] for m in target.observe(time.time()).members] == ["web-1"]
+    assert [m.name for m in target.observe(time.time()).members] == ["web-1"]
 
 
 def test_cpu_is_each_droplets_average_over_the_window_and_a_silent_droplet_is_missing(api, provider):
@@ -95,10 +95,10 @@ def test_cpu_is_each_droplets_average_over_the_window_and_a_silent_droplet_is_mi
     got = target.read_metrics(now, obs, [q, MetricQuery("queue", "external", {}, 60.0)])
     assert set(got) == {"cpu"}                  # the API has no other metric
     # CPU in use against each droplet's request of one CPU; web-3 sent nothing: missing, not 0
-    assert got["cpu"]["members"] == {"web-1": 0.3, "web-2": 0.8}
-    assert {m["name"]: m["requests"] for m in obs.members}["web-1"] == {"cpu": 1}
-    assert got["cpu"]["series"] == [[now - 90, 20.0], [now - 30, 60.0]]
-    assert got["cpu"]["value"] == 60.0
+    assert got["cpu"].members == {"web-1": 0.3, "web-2": 0.8}
+    assert {m.name: m.requests for m in obs.members}["web-1"] == {"cpu": 1}
+    assert got["cpu"].series == [[now - 90, 20.0], [now - 30, 60.0]]
+    assert got["cpu"].value == 60.0
 
 
 @pytest.mark.parametrize("arrange, call, kind", [

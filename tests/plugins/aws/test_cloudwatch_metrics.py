@@ -29,7 +29,7 @@ def test_cpu_per_instance_by_default(world, provider, proxy):
     t = provider().target({"auto_scaling_group": "web"})
     obs = t.observe(now)
     m = t.read_metrics(now, obs, [cpu_query()])
-    ms = m["cpu"]["member_series"]
+    ms = m["cpu"].member_series
     assert [v for _, v in ms[ids[0]]] == [40, 50, 60] and [v for _, v in ms[ids[1]]] == [70, 80, 90]
     end = (now - 60) // 60 * 60
     assert [t for t, _ in ms[ids[0]]] == [end - 120, end - 60, end]     # each period's end
@@ -48,7 +48,7 @@ def test_missing_datapoints_are_missing_never_zero(world, provider):
     world.put_cpu(ids[0], [55], now)
     t = provider().target({"auto_scaling_group": "web"})
     m = t.read_metrics(now, t.observe(now), [cpu_query()])
-    assert set(m["cpu"]["member_series"]) == {ids[0]}
+    assert set(m["cpu"].member_series) == {ids[0]}
     assert t.read_metrics(now, t.observe(now), [MetricQuery(
         "queue", "external", {}, 300.0, 60.0, frozenset({"values"}),
         {"namespace": "AWS/SQS", "metric_name": "ApproximateNumberOfMessagesVisible",
@@ -66,8 +66,8 @@ def test_a_group_metric_with_dimensions_and_a_statistic(world, provider, proxy):
                     {"namespace": "AWS/SQS", "metric_name": "ApproximateNumberOfMessagesVisible",
                      "dimensions": {"QueueName": "jobs"}, "statistic": "Maximum"})
     m = t.read_metrics(now, t.observe(now), [q])["queue_depth"]
-    assert m["series"] == [[end - 60, 100], [end, 300]]
-    assert m["values"] == [300] and m["timestamp"] == end
+    assert m.series == [[end - 60, 100], [end, 300]]
+    assert m.values == [300] and m.timestamp == end
 
 
 def test_the_group_token_in_dimensions(world, provider, proxy):
@@ -79,13 +79,14 @@ def test_the_group_token_in_dimensions(world, provider, proxy):
     q = MetricQuery("backlog", "external", {}, 120.0, 60.0, frozenset({"series"}),
                     {"namespace": "Shop", "metric_name": "Backlog",
                      "dimensions": {"AutoScalingGroupName": "{auto_scaling_group}"}, "statistic": "Sum"})
-    assert t.read_metrics(now, t.observe(now), [q])["backlog"]["series"] == [[end, 7]]
+    assert t.read_metrics(now, t.observe(now), [q])["backlog"].series == [[end, 7]]
 
 
 def test_many_members_and_metrics_in_as_few_calls_as_the_limit_allows(world, provider, proxy):
+    from scalebridge.protocol import Member
     from scalebridge.providers import Observation
     t = provider().target({"auto_scaling_group": "web"})
-    members = [{"name": f"i-{k:017x}", "phase": "Running", "ready": True} for k in range(450)]
+    members = [Member(name=f"i-{k:017x}", phase="Running", ready=True) for k in range(450)]
     obs = Observation(current_replicas=450, members=members)
     now = time.time()
     queries = [cpu_query(), MetricQuery("net", "rule", {}, 300.0, 60.0, SERIES,

@@ -78,23 +78,23 @@ def test_every_lifecycle_state_of_the_api_has_a_test():
 @pytest.mark.parametrize("state", LAUNCHING)
 def test_launching_is_pending_a_scale_out_in_progress(shared, group, state):
     ids, obs = observe_with(group, state)
-    m = next(m for m in obs.members if m["name"] == ids[0])
-    assert (m["phase"], m["ready"], m.get("deleting")) == ("Pending", False, None)
+    m = next(m for m in obs.members if m.name == ids[0])
+    assert (m.phase, m.ready, m.deleting) == ("Pending", False, False)
     f = fleet(obs)
     assert f.scale_out_in_progress and f.activity_in_progress and f.in_service == 2 and f.base_in == 2
 
 
 def test_in_service_is_running_and_ready(shared, group):
     ids, obs = observe_with(group, "InService")
-    assert all((m["phase"], m["ready"]) == ("Running", True) for m in obs.members)
+    assert all((m.phase, m.ready) == ("Running", True) for m in obs.members)
     f = fleet(obs)
     assert not f.activity_in_progress and f.in_service == 3
 
 
 def test_in_service_but_unhealthy_is_not_ready(shared, group):
     ids, obs = observe_with(group, "InService", health="Unhealthy")
-    m = next(m for m in obs.members if m["name"] == ids[0])
-    assert (m["phase"], m["ready"]) == ("Running", False)
+    m = next(m for m in obs.members if m.name == ids[0])
+    assert (m.phase, m.ready) == ("Running", False)
     assert fleet(obs).in_service == 2
 
 
@@ -103,8 +103,8 @@ def test_a_root_volume_replacement_is_in_the_group_but_not_in_service(shared, gr
     """The instance stays in the group (the scale-in base) but serves nothing
     until it is back InService: no scale-in starts meanwhile."""
     ids, obs = observe_with(group, state)
-    m = next(m for m in obs.members if m["name"] == ids[0])
-    assert (m["phase"], m["ready"], m.get("deleting")) == ("Running", False, None)
+    m = next(m for m in obs.members if m.name == ids[0])
+    assert (m.phase, m.ready, m.deleting) == ("Running", False, False)
     assert obs.status_replicas == 3
     f = fleet(obs)
     assert f.in_service == 2 and f.base_in == 3 and f.scale_out_in_progress and f.activity_in_progress
@@ -115,8 +115,8 @@ def test_terminating_is_deleting_and_in_a_scale_ins_base(shared, group, state):
     """A scale-in from 3 to 2: "we consider instances that are terminating as
     part of the current capacity of the group" (UG as-scaling-simple-step.html#as-step-scaling-warmup)."""
     ids, obs = observe_with(group, state, desired=2)
-    m = next(m for m in obs.members if m["name"] == ids[0])
-    assert (m["phase"], m.get("deleting")) == ("Running", True)
+    m = next(m for m in obs.members if m.name == ids[0])
+    assert (m.phase, m.deleting) == ("Running", True)
     f = fleet(obs)
     assert f.base_in == 3 and f.in_service == 2 and f.activity_in_progress and not f.scale_out_in_progress
 
@@ -132,7 +132,7 @@ def test_terminating_while_the_desired_capacity_stays_is_a_replacement(shared, g
 @pytest.mark.parametrize("state", OUTSIDE)
 def test_standby_detached_retained_and_warm_pool_instances_are_no_members(shared, group, state):
     ids, obs = observe_with(group, state)
-    assert ids[0] not in {m["name"] for m in obs.members}
+    assert ids[0] not in {m.name for m in obs.members}
     assert obs.status_replicas == 2 and obs.details["lifecycle_states"][state] == 1
 
 
@@ -143,7 +143,7 @@ def test_a_retained_instance_beside_its_replacement_is_a_settled_group(shared, g
     world = group[0]
     ids, obs = observe_with(group, "Terminating:Retained", desired=2)
     assert obs.current_replicas == 2 and obs.status_replicas == 2 and obs.in_flight is None
-    assert ids[0] not in {m["name"] for m in obs.members}
+    assert ids[0] not in {m.name for m in obs.members}
     assert world.proxy.count("DescribeScalingActivities") == 0
     f = fleet(obs)
     assert not f.activity_in_progress and f.in_service == 2 and f.base_in == 2

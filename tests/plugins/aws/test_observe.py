@@ -19,10 +19,10 @@ def test_a_group_of_two_in_service(world, provider):
     obs = t.observe(time.time())
     assert obs.current_replicas == 2 and obs.min_size == 1 and obs.max_size == 10
     assert obs.status_replicas == 2 and obs.in_flight is None
-    assert sorted(m["name"] for m in obs.members) == sorted(ids)
+    assert sorted(m.name for m in obs.members) == sorted(ids)
     for m in obs.members:
-        assert m["phase"] == "Running" and m["ready"] is True
-        assert abs(m["start_time"] - time.time()) < 600     # EC2 LaunchTime
+        assert m.phase == "Running" and m.ready is True
+        assert abs(m.start_time - time.time()) < 600     # EC2 LaunchTime
 
 
 def test_standby_through_the_api(world, provider):
@@ -30,7 +30,7 @@ def test_standby_through_the_api(world, provider):
     world.asg.enter_standby(AutoScalingGroupName="web", InstanceIds=[ids[0]], ShouldDecrementDesiredCapacity=True)
     obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
     assert obs.current_replicas == 1
-    assert [m["name"] for m in obs.members] == [ids[1]]
+    assert [m.name for m in obs.members] == [ids[1]]
 
 
 def test_ready_transition_time_when_seen_entering_service(world, provider):
@@ -40,9 +40,9 @@ def test_ready_transition_time_when_seen_entering_service(world, provider):
     t.observe(1000.0)
     world.set_state(ids[0], "InService")
     obs = t.observe(2000.0)
-    m = {m["name"]: m for m in obs.members}
-    assert m[ids[0]]["ready_transition_time"] == 2000.0
-    assert "ready_transition_time" not in m[ids[1]]     # in service since before: its launch time counts
+    m = {m.name: m for m in obs.members}
+    assert m[ids[0]].ready_transition_time == 2000.0
+    assert m[ids[1]].ready_transition_time is None     # in service since before: its launch time counts
 
 
 def test_weighted_capacity(world, provider):
@@ -50,7 +50,7 @@ def test_weighted_capacity(world, provider):
     for s in world.backend_group().instance_states:
         s.weighted_capacity = "3"
     obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
-    if not all(m.get("weight") == 3 for m in obs.members):
+    if not all(m.weight == 3 for m in obs.members):
         pytest.skip("moto does not serialize WeightedCapacity for this group")
     assert obs.status_replicas == 6
 
@@ -130,10 +130,10 @@ def test_an_instance_ec2_does_not_list_yet_is_new_and_asked_again(world, provide
                 hidden.append((r, inst))
     t = provider().target({"auto_scaling_group": "web"})
     obs = t.observe(5000.0)
-    m = {m["name"]: m for m in obs.members}
-    assert m[ids[0]]["start_time"] == 5000.0 and m[ids[1]]["start_time"] != 5000.0
+    m = {m.name: m for m in obs.members}
+    assert m[ids[0]].start_time == 5000.0 and m[ids[1]].start_time != 5000.0
     for r, inst in hidden:
         r.instances.append(inst)
     obs = t.observe(5015.0)
-    assert {m["name"]: m for m in obs.members}[ids[0]]["start_time"] != 5000.0
+    assert {m.name: m for m in obs.members}[ids[0]].start_time != 5000.0
     assert proxy.count("DescribeInstances") == 2

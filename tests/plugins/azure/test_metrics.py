@@ -47,9 +47,9 @@ def test_a_rule_reads_the_scale_sets_series_at_its_grain(arm, provider):
     t, rid = _setup(arm, provider, {"web_0": 80.0, "web_1": 100.0})
     obs = t.read_metrics(NOW, Observation(current_replicas=2), [_rule_query()])["Percentage CPU"]
     # one point per complete minute, stamped at the minute's end; the open minute is left out
-    times = [p[0] for p in obs["series"]]
+    times = [p[0] for p in obs.series]
     assert all(t_ % 60 == 0 and t_ <= NOW for t_ in times)
-    inside = [v for t_, v in obs["series"] if NOW - 300 < t_ <= NOW]
+    inside = [v for t_, v in obs.series if NOW - 300 < t_ <= NOW]
     assert inside == [90.0] * 5          # the scale set's Average across both instances
     (call,) = [c for c in arm.calls if c[1].endswith("/providers/Microsoft.Insights/metrics")]
     q = call[2]
@@ -62,28 +62,28 @@ def test_a_rule_reads_the_scale_sets_series_at_its_grain(arm, provider):
 def test_the_rule_statistic_is_azure_monitors_aggregation(arm, provider, statistic, aggregation, expected):
     t, _ = _setup(arm, provider, {"web_0": 80.0, "web_1": 100.0})
     obs = t.read_metrics(NOW, Observation(current_replicas=2), [_rule_query(statistic)])["Percentage CPU"]
-    assert obs["series"][-1][1] == expected
+    assert obs.series[-1][1] == expected
     assert [c for c in arm.calls if "metrics" in c[1]][-1][2]["aggregation"] == aggregation
 
 
 def test_a_percentile_statistic_reads_each_instance(arm, provider):
     t, _ = _setup(arm, provider, {"web_0": 80.0, "web_1": 100.0})
     obs = t.read_metrics(NOW, Observation(current_replicas=2), [_rule_query("Percentile95")])["Percentage CPU"]
-    assert set(obs["member_series"]) == {"web_0", "web_1"}
+    assert set(obs.member_series) == {"web_0", "web_1"}
     assert [c for c in arm.calls if "metrics" in c[1]][-1][2]["$filter"] == "VMName eq '*'"
 
 
 def test_cpu_members_are_each_instances_percent(arm, provider):
     t, _ = _setup(arm, provider, {"web_0": 45.0, "web_1": 75.0})
     obs = t.read_metrics(NOW, Observation(current_replicas=2), [_cpu_query()])["cpu"]
-    assert obs["members"] == {"web_0": 45.0, "web_1": 75.0}
-    assert obs["window"] == 60 and obs["timestamp"] == NOW
+    assert obs.members == {"web_0": 45.0, "web_1": 75.0}
+    assert obs.window == 60 and obs.timestamp == NOW
 
 
 def test_an_instance_without_datapoints_is_missing_not_zero(arm, provider):
     t, _ = _setup(arm, provider, {"web_0": 45.0, "web_1": None})
     obs = t.read_metrics(NOW, Observation(current_replicas=2), [_cpu_query()])["cpu"]
-    assert obs["members"] == {"web_0": 45.0}
+    assert obs.members == {"web_0": 45.0}
 
 
 def test_a_metric_of_another_resource_comes_from_its_source(arm, provider):
@@ -98,7 +98,7 @@ def test_a_metric_of_another_resource_comes_from_its_source(arm, provider):
                     window_seconds=60, shapes=frozenset({"values", "value"}),
                     source={"resource_uri": queue, "metric_name": "QueueMessageCount", "aggregation": "Average"})
     obs = t.read_metrics(NOW, Observation(current_replicas=1), [q])["queue_depth"]
-    assert obs["value"] == 300.0 and obs["values"] == [300.0]
+    assert obs.value == 300.0 and obs.values == [300.0]
 
 
 def test_an_unknown_metric_is_an_invalid_request(arm, provider):
@@ -127,6 +127,6 @@ def test_every_instance_of_a_scale_set_past_10_has_its_sample(arm, provider):
     per_vm = {f"web_{i}": 40.0 + i for i in range(12)}
     t, _ = _setup(arm, provider, per_vm)
     obs = t.read_metrics(NOW, Observation(current_replicas=12), [_cpu_query()])["cpu"]
-    assert obs["members"] == per_vm
+    assert obs.members == per_vm
     query = [c for c in arm.calls if "metrics" in c[1]][-1][2]
     assert int(query["top"]) >= 12

@@ -24,17 +24,17 @@ def test_observe_reads_capacity_and_ready_members(arm, provider):
     t = _target(arm, provider, capacity=2)
     obs = t.observe(time.time())
     assert obs.current_replicas == 2 and obs.status_replicas == 2 and obs.in_flight is None
-    assert [m["name"] for m in obs.members] == ["web_0", "web_1"]
-    assert all(m["ready"] and m["phase"] == "Running" and not m["deleting"] for m in obs.members)
+    assert [m.name for m in obs.members] == ["web_0", "web_1"]
+    assert all(m.ready and m.phase == "Running" and not m.deleting for m in obs.members)
     # start and ready times come from timeCreated and the ProvisioningState/succeeded status
-    assert all(m["start_time"] <= m["ready_transition_time"] for m in obs.members)
+    assert all(m.start_time <= m.ready_transition_time for m in obs.members)
 
 
 def test_a_booting_instance_is_pending_and_not_ready(arm, provider):
     t = _target(arm, provider, capacity=1, boot_seconds=3600, created=time.time())
     obs = t.observe(time.time())
     (m,) = obs.members
-    assert m["phase"] == "Pending" and m["ready"] is False and "ready_transition_time" not in m
+    assert m.phase == "Pending" and m.ready is False and m.ready_transition_time is None
 
 
 def test_set_size_patches_the_capacity_and_is_in_flight_until_the_scale_set_succeeds(arm, provider):
@@ -173,6 +173,6 @@ def test_a_flexible_scale_sets_members_are_its_virtual_machines(arm, provider):
     t = _target(arm, provider, capacity=2, orchestration="Flexible")
     obs = t.observe(time.time())
     assert obs.details["orchestration_mode"] == "Flexible"
-    assert [m["name"] for m in obs.members] == ["web_0", "web_1"] and all(m["ready"] for m in obs.members)
+    assert [m.name for m in obs.members] == ["web_0", "web_1"] and all(m.ready for m in obs.members)
     listed = [c for c in arm.calls if c[1].endswith("/providers/Microsoft.Compute/virtualMachines")]
     assert listed and "virtualMachineScaleSet/id" in listed[0][2]["$filter"]

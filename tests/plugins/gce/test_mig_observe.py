@@ -13,13 +13,13 @@ def test_a_zonal_group_reads_its_target_size_and_running_members(compute, provid
                           started=[now - 3600, now - 1800, now - 30])
     obs = provider.target({"zone": ZONE, "instance_group_manager": "web"}).observe(now)
     assert obs.current_replicas == 3 and obs.status_replicas == 3 and obs.in_flight is None
-    by_name = {m["name"]: m for m in obs.members}
+    by_name = {m.name: m for m in obs.members}
     assert set(by_name) == {v.name for v in mig.vms}
     for vm in mig.vms:
         m = by_name[vm.name]
-        assert m["phase"] == "Running" and m["ready"] is True
-        assert m["requests"] == {"cpu": 4}                  # n1-standard-4: 4 vCPUs
-        assert m["start_time"] == pytest.approx(vm.started, abs=0.01)   # lastStartTimestamp
+        assert m.phase == "Running" and m.ready is True
+        assert m.requests == {"cpu": 4}                  # n1-standard-4: 4 vCPUs
+        assert m.start_time == pytest.approx(vm.started, abs=0.01)   # lastStartTimestamp
 
 
 def test_a_regional_group_reads_members_across_its_zones(compute, provider, now):
@@ -27,8 +27,8 @@ def test_a_regional_group_reads_members_across_its_zones(compute, provider, now)
     target = provider.target({"region": REGION, "instance_group_manager": "api"})
     obs = target.observe(now)
     assert obs.current_replicas == 5
-    assert {m["name"] for m in obs.members} == {v.name for v in mig.vms}
-    assert all(m["start_time"] is not None and m["requests"] == {"cpu": 2} for m in obs.members)
+    assert {m.name for m in obs.members} == {v.name for v in mig.vms}
+    assert all(m.start_time is not None and m.requests == {"cpu": 2} for m in obs.members)
     # one instances.list per zone the group spans, one machine type read once
     assert provider.clients.calls["instances.list"] == 3
     assert provider.clients.calls["machineTypes.get"] == 3   # one per zone: machine types are zonal
@@ -40,7 +40,7 @@ def test_a_group_creating_instances_is_in_flight_and_its_new_members_pending(com
     compute.add_mig("web", zone=ZONE, size=4, actions=["NONE", "NONE", "CREATING", "VERIFYING"])
     obs = provider.target({"zone": ZONE, "instance_group_manager": "web"}).observe(now)
     assert obs.in_flight is not None and "not stable" in obs.in_flight and "creating 1" in obs.in_flight
-    phases = sorted((m["phase"], m["ready"]) for m in obs.members)
+    phases = sorted((m.phase, m.ready) for m in obs.members)
     assert phases == [("Pending", False), ("Pending", False), ("Running", True), ("Running", True)]
 
 
@@ -48,7 +48,7 @@ def test_deleting_members_are_marked_and_not_counted_present(compute, provider, 
     compute.add_mig("web", zone=ZONE, size=3, actions=["NONE", "NONE", "DELETING"])
     obs = provider.target({"zone": ZONE, "instance_group_manager": "web"}).observe(now)
     assert obs.status_replicas == 2
-    assert [m.get("deleting", False) for m in obs.members].count(True) == 1
+    assert [m.deleting for m in obs.members].count(True) == 1
     assert obs.in_flight is not None
 
 
@@ -57,7 +57,7 @@ def test_members_are_protocol_members(compute, provider, now):
     compute.add_mig("web", zone=ZONE, size=3, actions=["NONE", "CREATING", "DELETING"])
     obs = provider.target({"zone": ZONE, "instance_group_manager": "web"}).observe(now)
     for m in obs.members:
-        Member.model_validate({k: v for k, v in m.items() if v is not None})
+        Member.model_validate(m.model_dump(exclude_none=True))
 
 
 def test_a_missing_group_is_not_found(compute, provider, now):
@@ -81,12 +81,12 @@ def test_running_instances_are_read_once_and_new_or_restarted_ones_again(compute
     target.observe(now)
     assert provider.clients.calls["instances.list"] == calls   # and not again
     new = mig.vms[-1]
-    assert {m["name"]: m for m in obs.members}[new.name]["start_time"] == pytest.approx(new.started, abs=0.01)
+    assert {m.name: m for m in obs.members}[new.name].start_time == pytest.approx(new.started, abs=0.01)
     mig.vms[0].status, mig.vms[0].action = "STOPPING", "RESTARTING"
     target.observe(now)
     mig.vms[0].status, mig.vms[0].action, mig.vms[0].started = "RUNNING", "NONE", now - 5
     obs = target.observe(now)           # back up: its new lastStartTimestamp is read
-    assert {m["name"]: m for m in obs.members}[mig.vms[0].name]["start_time"] == pytest.approx(now - 5, abs=0.01)
+    assert {m.name: m for m in obs.members}[mig.vms[0].name].start_time == pytest.approx(now - 5, abs=0.01)
 
 
 def test_a_large_group_is_read_in_pages_and_chunks(compute, monitoring, provider, now):
@@ -98,8 +98,8 @@ def test_a_large_group_is_read_in_pages_and_chunks(compute, monitoring, provider
     cpu_series(monitoring, mig, [0.5] * 620, now)
     target = provider.target({"zone": ZONE, "instance_group_manager": "big"})
     obs = target.observe(now)
-    assert len(obs.members) == 620 and all(m["start_time"] is not None for m in obs.members)
+    assert len(obs.members) == 620 and all(m.start_time is not None for m in obs.members)
     assert compute.count("listManagedInstances") == 2
     assert provider.clients.calls["instances.list"] == 7
     got = target.read_metrics(now, obs, [MetricQuery("cpu", "resource", {}, 60.0)])
-    assert len(got["cpu"]["members"]) == 620 and len(monitoring.requests) == 7
+    assert len(got["cpu"].members) == 620 and len(monitoring.requests) == 7

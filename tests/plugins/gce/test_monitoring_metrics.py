@@ -25,7 +25,7 @@ def test_cpu_per_instance_is_vcpus_in_use_against_the_instances_vcpus(compute, m
     target = _observe(provider)
     obs = target.observe(now)
     got = target.read_metrics(now, obs, [CPU_Q])["cpu"]
-    assert got["members"] == {mig.vms[0].name: pytest.approx(3.6), mig.vms[1].name: pytest.approx(2.0)}
+    assert got.members == {mig.vms[0].name: pytest.approx(3.6), mig.vms[1].name: pytest.approx(2.0)}
     # the gce semantics then reads 70% of the group's vCPUs: ceil(2 × 70 / 60) = 3
     r = decide({"semantics": "gce", "now": now, "current_replicas": 2,
                 "policy": {"min_replicas": 1, "max_replicas": 10, "metrics": [dict(CPU_Q.spec)]},
@@ -51,7 +51,7 @@ def test_an_instance_without_datapoints_is_missing_not_zero(compute, monitoring,
     mig = compute.add_mig("web", zone=ZONE, size=3)
     cpu_series(monitoring, mig, [0.8, None, 0.6], now)
     target = _observe(provider)
-    got = target.read_metrics(now, target.observe(now), [CPU_Q])["cpu"]["members"]
+    got = target.read_metrics(now, target.observe(now), [CPU_Q])["cpu"].members
     assert set(got) == {mig.vms[0].name, mig.vms[2].name}
 
 
@@ -67,7 +67,7 @@ def test_series_of_other_instances_are_ignored(compute, monitoring, provider, no
     cpu_series(monitoring, mig, [0.5], now)
     cpu_series(monitoring, other, [0.99], now)
     target = _observe(provider)
-    got = target.read_metrics(now, target.observe(now), [CPU_Q])["cpu"]["members"]
+    got = target.read_metrics(now, target.observe(now), [CPU_Q])["cpu"].members
     assert list(got) == [mig.vms[0].name]
     flt = monitoring.requests[-1].filter
     assert f'resource.labels.instance_id = one_of("{mig.vms[0].id}")' in flt and f'metric.type = "{CPU}"' in flt
@@ -79,8 +79,8 @@ def test_cpu_series_for_rules_are_percent(compute, monitoring, provider, now):
     target = _observe(provider)
     q = MetricQuery("cpu", "rule", {"metric": "cpu"}, 300.0, 60.0, frozenset({"series", "member_series"}))
     got = target.read_metrics(now, target.observe(now), [q])["cpu"]
-    assert got["series"][-1][1] == pytest.approx(70.0)
-    assert got["member_series"][mig.vms[0].name][-1][1] == pytest.approx(90.0)
+    assert got.series[-1][1] == pytest.approx(70.0)
+    assert got.member_series[mig.vms[0].name][-1][1] == pytest.approx(90.0)
 
 
 def test_a_queue_depth_source_gives_its_values(compute, monitoring, provider, now):
@@ -93,7 +93,7 @@ def test_a_queue_depth_source_gives_its_values(compute, monitoring, provider, no
     q = MetricQuery("queue_depth", "external", {}, 60.0, shapes=frozenset({"values", "value"}),
                     source={"metric_type": QUEUE, "filter": 'resource.labels.subscription_id = "jobs"'})
     got = target.read_metrics(now, target.observe(now), [q])["queue_depth"]
-    assert got == {"values": [300.0], "value": 300.0}
+    assert got.model_dump(exclude_none=True) == {"values": [300.0], "value": 300.0}
     assert monitoring.requests[-1].aggregation.alignment_period.total_seconds() == 60
 
 
@@ -106,7 +106,7 @@ def test_a_per_member_custom_metric_and_its_scale(compute, monitoring, provider,
     q = MetricQuery("connections", "pods", {}, 60.0,
                     source={"metric_type": "custom.googleapis.com/connections", "scale": 1000,
                             "filter": 'metric.labels.port = "443"'})
-    got = target.read_metrics(now, target.observe(now), [q])["connections"]["members"]
+    got = target.read_metrics(now, target.observe(now), [q])["connections"].members
     assert got == {mig.vms[0].name: 12000.0, mig.vms[1].name: 20000.0}
 
 
@@ -121,7 +121,7 @@ def test_load_balancing_utilization_is_the_rate_over_the_serving_capacity(comput
     q = MetricQuery("lb", "load_balancing", {}, 60.0, shapes=frozenset({"value"}),
                     source={"max_rate_per_instance": 100})
     got = target.read_metrics(now, target.observe(now), [q])["lb"]
-    assert got == {"value": pytest.approx(80.0)}
+    assert got.model_dump(exclude_none=True) == {"value": pytest.approx(80.0)}
     assert monitoring.requests[-1].aggregation.per_series_aligner.name == "ALIGN_RATE"
 
 

@@ -24,7 +24,8 @@ p = GceProvider(project=%(project)r, compute_endpoint=%(compute)r, monitoring_en
 t = p.target({"zone": %(zone)r, "instance_group_manager": "web"})
 now = time.time()
 obs = t.observe(now)
-print(json.dumps(t.read_metrics(now, obs, [MetricQuery("cpu", "resource", {}, 60.0)])))
+print(json.dumps({k: v.model_dump(mode="json", exclude_none=True)
+                  for k, v in t.read_metrics(now, obs, [MetricQuery("cpu", "resource", {}, 60.0)]).items()}))
 """
 
 

@@ -5,7 +5,7 @@ PodMetrics of metrics.k8s.io (``groupPods``, ``calculateRequests`` and
 ``GetResourceReplicas`` in pkg/controller/podautoscaler/replica_calculator.go;
 ``getPodMetrics`` in pkg/controller/podautoscaler/metrics/client.go)."""
 from scalebridge.engine import decide, load_policy
-from scalebridge.protocol import Settings
+from scalebridge.protocol import Settings, parse_observations
 from scalebridge.providers import MetricQuery
 
 NOW = 1796150000.0
@@ -73,15 +73,19 @@ def from_the_plugin(provider):
     metrics = t.read_metrics(NOW, obs, [CPU])
     return {"semantics": "kubernetes", "now": NOW, "current_replicas": obs.current_replicas, "policy": POLICY,
             "observations": {"status_replicas": obs.status_replicas,
-                             "members": sorted(obs.members, key=lambda m: m["name"]), "metrics": metrics}}
+                             "members": sorted(obs.members, key=lambda m: m.name), "metrics": metrics}}
 
 
 def test_the_plugin_observes_what_the_hpa_controller_would_use(k8s, provider):
+    """The plugin's observation (the core's own types) is the hand-written request's, validated."""
     cluster(k8s)
     got, want = from_the_plugin(provider), written_by_hand()
-    assert got["observations"]["members"] == want["observations"]["members"]
-    assert got["observations"]["metrics"] == want["observations"]["metrics"]
-    assert got == want
+    hand = parse_observations(want["observations"])
+    assert got["observations"]["members"] == hand.members
+    assert got["observations"]["metrics"] == hand.metrics
+    assert got["observations"]["status_replicas"] == hand.status_replicas
+    assert {k: v for k, v in got.items() if k != "observations"} == \
+        {k: v for k, v in want.items() if k != "observations"}
 
 
 def test_the_decision_equals_decide_on_the_hand_written_request(k8s, provider):
@@ -124,13 +128,13 @@ def test_pod_fields_the_hpa_reads_as_it_reads_them(k8s, provider):
     k8s.add_pod("shop", "partial", labels=web,
                 containers=[{"name": "a", "requests": {"cpu": "100m"}}, {"name": "b", "requests": None}])
     t = provider.target({"kind": "Deployment", "namespace": "shop", "name": "web"})
-    m = {x["name"]: x for x in t.observe(NOW).members}
-    assert m["unknown"]["ready"] is True
-    assert m["unstarted"]["ready"] is None
+    m = {x.name: x for x in t.observe(NOW).members}
+    assert m["unknown"].ready is True
+    assert m["unstarted"].ready is None
     # the sidecar requests no memory: "missing request for memory in container proxy"
-    assert m["sidecar"]["requests"] == {"cpu": "250m", "memory": None}
-    assert m["pod-level"]["requests"] == {"cpu": "1500m"}
-    assert m["partial"]["requests"] == {"cpu": None}
+    assert m["sidecar"].requests == {"cpu": "250m", "memory": None}
+    assert m["pod-level"].requests == {"cpu": "1500m"}
+    assert m["partial"].requests == {"cpu": None}
 
 
 def test_a_container_resource_metric_reads_that_containers_requests_and_usage(k8s, provider):
@@ -147,15 +151,15 @@ def test_a_container_resource_metric_reads_that_containers_requests_and_usage(k8
     t = provider.target({"kind": "Deployment", "namespace": "shop", "name": "web"})
     t.use_policy(load_policy(policy), Settings())
     obs = t.observe(NOW)
-    assert [m["requests"] for m in obs.members] == [{"cpu": "500m"}, {"cpu": "500m"}]
+    assert [m.requests for m in obs.members] == [{"cpu": "500m"}, {"cpu": "500m"}]
     q = MetricQuery("cpu", "container_resource", policy["metrics"][0], 60.0)
-    assert t.read_metrics(NOW, obs, [q])["cpu"]["members"] == {"web-a": "400m", "web-b": "400m"}
+    assert t.read_metrics(NOW, obs, [q])["cpu"].members == {"web-a": "400m", "web-b": "400m"}
     # the whole pod (resource) sums the containers instead
     whole = MetricQuery("cpu", "resource", {"type": "resource", "name": "cpu"}, 60.0)
     t2 = provider.target({"kind": "Deployment", "namespace": "shop", "name": "web"})
     obs2 = t2.observe(NOW)
-    assert obs2.members[0]["requests"] == {"cpu": "600m"}
-    assert t2.read_metrics(NOW, obs2, [whole])["cpu"]["members"] == {"web-a": "490m", "web-b": "490m"}
+    assert obs2.members[0].requests == {"cpu": "600m"}
+    assert t2.read_metrics(NOW, obs2, [whole])["cpu"].members == {"web-a": "490m", "web-b": "490m"}
 
 
 def test_scalebridge_run_decides_what_scalebridge_decide_says_of_the_hand_written_request(k8s, kubeconfig,
@@ -212,8 +216,8 @@ def test_each_pods_own_sample_time_decides_whether_it_is_still_initializing(k8s,
     t.use_policy(load_policy(policy), Settings())
     obs = t.observe(NOW)
     metrics = t.read_metrics(NOW, obs, [MetricQuery("cpu", "resource", policy["metrics"][0], 60.0)])
-    assert metrics["cpu"]["timestamp"] == NOW - 5
-    assert metrics["cpu"]["member_timestamps"] == {"a": NOW - 5, "b": NOW - 15, "c": NOW - 5}
+    assert metrics["cpu"].timestamp == NOW - 5
+    assert metrics["cpu"].member_timestamps == {"a": NOW - 5, "b": NOW - 15, "c": NOW - 5}
     got = decide({"semantics": "kubernetes", "now": NOW, "current_replicas": 3, "policy": policy,
                   "observations": {"members": obs.members, "metrics": metrics}})
     # By hand: a and c ready at 90 % of their request (ratio 1.8 > 1); b unready, so on a

@@ -7,6 +7,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from scalebridge.protocol import MetricObservation
 from scalebridge.providers import ErrorKind, MetricQuery, ProviderError
 
 NOW = 1796150000.0
@@ -32,7 +33,7 @@ def test_pod_metrics_sum_the_containers(k8s, web):
     # a container without the resource: the pod has no sample (getPodMetrics' "missing")
     k8s.set_pod_metrics("shop", pods[1], {"app": {"cpu": "400m"}, "log": {"memory": "10Mi"}}, timestamp=NOW - 15)
     got = t.read_metrics(NOW, obs, [q("cpu", "resource")])
-    assert got == {"cpu": {"members": {pods[0]: "425m"}, "timestamp": NOW - 15, "window": 30.0}}
+    assert got == {"cpu": MetricObservation(members={pods[0]: "425m"}, timestamp=NOW - 15, window=30.0)}
 
 
 def test_no_pod_metrics_at_all_is_a_missing_metric(web):
@@ -46,8 +47,8 @@ def test_a_pods_metric_from_the_custom_metrics_api(k8s, web):
     k8s.set_custom_pod_metric("shop", "http_requests", {"elsewhere": "99"})     # not a pod of the selector
     source = {"metric_name": "http_requests", "selector": {"matchLabels": {"verb": "GET"}}}
     got = t.read_metrics(NOW, obs, [q("rps", "pods", source, target={"type": "AverageValue", "average_value": 10})])
-    assert got["rps"]["members"] == {pods[0]: 12, pods[1]: "500m"}
-    assert got["rps"]["window"] == 60.0
+    assert got["rps"].members == {pods[0]: 12, pods[1]: "500m"}
+    assert got["rps"].window == 60.0
     # the metric's own selector filters
     other = {"metric_name": "http_requests", "selector": "verb=POST"}
     assert t.read_metrics(NOW, obs, [q("rps", "pods", other)]) == {}
@@ -61,7 +62,7 @@ def test_an_object_metric_describes_one_object(k8s, web):
     src = {"described_object": {"api_version": "networking.k8s.io/v1", "kind": "Ingress", "name": "main"},
            "metric_name": "requests_per_second"}
     got = t.read_metrics(NOW, obs, [q("rps", "object", src, target={"type": "Value", "value": 1000})])
-    assert got["rps"]["value"] == 2400 and got["rps"]["timestamp"] == NOW
+    assert got["rps"].value == 2400 and got["rps"].timestamp == NOW
 
 
 def test_an_object_metric_without_its_object_names_the_key(web):
@@ -77,7 +78,7 @@ def test_an_external_metric_with_its_selector(k8s, web):
                                                              ({"queue": "billing"}, "1000")])
     src = {"selector": {"matchExpressions": [{"key": "queue", "operator": "In", "values": ["orders"]}]}}
     got = t.read_metrics(NOW, obs, [q("queue_messages_ready", "external", src)])
-    assert got["queue_messages_ready"]["values"] == [30, 70]
+    assert got["queue_messages_ready"].values == [30, 70]
     assert t.read_metrics(NOW, obs, [q("absent", "external")]) == {}
 
 
@@ -88,7 +89,7 @@ def test_a_failing_metrics_api_leaves_the_metric_out_but_keeps_the_others(k8s, w
     k8s.set_external_metric("shop", "queue", [({}, "5")])
     k8s.inject(503, path_contains="/apis/metrics.k8s.io/")
     got = t.read_metrics(NOW, obs, [q("cpu", "resource"), q("queue", "external")])
-    assert got == {"queue": {"values": [5], "timestamp": NOW}}
+    assert got == {"queue": MetricObservation(values=[5], timestamp=NOW)}
 
 
 def test_a_throttled_metrics_api_is_reported(k8s, web):

@@ -70,7 +70,7 @@ def test_a_statefulset_scales_through_its_scale(k8s, provider):
     t = provider.target({"kind": "StatefulSet", "namespace": "db", "name": "pg"})
     obs = t.observe(0.0)
     assert obs.current_replicas == 3
-    assert sorted(m["name"] for m in obs.members) == ["pg-0", "pg-1", "pg-2"]
+    assert sorted(m.name for m in obs.members) == ["pg-0", "pg-1", "pg-2"]
     t.set_size(5)
     assert k8s.get("apps", "statefulsets", "db", "pg")["spec"]["replicas"] == 5
 
@@ -82,7 +82,7 @@ def test_a_custom_resource_with_a_scale_subresource(k8s, provider):
                          "namespace": "jobs", "name": "crunch"})
     obs = t.observe(0.0)
     assert obs.current_replicas == 2 and len(obs.members) == 2
-    assert obs.members[0]["requests"] == {"cpu": "250m"}
+    assert obs.members[0].requests == {"cpu": "250m"}
     t.set_size(3)
     assert k8s.get("example.com", "workers", "jobs", "crunch")["spec"]["replicas"] == 3
     assert writes(k8s)[-1] == ("PUT", "workers", "scale")

@@ -565,6 +565,15 @@ def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedule
         for i, r in enumerate(rules):
             if r.get("name") == f"{base}-rule-{i}":
                 del r["name"]
+        group = _group_label(groups, policies)
+        if group is not None and group != base:
+            # the name render wrote into the scaling policies' names (NAME-metric-0): the policy's,
+            # so that render → import → render is a fixed point; the group is the target's
+            at = groups[0][0] if groups else policies[0][0]
+            losses.note(rd.where(*at, "AutoScalingGroupName"),
+                        f"the policy is named {base!r} after its scaling policies' names ({base}-…, as render "
+                        f"writes them); the group {group!r} is the target (--target auto_scaling_group, a run "
+                        "configuration target's ref)")
     elif _group_label(groups, policies):
         policy["name"] = _group_label(groups, policies)
     if metrics:

@@ -158,6 +158,14 @@ def resolve_semantics(name: Optional[str], path: str = "$.semantics") -> Semanti
         raise RequestError(path, str(e)) from None
 
 
+def read_policy_file(path: Any, warnings: Optional[list] = None) -> Policy:
+    """A policy file (:func:`scalebridge.policyfile.load_policy_file`) whose ``semantics:``,
+    when it names one, is a registered semantics — an unknown one is a problem at its
+    line and column, with the closest registered name; ``warnings`` as there."""
+    from .policyfile import load_policy_file
+    return load_policy_file(path, semantics=registry.current().semantics, warnings=warnings)
+
+
 def check_policy(sem: Semantics, policy: CompiledPolicy) -> None:
     """``sem.check(policy)``, once per compiled policy and semantics: a check is of the
     policy alone (the contract of :meth:`Semantics.check`). A check that raises is not

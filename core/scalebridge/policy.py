@@ -223,6 +223,23 @@ def unstated_utilization(policy: "Policy") -> list[int]:
             if m.target.type == "Utilization" and m.target.average_utilization is None]
 
 
+def fraction_targets(policy: "Policy") -> list[tuple[tuple, str]]:
+    """``(location, warning)`` for each Utilization target written as a fraction: an
+    ``average_utilization`` of 1 or less is a percent of (at most) 1 %, which is what
+    GCE's ``utilizationTarget`` 0.6 becomes when it is copied as it is — a policy that
+    asks for tens of times the members it means. Valid (a provider takes it), so a
+    warning: ``validate`` (an error with ``--strict``), ``decide`` and a ``note:`` of
+    ``render`` say it."""
+    out = []
+    for i, m in enumerate(policy.metrics or ()):
+        v = m.target.average_utilization
+        if m.target.type == "Utilization" and v is not None and 0 < v <= 1:
+            out.append((("metrics", i, "target", "average_utilization"),
+                        f"{v:g} is a fraction where a percent is expected; did you mean {round(v * 100, 6):g}, "
+                        "a percent?"))
+    return out
+
+
 # ----------------------------------------------------------------------------- behavior
 
 
@@ -690,7 +707,8 @@ class Policy(_Model):
     @model_validator(mode="after")
     def _bounds(self) -> "Policy":
         if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
-            raise ValueError(f"min_replicas ({self.min_replicas}) is greater than max_replicas ({self.max_replicas})")
+            raise FieldError("min_replicas", f"min_replicas ({self.min_replicas}) is greater than max_replicas "
+                                             f"({self.max_replicas})")
         if self.allowed_replicas is not None and self.allowed_replicas != sorted(set(self.allowed_replicas)):
             raise FieldError("allowed_replicas", "allowed_replicas must be strictly ascending")
         defaults = [p.name for p in self.profiles if p.recurrence is None and p.fixed_date is None]

@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for ``kubernetes`` targets: the ``autoscaling/v2``
+"""``scalebridge apply CONFIG`` for ``kubernetes`` targets: the ``autoscaling/v2``
 HorizontalPodAutoscaler, created in the workload's namespace or replaced (its
 ``resourceVersion`` guarding the write) when it differs, through the plugin's own
 client (:class:`~scalebridge_kubernetes.client.KubeClient`).

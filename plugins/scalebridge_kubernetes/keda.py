@@ -38,7 +38,8 @@ from scalebridge.policy import _QUANTITY_PATTERN, Policy
 from scalebridge.units import exact
 from . import translate as hpa
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import Losses, NativeError, Reader, as_policy, drop_unexpressed, num, one_of, path, yaml_document
+from scalebridge.translate.common import (Losses, NativeError, Reader, as_policy, drop_semantics, drop_unexpressed, num,
+                                          one_of, path, yaml_document)
 from .keda_expr import Untranslatable, cel_to_expr, expr_to_cel
 
 API_VERSION = "keda.sh/v1alpha1"
@@ -173,6 +174,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         raise NativeError("metrics", "a ScaledObject needs at least one trigger (spec.triggers minItems 1); the "
                                      "policy has no metric KEDA can read")
     spec["triggers"] = triggers
+    drop_semantics(p, losses, "kubernetes", "KEDA's HPA")
     drop_unexpressed(p, losses, {
         "rules": "KEDA has no threshold rules; dropped",
         "profiles": "KEDA has no instance profiles; dropped",
@@ -292,6 +294,10 @@ def _triggers(p: Policy, ref: Mapping[str, Any], losses: Losses) -> tuple[list, 
                                             "written as one (its value a total, not per pod or of an object)")
         if resource:
             trigger = _resource_trigger(m, where, losses)
+        elif any(t.get("name") == m.name for t in triggers):
+            losses.add(where, f"KEDA's trigger names are unique (ValidateTriggers: a name 'defined multiple times' "
+                              f"is refused), and another trigger is named {m.name!r}; dropped")
+            continue
         else:
             trigger = {"type": kind, "name": m.name}
             if t.type == "Value":
@@ -570,12 +576,18 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
     if not triggers:
         raise NativeError(rd.where("spec", "triggers"), "required: at least one trigger (minItems 1)")
     metrics = [_import_trigger(rd, rd.mapping(t, "spec", "triggers", i), i) for i, t in enumerate(triggers)]
+    # a name given twice is refused, as KEDA refuses it ("triggerName %q is defined multiple times in the
+    # ScaledObject/ScaledJob, but it must be unique": apis/keda/v1alpha1/scaletriggers_types.go
+    # ValidateTriggers); two unnamed triggers of one resource (cpu, memory) are two metrics of that name
     seen: dict = {}
-    for i, m in enumerate(metrics):
-        if m["name"] in seen:
-            raise NativeError(rd.where("spec", "triggers", i, "name"), f"{m['name']!r} is also trigger "
-                                                                       f"{seen[m['name']]}'s name")
-        seen[m["name"]] = i
+    for i, t in enumerate(triggers):
+        given = t.get("name") if isinstance(t, dict) else None
+        if not given:
+            continue
+        if given in seen:
+            raise NativeError(rd.where("spec", "triggers", i, "name"), f"{given!r} is also trigger "
+                                                                       f"{seen[given]}'s name")
+        seen[given] = i
     advanced = rd.mapping(spec.get("advanced"), "spec", "advanced")
     rd.unknown(advanced, {"restoreToOriginalReplicaCount", "horizontalPodAutoscalerConfig", "scalingModifiers"},
                "spec", "advanced")

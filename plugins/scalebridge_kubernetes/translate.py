@@ -16,7 +16,7 @@ from scalebridge.policy import _QUANTITY_PATTERN, Policy
 from scalebridge.semantics.kubernetes_release import release
 from scalebridge.units import exact
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
+from scalebridge.translate.common import (drop_semantics, one_of, Losses, NativeError, Reader, as_policy, drop_controls,
                                           drop_unexpressed, num, path, yaml_document)
 
 API_VERSION = "autoscaling/v2"
@@ -151,6 +151,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         "initialization_period_seconds": "the controller's --horizontal-pod-autoscaler-cpu-initialization-period "
                                          "flag, not part of an HPA; dropped"})
     drop_controls(p, losses, "an HPA")
+    drop_semantics(p, losses, "kubernetes", "an HPA")
     return {"apiVersion": API_VERSION, "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}, losses
 
 
@@ -496,7 +497,7 @@ class HpaTranslator(Translator):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        from .apply import apply_native   # the SDK calls: imported only by apply
         return apply_native(self, name, target, policy, dry_run, say, metrics)
 
 

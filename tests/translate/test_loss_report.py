@@ -74,11 +74,30 @@ FEATURES = [
         'azure': [AZURE_NO_METRICS],
         'aws': ['metrics[0]: target tracking has no object metric with target type Value; dropped'],
     }),
-    ('lb', {"metrics": [{"type": "load_balancing", "name": "lb", "target": {"type": "Utilization", "average_utilization": 80}}]}, {
+    ('lb', {"metrics": [{"type": "load_balancing", "name": "load_balancing", "target": {"type": "Utilization", "average_utilization": 80}}]}, {
         "kubernetes": ['metrics[0]: Kubernetes has no load-balancing utilization metric; dropped'],
         'gce': [],
         'azure': [AZURE_NO_METRICS],
         'aws': ['metrics[0]: target tracking has no load_balancing metric with target type Utilization; dropped'],
+    }),
+    # a name of its own is lost: GCE's signal has none, and import reads it back as load_balancing
+    ('lb_named', {"metrics": [{"type": "load_balancing", "name": "lb", "target": {"type": "Utilization", "average_utilization": 80}}]}, {
+        "kubernetes": ['metrics[0]: Kubernetes has no load-balancing utilization metric; dropped'],
+        'gce': ["metrics[0].name: GCE's load-balancing signal has no name; import reads it back as 'load_balancing'"],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['metrics[0]: target tracking has no load_balancing metric with target type Utilization; dropped'],
+    }),
+    # a provider's name for a neutral metric is lost: import reads it back as the neutral name
+    ('provider_name', {"rules": [{"metric": "Percentage CPU", "operator": "GreaterThan", "threshold": 70,
+                                  "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]}, {
+        "kubernetes": ['rules[0]: an HPA has no threshold rules; dropped'],
+        'gce': ['rules[0]: a GCE autoscaler has no threshold rules; dropped'],
+        'azure': ["rules[0].metric: 'Percentage CPU' is a provider's name for the neutral metric 'cpu': written as the "
+                  "scale set's 'Percentage CPU', which import reads back as 'cpu' (name the metric 'cpu' to keep its "
+                  "name)"],
+        'aws': ["rules[0].metric: 'Percentage CPU' is a provider's name for the neutral metric 'cpu': written as "
+                "AWS/EC2 CPUUtilization on the group, which import reads back as 'cpu' (name the metric 'cpu' to keep "
+                "its name)"],
     }),
     ('rate', {"metrics": [{"type": "pods", "name": "req", "target": {"type": "AverageValue", "average_value": 10, "rate": "per_second"}}]}, {
         "kubernetes": ['metrics[0].target.rate: an HPA reads gauges, not counter rates; dropped'],
@@ -332,7 +351,7 @@ ROWS = {
     "`pods` `AverageValue`": ["pods"],
     "`external`/`object` `AverageValue`": ["external_avg", "object_avg"],
     "`Value` targets": ["value"],
-    "`load_balancing`": ["lb"],
+    "`load_balancing`": ["lb", "lb_named"],
     "`target.rate` (counters)": ["rate"],
     "fractional `average_utilization`": ["frac"],
     "metric `enabled: false`": ["disabled"],
@@ -343,7 +362,7 @@ ROWS = {
     "`scale_in_control`": ["sic", "sic_fraction"],
     "`initialization_period_seconds`": ["init"],
     "`mode`": ["off", "only_out", "mode_only_scale_out_signals"],
-    "`rules` (action)": ["rule", "allowed_next"],
+    "`rules` (action)": ["rule", "allowed_next", "provider_name"],
     "`rules` with `steps`": ["step"],
     "rule `statistic: PercentileN`": ["percentile"],
     "rule `datapoints_to_alarm`, `treat_missing_data`": ["datapoints", "treat_missing"],

@@ -336,6 +336,8 @@ def ignored_parts(runtime: Runtime) -> list[str]:
     not read (:meth:`~scalebridge.semantics.Semantics.ignored_parts`), for ``validate``
     and the start of ``run``."""
     from ..engine import resolve_semantics
+    from ..errors import json_path
+    from ..policy import fraction_targets
     loaded = runtime.loaded
     out = [f"{loaded.where(key)}: warning: {why}" for key, why in NO_LONGER_USED.items()
            if getattr(loaded.config, key) is not None]
@@ -343,8 +345,10 @@ def ignored_parts(runtime: Runtime) -> list[str]:
     for spec in runtime.targets:
         # (the release a target's settings name changes what its semantics reads of a policy)
         lines = _of_policy(spec.policy, ("ignored parts", spec.semantics, repr(spec.settings)),
-                           lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(
-                               spec.policy.source, parse_settings(spec.settings)))
+                           lambda spec=spec: [f"{json_path(loc, root='policy')}: {message}" for loc, message in
+                                              fraction_targets(spec.policy.source)] +
+                           resolve_semantics(spec.semantics).ignored_parts(spec.policy.source,
+                                                                            parse_settings(spec.settings)))
         if lines:
             where = runtime.loaded.where("targets", by_name[spec.name], "policy")
             out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in lines)
@@ -377,7 +381,8 @@ def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
 
 def _policy_as_written(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
                        named: Optional[set] = None) -> Optional[Policy]:
-    from ..policyfile import load_policy_file, validation_problems
+    from ..engine import read_policy_file
+    from ..policyfile import validation_problems
     if isinstance(body, str):
         path = Path(body).expanduser()
         if not path.is_absolute():
@@ -389,7 +394,7 @@ def _policy_as_written(loaded: LoadedConfig, body: Any, loc: tuple, problems: li
                             f"inline{known})")
             return None
         try:
-            return load_policy_file(path)
+            return read_policy_file(path)
         except PolicyError as e:
             problems.extend(f"{p} (policy of {loaded.where(*loc)})" for p in e.problems)
             return None

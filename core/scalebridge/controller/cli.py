@@ -103,8 +103,7 @@ def _run(args) -> int:
         except ConfigError as e:
             return _problems("run", e)
         except StoreClaimed as e:
-            _say("run", f"{e}; stop it first, run this one with --leader-elect to stand by until it stops, or give "
-                        "this one its own --state")
+            _say("run", f"{e}; {_claimed_advice(args)}")
             return 1
         except NotAStateFile as e:
             _say("run", str(e))
@@ -185,6 +184,30 @@ def _run(args) -> int:
         gc.unfreeze()   # an embedding program calling main() again collects what this run built
         if args.once and gc_was_on:
             gc.enable()
+
+
+def _claimed_advice(args) -> str:
+    """What to do about a state file another controller holds: ``--leader-elect`` only
+    where it would work — a configured provider holds leases (the kubernetes one) — and
+    the run is not on a virtual clock."""
+    from .build import _factory
+    from .configfile import load_config
+    from .election import _elects
+    elects = False
+    if args.clock != "virtual" and not args.leader_elect:
+        try:
+            cfg = load_config(args.config).config
+        except ScalebridgeError:
+            cfg = None
+        if cfg is not None:
+            kinds = {(o or {}).get("type", k) for k, o in cfg.providers.items()} | {t.provider for t in cfg.targets}
+            for kind in kinds:
+                try:
+                    elects = elects or (isinstance(kind, str) and _elects(_factory(kind)))
+                except Exception:  # noqa: BLE001 — a key of `providers:`, not a type: said by its own type
+                    pass
+    stand_by = "run this one with --leader-elect to stand by until it stops, " if elects else ""
+    return f"stop it first, {stand_by}or give this one its own --state"
 
 
 # ----------------------------------------------------------------------------- observe
@@ -466,7 +489,7 @@ def cmd_pause(args) -> int:
         import difflib
         close = difflib.get_close_matches(unknown[0], list(configured), n=1)
         _say(command, f"no target {unknown[0]!r} in {args.config}" + (f"; did you mean {close[0]!r}?" if close else "")
-             + f" its targets are: {', '.join(configured)}")
+             + f"; its targets are: {', '.join(configured)}")
         return EXIT_BAD_INPUT
     try:
         store = SQLiteStore(path)
@@ -614,7 +637,7 @@ def add_controller_commands(sub: Any) -> None:
                                    "Exit 0 when every target was observed, 1 when any failed or was refused.")
     o.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
     o.add_argument("targets", nargs="*", metavar="TARGET", help="the targets to observe, by name (default: all)")
-    o.add_argument("--output", choices=("text", "json"), default="text",
+    o.add_argument("--output", "-o", choices=("text", "json"), default="text",
                    help="text: a few lines per target, for a person (default); json: a JSON array with one object per "
                         "target — its size, members, metric observations in the protocol's shapes and any "
                         "operation in flight, or its error — secrets masked")

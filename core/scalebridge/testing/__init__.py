@@ -45,8 +45,8 @@ def __getattr__(name: str):
     import importlib
     if name == "check_metric_source":   # imported on first use, as before
         return importlib.import_module(f"{__name__}.metric_source_conformance").check_metric_source
-    if name == "check_translator":      # imported on first use: it loads the translate package
-        return importlib.import_module(f"{__name__}.translator_conformance").check_translator
+    if name in ("check_translator", "check_round_trip"):   # imported on first use: it loads the translate package
+        return getattr(importlib.import_module(f"{__name__}.translator_conformance"), name)
     module = moved.TESTING_NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'scalebridge.testing' has no attribute {name!r}")

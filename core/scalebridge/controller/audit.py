@@ -8,7 +8,9 @@ Fields (fixed by the run-config contract): ``time``, ``target``, ``provider``,
 paused target: no decision; its ``note`` says who paused it), and the extension
 ``standby``: a replica not holding the leader election), ``error``;
 extensions: ``error_kind`` (a provider error's kind, or ``store``), ``size`` (what
-the provider set, when it clamped the request), ``note``, ``fallback`` (with a policy's ``fallback``: whether it applies), and
+the provider set, when it clamped the request), ``note``, ``fallback`` (with a policy's ``fallback``: whether it applies),
+``standby_replicas`` (members in a standby or warm pool the decision left out: neither
+capacity nor failures; absent when none), and
 ``recovered: true`` on
 the record of a write carried out by a controller that died before auditing it.
 

@@ -25,7 +25,7 @@ from .decision import Context, Decision, aligned
 from .errors import (RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors,
                      short_repr)
 from .policy import Int, Policy, _Model, model as dataclass_model, parse_policy
-from .protocol import (EpochSeconds, Observations, Request, Settings, StateModel, check_json_value,
+from .protocol import (EpochSeconds, Observations, Request, Settings, StateModel, check_json_value, serving,
                        parse_observations, parse_settings, without_nulls)
 from .semantics.base import Semantics
 from .stages.impossible import refuse_impossible
@@ -275,6 +275,13 @@ def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
         metrics = refuse_impossible(ctx.policy, ctx.obs.metrics)
         if metrics is not ctx.obs.metrics:   # a negative reading of a ratio target: a failed metric
             ctx.obs = dataclasses.replace(ctx.obs, metrics=metrics)
+    # members in standby (a standby pool, a warm pool) are outside the target's capacity:
+    # no semantics sees them (protocol.serving); the response says how many were left out
+    members, standby = serving(ctx.obs.members)
+    if standby:
+        ctx.obs = dataclasses.replace(ctx.obs, members=members)
+        ctx.note("standby", standby, len(members),
+                 "members in standby (a standby or warm pool) are neither capacity nor failures: left out")
     try:
         d = controls.decide(semantics, ctx)
     except (ScalebridgeError, OverflowError):
@@ -282,6 +289,8 @@ def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
     except Exception as e:   # a bug in the semantics (a ZeroDivisionError too): say whose, never the request
         raise SemanticsFailure(f"semantics {semantics.name!r}{registry.provided_by('semantics', semantics.name)} "
                                f"failed: {type(e).__name__}: {e}") from e
+    if standby:
+        d.extra = {**(d.extra or {}), "standby_replicas": standby}
     f = ctx.obs.forecast
     if f is not None:
         mode = predictive_mode(ctx, semantics.default_predictive_mode)

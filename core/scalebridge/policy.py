@@ -182,6 +182,10 @@ class Metric(_Model):
     activation_threshold: Optional[Number] = Field(
         None, description="scale to and from zero: the metric is active while its value is above this "
                           "(default 0; KEDA activationThreshold, activationTarget for a formula)")
+    period_seconds: Optional[Literal[10, 30, 60]] = Field(
+        None, description="AWS target tracking: the metric period its alarms evaluate, 10, 30 or 60 s "
+                          "(CustomizedMetricSpecification.Period, TargetTrackingMetricStat.Period; default 60); "
+                          "read by the aws semantics only")
 
     @model_validator(mode="after")
     def _target_fits_type(self) -> "Metric":

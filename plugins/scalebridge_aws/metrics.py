@@ -205,7 +205,7 @@ def read_metrics(clients, group: str, now: float, delay: float, observation,
     """The protocol's ``observations.metrics`` for ``queries``, from GetMetricData."""
     if not queries:
         return {}
-    members = [m.name for m in (observation.members or ())]
+    members = [m.name for m in (observation.members or ()) if not m.standby]   # no warm-pool instance's metric
     series, sources = plan(group, queries, members)
     if not series:
         return {}

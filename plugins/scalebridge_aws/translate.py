@@ -179,6 +179,17 @@ def neutral_name(name: str, namespace: Any, dimensions: Any) -> str:
     return name
 
 
+def _predefined_period(m, at: str, losses: Losses) -> None:
+    """A predefined metric (``ASGAverageCPUUtilization``…) takes no ``Period``: only
+    ``CustomizedMetricSpecification`` and its ``Metrics[].MetricStat`` do
+    (API_PredefinedMetricSpecification.html has none), so a high-resolution period on one is a loss."""
+    if m.period_seconds is not None and m.period_seconds != 60:
+        losses.add(path(at, "period_seconds"),
+                   f"a {m.period_seconds}-second period: AWS's predefined metrics are one-minute metrics (a "
+                   "high-resolution policy needs a customized metric: pass --target "
+                   f"metrics.{m.name}.source); dropped")
+
+
 def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
     p = as_policy(policy)
     losses = Losses()
@@ -209,10 +220,12 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
             spec = {"PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}
             value = t.average_utilization
             cpu_target = cpu_target or value
+            _predefined_period(m, at, losses)
         elif m.type == "pods" and t.type == "AverageValue" and t.rate is None and neutral_of(m.name) in \
                 _PREDEFINED_OUT and not source_of(ref, m.name) and not isinstance(t.average_value, str):
             spec = {"PredefinedMetricSpecification": {"PredefinedMetricType": _PREDEFINED_OUT[neutral_of(m.name)]}}
             value = t.average_value
+            _predefined_period(m, at, losses)
         elif m.type in ("pods", "external", "object") and t.type == "AverageValue" and t.rate is None \
                 and not isinstance(t.average_value, str):
             field = f"PutScalingPolicy[{len(out['PutScalingPolicy'])}].TargetTrackingConfiguration." \
@@ -222,11 +235,20 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
                 if metric is None:
                     continue
                 spec = {"CustomizedMetricSpecification": {**metric, "Statistic": "Average"}}
+                if m.period_seconds is not None:
+                    # "Period — The period of the metric in seconds. The default value is 60. Accepted
+                    # values are 10, 30, and 60. For high resolution metric, set the value to less than 60"
+                    # (API_CustomizedMetricSpecification.html; policy-creating-high-resolution-metrics.html)
+                    spec["CustomizedMetricSpecification"]["Period"] = int(m.period_seconds)
             else:   # the group's total: per in-service instance, by metric math
                 metric = _metric(m.name, asg, ref, at, path(field, "Metrics[0].MetricStat.Metric"), losses)
                 if metric is None:
                     continue
                 spec = {"CustomizedMetricSpecification": backlog_per_instance(metric, asg, m.name)}
+                if m.period_seconds is not None:   # each query's TargetTrackingMetricStat.Period
+                    for q in spec["CustomizedMetricSpecification"]["Metrics"]:
+                        if "MetricStat" in q:
+                            q["MetricStat"]["Period"] = int(m.period_seconds)
             value = t.average_value
         else:
             losses.add(at, f"target tracking has no {m.type} metric with target type {t.type}"
@@ -685,6 +707,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
                 raise NativeError(rd.where(*cat, "TargetValue"), "required field is missing")
             rd.losses.add(rd.where(*at), f"target tracking policy {name!r} without a known TargetValue; dropped")
             return
+        period = None
         if cfg.get("PredefinedMetricSpecification"):
             pm = rd.mapping(cfg["PredefinedMetricSpecification"], *cat, "PredefinedMetricSpecification")
             rd.unknown(pm, {"PredefinedMetricType", "ResourceLabel"}, *cat, "PredefinedMetricSpecification")
@@ -718,17 +741,27 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
                                                               "business; read as the per-member value")
                 if cm.get("Dimensions") and mname == raw_name:
                     rd.losses.note(rd.where(*mat, "Dimensions"), "dimensions are the metric source's business")
-            period = rd.number(cm.get("Period"), *mat, "Period", integer=True)
-            if period is not None and period != 60:
-                # "Accepted values are 10, 30, and 60 ... less than 60" for a high-resolution metric
-                # (API_CustomizedMetricSpecification.html): target tracking then evaluates that often
-                rd.losses.add(rd.where(*mat, "Period"), f"a {period}-second (high-resolution) metric period; the "
-                                                        "policy reads the metric as its source reports it; dropped")
+            period = _period(rd, cm.get("Period"), *mat, "Period")
+            if period is None and isinstance(cm.get("Metrics"), list):
+                # metric math: each Metrics[].MetricStat.Period (TargetTrackingMetricStat.Period)
+                found = set()
+                for k, q in enumerate(cm["Metrics"]):
+                    stat = q.get("MetricStat") if isinstance(q, dict) else None
+                    if isinstance(stat, dict) and "Period" in stat:
+                        found.add(_period(rd, stat["Period"], *mat, "Metrics", k, "MetricStat", "Period"))
+                if len(found) == 1:
+                    period = found.pop()
+                elif found:
+                    rd.losses.add(rd.where(*mat, "Metrics"), f"metric periods {sorted(found)}: read at the "
+                                                            f"shortest, {min(found)} seconds")
+                    period = min(found)
             ttype = "AverageValue"
         else:
             raise NativeError(rd.where(*cat), "needs PredefinedMetricSpecification or CustomizedMetricSpecification")
         key = "average_utilization" if ttype == "Utilization" else "average_value"
         m: dict = {"type": mtype, "name": mname, "target": {"type": ttype, key: num(tv)}}
+        if period is not None:
+            m["period_seconds"] = period
         if cfg.get("DisableScaleIn") is True:
             m["disable_scale_in"] = True
         w = rd.number(sp.get("EstimatedInstanceWarmup"), *at, "EstimatedInstanceWarmup", integer=True)
@@ -774,6 +807,15 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
     for k, (aat, alarm) in enumerate(found):
         _alarm_rule(rd, sp, at, kind, name if k == 0 or not isinstance(name, str) else f"{name}-{k}",
                     aat, alarm, rules, steps)
+
+
+def _period(rd: Reader, value: Any, *at) -> Optional[int]:
+    """A target tracking metric's ``Period``: "Accepted values are 10, 30, and 60"
+    (API_TargetTrackingMetricStat.html, API_CustomizedMetricSpecification.html); None when absent."""
+    period = rd.number(value, *at, integer=True)
+    if period is not None and period not in (10, 30, 60):
+        raise NativeError(rd.where(*at), f"expected 10, 30 or 60 (seconds), got {period!r}")
+    return period
 
 
 def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tuple, alarm: dict,

@@ -10,7 +10,9 @@ paused target: no decision; its ``note`` says who paused it), and the extension
 extensions: ``error_kind`` (a provider error's kind, or ``store``), ``size`` (what
 the provider set, when it clamped the request), ``note``, ``fallback`` (with a policy's ``fallback``: whether it applies),
 ``throttled`` (a throttled answer or a sync held back by one: the server's
-``retry_after``, ``held_seconds``, ``operation``), and ``recovered: true`` on
+``retry_after``, ``held_seconds``, ``operation``), ``standby_replicas`` (members in a
+standby or warm pool the decision left out: neither capacity nor failures; absent when
+none), and ``recovered: true`` on
 the record of a write carried out by a controller that died before auditing it.
 
 **Always valid JSON Lines.** A file is written through one descriptor opened with

@@ -505,6 +505,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             rec["fallback"] = bool(fallback.get("active"))
             if ctx.metrics is not None:
                 ctx.metrics.fallback_active.labels(spec.name).set(1 if fallback.get("active") else 0)
+        standby = (d.extra or {}).get("standby_replicas")
+        if standby:   # members in a standby or warm pool, left out of the decision
+            rec["standby_replicas"] = standby
         run.last_synced = now
         m = ctx.metrics
         if m is not None:

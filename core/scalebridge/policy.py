@@ -674,7 +674,7 @@ class Policy(_Model):
     behavior: Optional[Behavior] = None
     scale_in_control: Optional[ScaleInControl] = None
     initialization_period_seconds: Optional[NonNegDuration] = None
-    mode: Annotated[Literal["ON", "ONLY_SCALE_OUT", "OFF"], BeforeValidator(_mode)] = "ON"
+    mode: Annotated[Literal["ON", "ONLY_SCALE_OUT", "ONLY_SCALE_IN", "OFF"], BeforeValidator(_mode)] = "ON"
     rules: list[Rule] = Field(default_factory=list)
     profiles: list[Profile] = Field(default_factory=list)
     schedules: list[Schedule] = Field(default_factory=list)

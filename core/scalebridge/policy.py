@@ -686,6 +686,17 @@ class Policy(_Model):
                           "to idle_replicas (or 0); default 300 (KEDA cooldownPeriod)")
     idle_replicas: Optional[Annotated[Int, Field(ge=0)]] = Field(
         None, description="the size while no metric is active; less than min_replicas (KEDA idleReplicaCount)")
+    initial_scale_to_zero_delay_seconds: Optional[NonNegDuration] = Field(
+        None, description="while no metric has ever been seen active, how long after the first decision on the "
+                          "target before the size may go to idle; default 0 (KEDA initialCooldownPeriod, counted "
+                          "there from the ScaledObject's creation)")
+    force_activation: Optional[Bool] = Field(
+        None, description="true: every metric counts as active, so an idle target is activated and an active one "
+                          "never goes to idle (KEDA's autoscaling.keda.sh/force-activation annotation)")
+    invalid_values_as_zero: Optional[Bool] = Field(
+        None, description="true: a negative, NaN or infinite value of an external metric is read as 0, not as an "
+                          "invalid metric; activation still compares the value as read (KEDA >= 2.20.2, "
+                          "kedacore/keda#7889: pkg/scalers/scaler.go quantityFromFloat64); import --from keda sets it")
 
     @model_validator(mode="after")
     def _bounds(self) -> "Policy":
@@ -704,6 +715,7 @@ def uses_activation(policy: "Policy") -> bool:
     """Whether the policy states a key of the activation phase (scale to and from zero,
     docs/policy.md): without one, ``min_replicas: 0`` is each provider's own."""
     return policy.idle_replicas is not None or policy.scale_to_zero_delay_seconds is not None or \
+        policy.initial_scale_to_zero_delay_seconds is not None or bool(policy.force_activation) or \
         any(m.activation_threshold is not None for m in policy.metrics or ())
 
 

@@ -645,8 +645,12 @@ class Fallback(_Model):
         KEDA_FALLBACK_FAILURE_THRESHOLD, description="consecutive failed decisions of a metric after which it falls back")
     replicas: Optional[Annotated[Int, Field(ge=0)]] = Field(
         None, description="the fallback count (required unless behavior is current_replicas)")
-    behavior: Literal["static", "current_replicas", "current_replicas_if_higher", "current_replicas_if_lower"] = \
-        "static"
+    behavior: Literal["static", "current_replicas", "current_replicas_if_higher", "current_replicas_if_lower",
+                      "formula"] = Field(
+        "static", description="formula: per metric, in the formulas (KEDA 2.20 scalingModifiers): a metric failing "
+                              "past failure_threshold is null in every formula that names it, the formula routes "
+                              "around it (`m != null ? m : other`, KEDA's `m ?? other`), and a formula that is "
+                              "null stands for `replicas`")
 
     @model_validator(mode="after")
     def _needs_replicas(self) -> "Fallback":
@@ -725,6 +729,7 @@ def _check_controls(policy: "Policy") -> None:
     metrics = policy.metrics or []
     names = tuple(m.name for m in metrics if m.type != "formula")
     has_formula = len(names) < len(metrics)
+    nullable = policy.fallback is not None and policy.fallback.behavior == "formula"
     seen: set = set()
     for i, m in enumerate(metrics):
         if has_formula and m.name in seen:
@@ -735,7 +740,7 @@ def _check_controls(policy: "Policy") -> None:
             continue
         from .cel import CelError, compile_formula   # lazy: CEL loads only for a formula
         try:
-            c = compile_formula(m.expression, tuple(n for n in names if n != m.name))
+            c = compile_formula(m.expression, tuple(n for n in names if n != m.name), nullable)
         except CelError as e:
             raise FieldError(("metrics", i, "expression"), f"{e}") from None
         if not c.references:
@@ -746,6 +751,10 @@ def _check_controls(policy: "Policy") -> None:
             raise FieldError("idle_replicas", f"idle_replicas ({policy.idle_replicas}) must be less than "
                                               f"min_replicas ({'unset' if lo is None else lo}) "
                                               "(KEDA: idleReplicaCount must be less than minReplicaCount)")
+    if policy.fallback is not None and policy.fallback.behavior == "formula" and not has_formula:
+        raise FieldError(("fallback", "behavior"), "the formula behavior falls back inside a formula: the policy "
+                                                   "has no formula metric (KEDA: \"scalingModifiers fallback behavior "
+                                                   "requires scalingModifiers.formula to be defined\")")
     if uses_activation(policy) and not any(m.enabled for m in metrics):
         key = "idle_replicas" if policy.idle_replicas is not None else "scale_to_zero_delay_seconds" \
             if policy.scale_to_zero_delay_seconds is not None else "metrics"

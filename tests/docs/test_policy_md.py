@@ -35,7 +35,7 @@ BOUNDS = "name: t\nmin_replicas: 1\nmax_replicas: 20\n"
 @pytest.mark.parametrize("i", range(8))
 def test_policy_md_yaml_blocks_validate(i):
     blocks = yaml_blocks("docs/policy.md")
-    assert len(blocks) == 8
+    assert len(blocks) == 9
     parse_policy_text(BOUNDS + blocks[i], f"block{i}.yaml")
 
 

@@ -257,3 +257,23 @@ def test_a_value_is_zeroed_as_kedas_quantity_from_float64_does():
     from scalebridge.stages.impossible import zero_value
     assert [zero_value(v) for v in (-1, 0, 2.5, float("nan"), float("inf"), float("-inf"), None)] == \
         [0, 0, 2.5, 0, 0, 0, None]
+
+
+# -- where scalebridge is older or other than KEDA 2.20 (docs/known-divergences.md) ---------------
+
+@pytest.mark.divergence("keda-initial-cooldown-from-first-decision")
+def test_a_scaled_object_created_before_the_initial_delay_goes_to_zero_at_once():
+    # KEDA: CreationTimestamp.Add(initialCooldownPeriod).Before(now): a ScaledObject created 600 s ago with
+    # initialCooldownPeriod 120 and nothing ever active goes to zero on its first poll by this controller
+    pol = policy(initial_scale_to_zero_delay_seconds=120, **ZERO)
+    r = run("kubernetes", pol, [0], 2)[0]
+    assert r["desired_replicas"] == 0
+
+
+@pytest.mark.divergence("keda-non-finite-values")
+def test_a_nan_value_reads_as_zero_under_invalid_values_as_zero():
+    # quantityFromFloat64: `if math.IsNaN(value) || math.IsInf(value, 0) || value < 0 { return "0" }`
+    pol = policy(rules=[], invalid_values_as_zero=True, behavior={"scale_down": {"stabilization_window_seconds": 0}})
+    r = decide({"semantics": "kubernetes", "now": T0, "current_replicas": 4, "policy": pol,
+                "observations": {"metrics": {"queue": {"value": float("nan"), "timestamp": T0}}}})
+    assert r["desired_replicas"] == 1

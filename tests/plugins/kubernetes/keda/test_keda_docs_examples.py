@@ -265,3 +265,11 @@ def test_every_docs_example_renders_back_valid_and_is_a_fixed_point(name):
         assert keda_schema.errors(native) == [], name
         back, _ = import_native(native, "keda")
         assert render(back, "keda", {})[0] == native
+
+
+def test_the_reference_pages_scaling_modifiers_behavior_example_is_the_same_failover():
+    # reference/scaledobject-spec.md "scalingModifiers behavior" gives the concepts page's example with the formula
+    # unquoted: the same policy
+    ((reference, _),) = _imported("scaling-modifiers-behavior.yaml")
+    ((concepts, _),) = _imported("scaling-modifiers-fallback.yaml")
+    assert {**reference, "name": None} == {**concepts, "name": None}

@@ -127,3 +127,7 @@ mandatory; the policy's default, issue #27): https://keda.sh/docs/latest/referen
 KEDA_COOLDOWN_PERIOD = 300.0
 """ScaledObject ``cooldownPeriod``: "By default, it's 300 (5 minutes)" (scaledobject-spec, cooldownPeriod;
 pkg/scaling/executor/scale_executor.go ``defaultCooldownPeriod = 5 * 60``)."""
+KEDA_INITIAL_COOLDOWN_PERIOD = 0.0
+"""ScaledObject ``initialCooldownPeriod``: "By default, it's 0, meaning the ``cooldownPeriod`` begins immediately
+upon creation" (keda-docs 2.20 reference/scaledobject-spec.md, initialCooldownPeriod;
+kedacore/keda v2.20.2 pkg/scaling/executor/scale_executor.go ``defaultInitialCooldownPeriod = 0``)."""

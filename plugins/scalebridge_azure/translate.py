@@ -155,6 +155,10 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         losses.add("mode", "Azure has no scale-out-only mode; scale-in rules were left out")
         for pr in profiles:
             pr["rules"] = [r for r in pr["rules"] if r["scaleAction"]["direction"] != "Decrease"]
+    if p.mode == "ONLY_SCALE_IN":
+        losses.add("mode", "Azure has no scale-in-only mode; scale-out rules were left out")
+        for pr in profiles:
+            pr["rules"] = [r for r in pr["rules"] if r["scaleAction"]["direction"] != "Increase"]
     if p.predictive is not None and p.predictive.mode not in (None, "Disabled"):
         pap: dict = {"scaleMode": "Enabled" if p.predictive.mode == "ForecastAndScale" else "ForecastOnly"}
         if p.predictive.look_ahead_seconds is not None:

@@ -112,7 +112,10 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     ap["maxNumReplicas"] = p.max_replicas
     if p.initialization_period_seconds is not None:
         ap["coolDownPeriodSec"] = int(p.initialization_period_seconds)
-    if p.mode != "ON":
+    if p.mode == "ONLY_SCALE_IN":
+        losses.add("mode", "a GCE autoscaler has no scale-in-only mode (autoscalingPolicy.mode: ON, OFF, "
+                           "ONLY_SCALE_OUT); written as ON")
+    elif p.mode != "ON":
         ap["mode"] = p.mode
     custom = []
     for i, m in enumerate(p.metrics or []):

@@ -236,12 +236,13 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
                 r["tolerance"] = num(rules.tolerance)
         if p.tolerance is not None and "tolerance" not in r:
             r["tolerance"] = num(p.tolerance)
-        if p.mode != "ON" and (side == "scale_down" or p.mode == "OFF"):
+        if p.mode == "OFF" or (p.mode == "ONLY_SCALE_OUT" and side == "scale_down") or \
+                (p.mode == "ONLY_SCALE_IN" and side == "scale_up"):
             r["selectPolicy"] = "Disabled"
         if rules is not None or r:
             out[key] = r
     if p.mode != "ON":
-        sides = "scaleUp and scaleDown" if p.mode == "OFF" else "scaleDown"
+        sides = {"OFF": "scaleUp and scaleDown", "ONLY_SCALE_IN": "scaleUp"}.get(p.mode, "scaleDown")
         losses.add("mode", f"mode {p.mode} approximated as behavior {sides} selectPolicy Disabled "
                            "(the HPA then reports no recommendation in that direction)")
     if b is None and p.tolerance is not None:

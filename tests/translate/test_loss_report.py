@@ -207,6 +207,12 @@ FEATURES = [
         'azure': ['mode: Azure has no scale-out-only mode; scale-in rules were left out'],
         'aws': ['mode: mode ONLY_SCALE_OUT: AWS suspends processes instead (SuspendProcesses); dropped'],
     }),
+    ('only_in', {"mode": "ONLY_SCALE_IN", "rules": [RULE, {"metric": "cpu", "operator": "LessThan", "threshold": 30, "action": {"direction": "Decrease", "type": "ChangeCount", "value": 1}}]}, {
+        "kubernetes": ['mode: mode ONLY_SCALE_IN approximated as behavior scaleUp selectPolicy Disabled (the HPA then reports no recommendation in that direction)', HPA_NO_RULES, 'rules[1]: an HPA has no threshold rules; dropped'],
+        'gce': ['mode: a GCE autoscaler has no scale-in-only mode (autoscalingPolicy.mode: ON, OFF, ONLY_SCALE_OUT); written as ON', GCE_NO_RULES, 'rules[1]: a GCE autoscaler has no threshold rules; dropped'],
+        'azure': ['mode: Azure has no scale-in-only mode; scale-out rules were left out'],
+        'aws': ['mode: mode ONLY_SCALE_IN: AWS suspends processes instead (SuspendProcesses); dropped'],
+    }),
     ('off', {"mode": "OFF"}, {
         "kubernetes": ['mode: mode OFF approximated as behavior scaleUp and scaleDown selectPolicy Disabled (the HPA then reports no recommendation in that direction)'],
         'gce': [],
@@ -361,7 +367,7 @@ ROWS = {
     "`behavior` windows, policies, select policy": ["up_policies", "window", "up_window", "down_policies_select"],
     "`scale_in_control`": ["sic", "sic_fraction"],
     "`initialization_period_seconds`": ["init"],
-    "`mode`": ["off", "only_out", "mode_only_scale_out_signals"],
+    "`mode`": ["off", "only_out", "mode_only_scale_out_signals", "only_in"],
     "`rules` (action)": ["rule", "allowed_next", "provider_name"],
     "`rules` with `steps`": ["step"],
     "rule `statistic: PercentileN`": ["percentile"],
@@ -408,3 +414,14 @@ def test_the_docs_table_says_native_where_nothing_is_lost(row):
             assert own == [], (provider, cell)
         elif cell.startswith(("lost", "approx.")):
             assert own, (provider, cell)
+
+
+@pytest.mark.parametrize("provider", ["kubernetes", "gce", "azure", "aws"])
+def test_the_kedas_2_20_controls_are_lost_on_a_cloud_autoscaler(provider):
+    # none of the four has KEDA's initialCooldownPeriod, force-activation or 2.20.2's negative value read as 0
+    policy = {"name": "web", "min_replicas": 0, "max_replicas": 10, "scale_to_zero_delay_seconds": 60,
+              "initial_scale_to_zero_delay_seconds": 120, "force_activation": True, "invalid_values_as_zero": True,
+              "metrics": [{"type": "external", "name": "queue", "target": {"type": "AverageValue", "average_value": 5}}]}
+    _, losses = render(policy, provider)
+    keys = {line.split(":")[0] for line in losses.lines}
+    assert {"initial_scale_to_zero_delay_seconds", "force_activation", "invalid_values_as_zero"} <= keys

@@ -23,8 +23,8 @@ and checks what the protocol promises of any semantics, whatever its
 arithmetic: the same request gives the same response; the request is not
 modified; the response is JSON and carries every protocol field; a
 ``Decider`` stepping through a sequence answers as ``decide`` does when each
-call gets the previous response's ``state``; ``OFF`` never changes the size and
-``ONLY_SCALE_OUT`` never shrinks it; the result stays within ``[min, max]``
+call gets the previous response's ``state``; ``OFF`` never changes the size,
+``ONLY_SCALE_OUT`` never shrinks it and ``ONLY_SCALE_IN`` never grows it; the result stays within ``[min, max]``
 when the current size does. It raises ``AssertionError`` naming the request.
 """
 from __future__ import annotations
@@ -87,7 +87,7 @@ def _request(current: int, utilization: float, *, mode: str = "ON", lo: int = 1,
 def contract_requests() -> Iterable[dict]:
     """The generic requests :func:`check_semantics` runs (a semantics may answer
     any of them with an ``error``; it may not break the contract)."""
-    for mode in ("ON", "OFF", "ONLY_SCALE_OUT"):
+    for mode in ("ON", "OFF", "ONLY_SCALE_OUT", "ONLY_SCALE_IN"):
         for current in (1, 4, 12):
             for util in (0, 20, 45, 60, 75, 150):
                 yield _request(current, util, mode=mode)
@@ -119,6 +119,8 @@ def _check_one(name: str, req: dict) -> None:
         assert desired == cur, f"{where}: mode OFF changed the size to {desired}"
     if mode == "ONLY_SCALE_OUT":
         assert desired >= cur, f"{where}: mode ONLY_SCALE_OUT shrank to {desired}"
+    if mode == "ONLY_SCALE_IN":
+        assert desired <= cur, f"{where}: mode ONLY_SCALE_IN grew to {desired}"
     lo, hi = req["policy"]["min_replicas"], req["policy"]["max_replicas"]
     if lo <= cur <= hi:
         assert lo <= desired <= hi, f"{where}: {desired} is outside [{lo}, {hi}]"

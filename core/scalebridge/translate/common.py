@@ -101,10 +101,15 @@ def drop_controls(p: Policy, losses: Losses, provider: str) -> None:
             losses.add(path("metrics", i), f"{provider} has no formula metrics; dropped")
         elif m.activation_threshold is not None:
             losses.add(path("metrics", i, "activation_threshold"), f"{provider} has no activation threshold; dropped")
-    for name in ("scale_to_zero_delay_seconds", "idle_replicas"):
+    for name in ("scale_to_zero_delay_seconds", "idle_replicas", "initial_scale_to_zero_delay_seconds"):
         if getattr(p, name) is not None:
             losses.add(name, f"{provider} has no activation phase (scale to and from zero on an activation "
                              "threshold); dropped")
+    if p.force_activation:
+        losses.add("force_activation", f"{provider} has no activation phase to force; dropped")
+    if p.invalid_values_as_zero:
+        losses.add("invalid_values_as_zero", f"{provider} does not read a negative metric value as 0 (KEDA "
+                                             ">= 2.20.2 does); dropped")
 
 
 _MAX_DEPTH = 200   # as policy files and protocol requests (scalebridge.protocol.MAX_DEPTH)

@@ -69,8 +69,8 @@ def render(p: Policy, target: Mapping[str, Any]) -> tuple[dict, Losses]:
     if p.semantics is not None and p.semantics != SEMANTICS:
         losses.add("semantics", f"a pool's autoscaler decides as the {SEMANTICS} semantics does, not as "
                                 f"{p.semantics}; dropped")
-    if p.mode == "ONLY_SCALE_OUT":
-        losses.add("mode", "a pool's autoscaler has no scale-out-only mode; written as enabled (it scales both ways)")
+    if p.mode in ("ONLY_SCALE_OUT", "ONLY_SCALE_IN"):
+        losses.add("mode", f"a pool's autoscaler has no {p.mode} mode; written as enabled (it scales both ways)")
     autoscaler = {"enabled": p.mode != "OFF",
                   "min": p.min_replicas if p.min_replicas is not None else DEFAULT_MIN,
                   "max": p.max_replicas,

@@ -10,7 +10,9 @@ paused target: no decision; its ``note`` says who paused it), and the extension
 extensions: ``error_kind`` (a provider error's kind, or ``store``), ``size`` (what
 the provider set, when it clamped the request), ``note``, ``fallback`` (with a policy's ``fallback``: whether it applies), and
 ``recovered: true`` on
-the record of a write carried out by a controller that died before auditing it.
+the record of a write carried out by a controller that died before auditing it;
+action ``shadow`` and the ``shadow`` object on a shadow target's records (never written;
+the comparison with the native autoscaler, :mod:`scalebridge.controller.shadow`).
 
 An audit log that cannot be written (a closed pipe, a full disk) raises
 :class:`AuditError`: the controller persists its state and stops (exit 1), since a
@@ -34,7 +36,8 @@ __all__ = ["AuditLog", "AuditError", "ACTIONS"]
 class AuditError(ScalebridgeError):
     """The audit log cannot be written."""
 
-ACTIONS = ("applied", "dry_run", "unchanged", "in_flight", "paced", "refused", "failed", "standby", "paused")
+ACTIONS = ("applied", "dry_run", "unchanged", "in_flight", "paced", "refused", "failed", "standby", "paused",
+           "shadow")
 
 
 class AuditLog:

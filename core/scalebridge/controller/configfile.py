@@ -93,6 +93,9 @@ class TargetConfig(_Model):
     paused: Bool = Field(False, description="make no decision and no write for this target (its size is held); "
                                             "`scalebridge pause` does the same without editing the file")
     backtest: Optional[BacktestOptions] = Field(None, description="the fleet options `backtest` replays with")
+    shadow: Bool = Field(False, description="extension: shadow mode: decide beside the autoscaler that manages "
+                                            "the target and record where the two differ; never write it "
+                                            "(docs/shadow.md)")
 
 
 class LeaderElection(_Model):
@@ -120,6 +123,9 @@ class RunConfig(_Model):
     processes: Optional[Annotated[Int, Field(ge=1, le=64)]] = Field(
         None, description="no longer used (every target is synced in the controller's process); accepted, with a "
                           "warning, so that a configuration that sets it still runs")
+    audit: Optional[str] = Field(None, min_length=1,
+                                 description="extension: the audit file `run` appends to when --audit is not given "
+                                             "(relative to this file), and `shadow report` reads")
     metrics_address: str = Field(DEFAULT_METRICS_ADDRESS, min_length=1,
                                  description="the address /metrics listens on with --metrics-port (default 0.0.0.0, "
                                              "every interface, as an exporter in a pod); --metrics-address overrides")

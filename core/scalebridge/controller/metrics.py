@@ -9,6 +9,14 @@
 - ``scalebridge_leader`` (1 when this replica may write)
 - ``scalebridge_paused{target}``, ``scalebridge_fallback_active{target}`` (0/1)
 - extension: ``scalebridge_store_errors_total{operation}`` (failures of the state store)
+- extension, shadow mode (docs/shadow.md): ``scalebridge_shadow_agreement{target}`` (1 when
+  the last comparison agreed), ``scalebridge_shadow_difference_replicas{target}``
+  (scalebridge's size less the native autoscaler's, at the last comparison),
+  ``scalebridge_shadow_native_replicas{target}``, ``scalebridge_shadow_inputs_match{target}``
+  (1 when the native autoscaler's reported metrics match what scalebridge read),
+  ``scalebridge_shadow_comparisons_total{target,result}`` (``agree``, ``disagree``,
+  ``not_compared``) and ``scalebridge_shadow_disagreements_total{target,stage}`` (by the first
+  stage at which scalebridge departs)
 
 Each controller has its own registry, so several in one process (tests) do not
 share counters.
@@ -48,6 +56,22 @@ class Metrics:
         self.fallback_active = Gauge("scalebridge_fallback_active", "1 while the decision uses the policy's "
                                      "fallback (its metrics failed failure_threshold syncs in a row)", ["target"],
                                      registry=r)
+        self.shadow_agreement = Gauge("scalebridge_shadow_agreement", "Shadow mode: 1 when scalebridge's decision "
+                                      "agreed with the native autoscaler's at the last comparison, else 0",
+                                      ["target"], registry=r)
+        self.shadow_difference = Gauge("scalebridge_shadow_difference_replicas", "Shadow mode: scalebridge's size "
+                                       "less the native autoscaler's, at the last comparison", ["target"], registry=r)
+        self.shadow_native = Gauge("scalebridge_shadow_native_replicas", "Shadow mode: the size the native "
+                                   "autoscaler decided, as last read", ["target"], registry=r)
+        self.shadow_inputs_match = Gauge("scalebridge_shadow_inputs_match", "Shadow mode: 1 when the metrics the "
+                                         "native autoscaler reports match what scalebridge read", ["target"],
+                                         registry=r)
+        self.shadow_comparisons = Counter("scalebridge_shadow_comparisons_total", "Shadow mode: comparisons with "
+                                          "the native autoscaler, by result (agree, disagree, not_compared)",
+                                          ["target", "result"], registry=r)
+        self.shadow_disagreements = Counter("scalebridge_shadow_disagreements_total", "Shadow mode: disagreements "
+                                            "by the first stage at which scalebridge's decision departs",
+                                            ["target", "stage"], registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None

@@ -28,6 +28,7 @@ only from it (:meth:`TargetRun.load`).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -38,10 +39,11 @@ from pydantic import ValidationError
 from ..engine import Decider, describe_validation_error
 from ..errors import RequestError, ScalebridgeError
 from ..protocol import CapacityForecast, Member, MetricObservation, Observations, StateModel, parse_observations
-from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
+from ..providers import ErrorKind, Elector, ProviderError, ScaleNotice, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
 from .runtime import TargetSpec
+from . import shadow as _shadow
 from .pacing import ProviderPacing
 from .sources import read_metrics
 from .store import StateStore, StoredTarget
@@ -97,6 +99,8 @@ class TargetRun:
     applied: Optional[dict] = None
     #: why the target's world has ended (a simulated load): it is synced no more
     ended: Optional[str] = None
+    #: a shadow target's decision awaiting the native autoscaler's (:mod:`.shadow`)
+    shadow: Any = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -177,6 +181,8 @@ class SyncContext:
     refusal_recheck_seconds: float = REFUSAL_RECHECK_SECONDS
     #: the targets ``scalebridge pause`` paused, by name (read from the store every sync)
     pauses: dict = field(default_factory=dict)
+    #: ``run --shadow``: every target in shadow mode (:mod:`.shadow`), never written
+    shadow: bool = False
 
 
 _DECISION_FIELDS = ("current_replicas", "recommended_replicas", "desired_replicas", "reason")
@@ -294,6 +300,8 @@ class Outcome:
     current: int = 0
     #: the audit record of a write a controller that died since carried out
     recovered: Optional[dict] = None
+    #: the write's notice for :meth:`~scalebridge.providers.Target.record_event`
+    notice: Optional[ScaleNotice] = None
 
 
 def _observations(obs: Any, metrics: dict) -> Observations:
@@ -349,10 +357,11 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
                 run.last_synced = now
                 return out
             out.recovered = recovered
-        if now >= run.next_refusal_check:
+        shadow = spec.shadow or ctx.shadow   # the autoscaler that manages it is the one compared with
+        if now >= run.next_refusal_check and not shadow:
             run.refused_by = target.managed_by()
             run.next_refusal_check = now + ctx.refusal_recheck_seconds
-        if run.refused_by:
+        if run.refused_by and not shadow:
             raise TargetRefused(run.refused_by)
         pause = _pause(run, ctx, obs)
         if ctx.metrics is not None:
@@ -370,8 +379,10 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             if ctx.metrics is not None:
                 ctx.metrics.provider_errors.labels(spec.provider_key, e.kind.value).inc()
         observations = _observations(obs, metrics)
+        compared = _shadow.before_decision(run, ctx, now, current) if shadow else None
+        trace: Optional[list] = [] if shadow else None
         ev = decider.state.events()
-        d = decider.step(now, current, observations)
+        d = decider.step(now, current, observations, trace)
         desired = d.desired
         rec["recommended_replicas"] = d.recommended
         rec["desired_replicas"] = desired
@@ -392,6 +403,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             m.desired.labels(spec.name).set(desired)
             m.decisions.labels(spec.name, d.reason).inc()
         run.dirty = True
+        if compared is not None:   # shadow: compared, kept for the next sync's comparison, never written
+            _shadow.after_decision(run, ctx, rec, d, ev, trace, compared, now, current)
+            return out
         if desired == current:
             rec["action"] = "unchanged"
             run.failures = 0
@@ -409,6 +423,8 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         else:   # to be carried out: the state is the one as if it were, the intent persisted first
             run.intent = Intent(desired, now, {k: rec[k] for k in _DECISION_FIELDS}, ev, now)
             out.desired, out.current = desired, current
+            signal, kind = _shadow.decided_signal(d, spec.policy.source)
+            out.notice = ScaleNotice("rescaled", current, desired, d.reason, now, d.cause, signal, kind)
             return out   # failures reset once the write succeeds: a failing write keeps backing off
         run.failures = 0
         decider.state.restore_events(ev)
@@ -475,6 +491,8 @@ def _paused(out: Outcome, ctx: SyncContext, obs: Any, pause: tuple[str, Optional
     rec["desired_replicas"] = replicas
     if run.spec.dry_run or ctx.dry_run:
         rec["action"] = "dry_run"
+    elif run.spec.shadow or ctx.shadow:   # a shadow target is never written, its paused size neither
+        rec["action"] = "shadow"
     elif obs.in_flight:
         rec["action"], rec["note"] = "in_flight", obs.in_flight
     elif not ctx.elector.is_leader():
@@ -503,6 +521,8 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         out.failed = True
         if ctx.metrics is not None:
             ctx.metrics.scale_actions.labels(run.spec.name, direction, "failed").inc()
+        if out.notice is not None:
+            _shadow.notify(run, dataclasses.replace(out.notice, kind="failed", error=str(e)))
         return
     except Exception as e:  # noqa: BLE001
         rec["action"] = "failed"
@@ -521,6 +541,9 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         rec["note"] = change.note
     if ctx.metrics is not None:
         ctx.metrics.scale_actions.labels(run.spec.name, direction, "applied").inc()
+    if out.notice is not None:
+        _shadow.notify(run, out.notice if change is None or getattr(change, "size", desired) == desired
+                       else dataclasses.replace(out.notice, desired=change.size))
 
 
 def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, bool]:

@@ -32,6 +32,8 @@ class TargetSpec:
     metric_sources: dict = field(default_factory=dict)
     backtest: Optional[BacktestOptions] = None
     paused: bool = False
+    #: shadow mode: decided and compared with the autoscaler that manages it, never written
+    shadow: bool = False
 
 
 @dataclass

@@ -32,11 +32,14 @@ _HINTS = ("stabilization", "limits")
 
 class PlayedAutoscaler:
     """One target's autoscaler, played by ``semantics`` on ``policy`` (a :class:`Policy`,
-    its JSON, or a compiled one). ``stage_hints``: report, as the HPA's conditions do,
-    which stage set the size (``NativeDecision.stage``)."""
+    its JSON, or a compiled one). ``stage_hints`` (default on): report, as the HPA's
+    status conditions do (``AbleToScale`` says whether the stabilization window held the
+    size, ``ScalingLimited`` whether a limit did, both at once), the first stage that
+    moved the size (``NativeDecision.stage``); off, only its reason says (an
+    autoscaler whose records do not tell, such as an ASG's activities)."""
 
     def __init__(self, policy: Union[Policy, Mapping, Any], semantics: Optional[str] = None, *,
-                 name: str = "the played autoscaler", stage_hints: bool = False, settings: Any = None):
+                 name: str = "the played autoscaler", stage_hints: bool = True, settings: Any = None):
         self.decider = Decider(policy if not isinstance(policy, Mapping) else dict(policy), semantics,
                                settings)
         self.name = name
@@ -114,6 +117,6 @@ def parse_native(spec: Any, key: str = "ref.native") -> PlayedAutoscaler:
         raise RefError(f"{key}.policy", "required: the native autoscaler's policy (inline, or a policy file)")
     try:
         return PlayedAutoscaler(policy, spec.get("semantics"), name=str(spec.get("name") or "the native autoscaler"),
-                                stage_hints=bool(spec.get("stage_hints", False)))
+                                stage_hints=bool(spec.get("stage_hints", True)))
     except Exception as e:  # noqa: BLE001 — a policy or semantics that does not load: say where
         raise RefError(f"{key}.policy", str(e)) from None

@@ -123,6 +123,7 @@ class KubeClient:
         self.custom = self.k8s.CustomObjectsApi(self.api_client)
         self.autoscaling = self.k8s.AutoscalingV2Api(self.api_client)
         self.coordination = self.k8s.CoordinationV1Api(self.api_client)
+        self.events = self.k8s.EventsV1Api(self.api_client)
 
     # -- configuration -----------------------------------------------------------------
     def _configure(self, kubeconfig, context, in_cluster, sa_dir, environ):

@@ -70,3 +70,32 @@ def test_the_groups_scaling_activities_are_read_and_compared(world, tmp_path):
     # never written: the only SetDesiredCapacity was the played policy's, straight to moto
     assert world.proxy.count("SetDesiredCapacity") == 0
     assert not [x.action for x in world.proxy.calls if not x.action.startswith(("Describe", "Get", "List"))]
+
+
+def test_a_shadow_group_is_never_written_when_reading_its_activities_fails(world, tmp_path):
+    from scalebridge_aws.fake_server import Fault
+    ids = world.group("web", desired=3, max_size=10)
+    world.asg.put_scaling_policy(AutoScalingGroupName="web", PolicyName="cpu60", PolicyType="TargetTrackingScaling",
+                                 TargetTrackingConfiguration=TT)
+    world.age(3600)
+    for i in ids:
+        world.put_cpu(i, [75] * 5)
+    world.proxy.add(Fault.server_error(action="DescribeScalingActivities", times=None))
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({
+        "providers": {"aws": {"region": REGION, "endpoint_url": world.url, "max_attempts": 1}},
+        "policies": {"p": TT_POLICY},
+        "targets": [{"name": "web", "provider": "aws", "policy": "p", "shadow": True,
+                     "ref": {"auto_scaling_group": "web"}}]}))
+    audit = tmp_path / "audit.jsonl"
+    c = build_controller(str(config), state=str(tmp_path / "s.db"), audit=str(audit))
+    try:
+        for _ in range(2):
+            assert c.run(once=True) == 0
+    finally:
+        c.close()
+    records = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert all(r["action"] == "shadow" and r["desired_replicas"] == 5 for r in records)
+    assert all("native_read_error" in r["shadow"] for r in records)
+    assert world.desired() == 3
+    assert not [x.action for x in world.proxy.calls if not x.action.startswith(("Describe", "Get", "List"))]

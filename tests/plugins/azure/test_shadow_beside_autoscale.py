@@ -73,3 +73,30 @@ def test_a_filter_without_a_start_time_is_refused_as_the_service_refuses_it(arm,
             raise AssertionError("accepted a filter without eventTimestamp ge")
     finally:
         p.close()
+
+
+def test_a_shadow_scale_set_is_never_written_when_the_activity_log_fails(arm, options, tmp_path):
+    arm.update_polls = 0
+    arm.add_scale_set(SUB, "shop", "web", capacity=2)
+    vmss = arm.scale_set_id(SUB, "shop", "web")
+    now = time.time()
+    for vm in ("web_0", "web_1"):
+        arm.put_metric(vmss, "Percentage CPU", [(now - 60 * k, 90.0) for k in range(1, 11)], vm=vm)
+    arm.add_autoscale_setting(SUB, "shop", "web-autoscale", vmss)
+    arm.fail(500, match=".*eventtypes.*", times=100)
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({
+        "providers": {"azure": options}, "policies": {"p": CPU_RULES},
+        "targets": [{"name": "web", "provider": "azure", "policy": "p", "shadow": True,
+                     "ref": {"resource_group": "shop", "scale_set": "web"}}]}))
+    audit = tmp_path / "audit.jsonl"
+    c = build_controller(str(config), state=str(tmp_path / "s.db"), audit=str(audit))
+    try:
+        for _ in range(2):
+            assert c.run(once=True) == 0
+    finally:
+        c.close()
+    records = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert all(r["action"] == "shadow" and r["desired_replicas"] == 3 for r in records)
+    assert all("native_read_error" in r["shadow"] for r in records)
+    assert not [(m, p) for m, p, _ in arm.calls if m != "GET" and "/oauth2/" not in p]

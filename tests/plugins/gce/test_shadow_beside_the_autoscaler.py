@@ -51,3 +51,27 @@ def test_the_autoscalers_recommended_size_is_read_and_compared(compute, monitori
     assert compute.count("/resize") == 0 and compute.count("deleteInstances") == 0
     # (listManagedInstances is a POST that reads)
     assert not [c_ for c_ in compute.calls if c_[0] != "GET" and not c_[1].endswith("/listManagedInstances")]
+
+
+def test_a_shadow_group_is_never_resized_when_reading_its_autoscaler_fails(compute, monitoring, options, tmp_path,
+                                                                           now):
+    mig = compute.add_mig("web", zone=ZONE, size=4, autoscaler_mode="ON", started=[now - 3600] * 4)
+    cpu_series(monitoring, mig, [0.9] * 4, now)
+    compute.fail(503, path="/autoscalers/", times=100)
+    config = tmp_path / "run.yaml"
+    config.write_text(yaml.safe_dump({
+        "providers": {"gce": options}, "policies": {"p": CPU_POLICY},
+        "targets": [{"name": "web", "provider": "gce", "policy": "p", "shadow": True,
+                     "ref": {"zone": ZONE, "instance_group_manager": "web"}}]}))
+    audit = tmp_path / "audit.jsonl"
+    c = build_controller(str(config), state=str(tmp_path / "s.db"), audit=str(audit))
+    try:
+        for _ in range(2):
+            assert c.run(once=True) == 0
+    finally:
+        c.close()
+    records = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert all(r["action"] == "shadow" and r["desired_replicas"] == 6 for r in records)
+    assert all("native_read_error" in r["shadow"] for r in records)
+    assert mig.target_size == 4
+    assert not [c_ for c_ in compute.calls if c_[0] != "GET" and not c_[1].endswith("/listManagedInstances")]

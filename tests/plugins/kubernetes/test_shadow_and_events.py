@@ -168,3 +168,24 @@ def test_the_recorder_drops_events_beyond_the_spam_filters_burst():
     assert len(created) == 26
     r.record(1000.0 + 300.0, regarding, "Warning", "Other", "n")  # a bucket per type
     assert len(created) == 27
+
+
+def test_a_shadow_target_is_never_written_when_reading_the_hpa_fails(k8s, kubeconfig, tmp_path):
+    # 4 pods at 90 % against 60 %: a controller not in shadow would write 6
+    long_running(k8s, k8s.add_deployment, "shop", "web", replicas=4, requests={"cpu": "500m"})
+    k8s.set_pod_usage("shop", "web", {"cpu": "450m"})
+    k8s.put("autoscaling", "horizontalpodautoscalers", "shop", HPA)
+    k8s.inject(500, path_contains="horizontalpodautoscalers", times=None)
+    audit = tmp_path / "audit.jsonl"
+    c = build_controller(_config(tmp_path, kubeconfig, shadow=True), state=str(tmp_path / "s.db"),
+                         audit=str(audit))
+    try:
+        for _ in range(3):
+            assert c.run(once=True) == 0
+    finally:
+        c.close()
+    records = [json.loads(x) for x in audit.read_text().splitlines()]
+    assert [r["action"] for r in records] == ["shadow"] * 3
+    assert all(r["desired_replicas"] == 6 and "native_read_error" in r["shadow"] for r in records)
+    assert not [w for w in _writes(k8s) if w[1] != "events.k8s.io"]
+    assert k8s.get("apps", "deployments", "shop", "web")["spec"]["replicas"] == 4

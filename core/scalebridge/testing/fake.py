@@ -95,7 +95,9 @@ provider whose calls wait on the network, synced on the controller's worker pool
 **Election.** ``elects: true`` gives ``--leader-elect`` an election every replica wins
 at once: which controller writes is then decided by the state store's claim alone.
 
-Capabilities: ``METRICS`` and ``VIRTUAL_CLOCK`` (``capabilities: [...]`` narrows
+Capabilities: ``METRICS``, ``VIRTUAL_CLOCK``, ``NATIVE_DECISIONS`` (``ref.native``: the target's
+native autoscaler, played by a scalebridge semantics, :mod:`scalebridge.testing.native`) and
+``EVENTS`` (kept in :attr:`FakeProvider.events`) (``capabilities: [...]`` narrows
 them; without ``METRICS``, ``read_metrics`` reads nothing). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
 reads_per_second, read_burst}`` says otherwise.
 """

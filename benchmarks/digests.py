@@ -171,7 +171,7 @@ def _policies() -> list[tuple[str, object]]:
     for path in sorted(glob.glob(str(REPO / "examples" / "**" / "*.yaml"), recursive=True)):
         rel = os.path.relpath(path, REPO)
         if rel.startswith("examples/run/") and "/policies/" not in rel or rel == "examples/simulate/nasa.yaml" \
-                or rel.startswith("examples/plugin/"):
+                or rel.startswith("examples/plugin/") or rel == "examples/shadow/run.yaml":
             continue   # run configurations and a scenario file, not policies
         out.append((rel, path))
     for key, req in _requests():

@@ -22,6 +22,13 @@ then :meth:`Provider.target` once per target, and from then on only the small
 4. now and then, :meth:`Target.managed_by` — the name of another autoscaler
    that already manages the target (the controller then refuses it).
 
+A target in shadow mode (``shadow: true``, ``run --shadow``) is never written: in
+place of 3 and 4 the controller asks :meth:`Target.native_decision` — what the
+autoscaler that manages it decided (:attr:`Capability.NATIVE_DECISIONS`) — and
+compares. A provider whose cloud shows a controller's actions where its users look
+(Kubernetes Events) records scalebridge's with :meth:`Target.record_event`
+(:attr:`Capability.EVENTS`).
+
 Before the first sync, and whenever a target's policy or settings change, the
 controller calls :meth:`Target.use_policy` (a cloud's target ignores it; the
 ``sim`` provider builds its simulated world from the policy).
@@ -51,8 +58,9 @@ if TYPE_CHECKING:   # annotations only: the contract imports no model at run tim
     from .protocol import Settings
 
 __all__ = [
-    "Capability", "Elector", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
-    "RefError", "SizeChange", "Target", "TargetEnded", "TargetRefused", "parse_retry_after",
+    "Capability", "Elector", "ErrorKind", "MetricQuery", "NativeDecision", "Observation", "Pacing", "Provider",
+    "ProviderError", "RefError", "ScaleNotice", "SizeChange", "Target", "TargetEnded", "TargetRefused",
+    "parse_retry_after",
 ]
 
 
@@ -128,6 +136,11 @@ class Capability(str, enum.Enum):
     DELETE_MEMBERS = "delete_members"    #: can remove chosen members on scale-in
     VIRTUAL_CLOCK = "virtual_clock"      #: runs on the controller's virtual clock (``--clock virtual``)
     HISTORY = "history"                  #: read_history works: its monitoring keeps metric history (``backtest``)
+    #: native_decision works: it reads what the autoscaler managing a target decided (shadow mode)
+    NATIVE_DECISIONS = "native_decisions"
+    #: record_event works: scalebridge's scale actions are recorded where the cloud shows a
+    #: controller's (Kubernetes Events on the workload)
+    EVENTS = "events"
 
 
 @dataclass(frozen=True)
@@ -219,6 +232,73 @@ class SizeChange:
     note: Optional[str] = None
 
 
+@dataclass
+class NativeDecision:
+    """What the autoscaler that manages a target (the cloud's own: an HPA, a GCE
+    autoscaler, an Azure autoscale setting, an ASG's scaling policies) decided, as
+    its cloud records it — what shadow mode compares scalebridge's decision with.
+
+    ``desired`` is the size it decided at its latest evaluation (HPA
+    ``status.desiredReplicas``, GCE ``recommendedSize``, the ASG's
+    ``DesiredCapacity`` its last scaling activity set, the scale set's capacity its
+    last autoscale action set), or None when it has not decided. ``current`` is the
+    size that decision started from, where the source says so (HPA
+    ``status.currentReplicas``, an activity's "from 2 to 3"), and ``time`` when it
+    was made, where the source says (HPA ``lastScaleTime`` for a rescale, an
+    activity's start, an Activity Log event's timestamp); both None when the source
+    does not say. ``reason`` is the autoscaler's own words (a ``SuccessfulRescale``
+    message, an activity's ``Cause``, ``statusDetails``). ``stage`` names the first of
+    its stages that the autoscaler itself says moved its size, in the words of the
+    scalebridge semantics' trace (``stabilization``, ``limits``, ``bounds``;
+    ``metrics`` when none did: its size is its metrics' proposal), where its status
+    tells (HPA conditions ``ScaleDownStabilized``, ``ScalingLimited``), else None. ``metrics`` are the metric values it reports having read, by the
+    policy metric's name, in the units of the decision's metric entries (a
+    utilization target: percent; else the value); empty when it reports none.
+    ``actions`` are its scale actions since the time the controller asked about
+    (``{"time", "from", "to", "reason"}``, oldest first). ``error`` is the
+    autoscaler's own failure to decide (HPA ``ScalingActive=False``, a GCE
+    autoscaler in ``ERROR``), else None. ``autoscaler`` names it; ``source`` says
+    what was read."""
+
+    autoscaler: str
+    desired: Optional[int]
+    current: Optional[int] = None
+    time: Optional[float] = None
+    reason: Optional[str] = None
+    stage: Optional[str] = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    actions: list[dict] = field(default_factory=list)
+    error: Optional[str] = None
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class ScaleNotice:
+    """A scale action of scalebridge's, for :meth:`Target.record_event`: ``kind`` is
+    ``rescaled`` (a size written), ``failed`` (a write that failed, ``error`` says
+    why) or ``shadow`` (a size decided in shadow mode and not written; ``native``
+    is the size the target's own autoscaler holds, ``stage`` where scalebridge
+    departs from it). ``current`` and ``desired`` are the sizes; ``reason`` the
+    decision's reason (``DesiredWithinRange``, ``TooManyReplicas``…) and ``cause``
+    its scale event's cause (``metric``, ``rule``, ``boundary``, ``schedule``,
+    ``forecast``, ``default``); ``signal`` the metric or rule whose proposal
+    decided (the highest, the first of equals, as the HPA names its
+    ``rescaleMetric``) and ``signal_type`` its policy type (``resource``,
+    ``pods``… or ``rule``), None when none did; ``time`` the decision's."""
+
+    kind: str
+    current: int
+    desired: int
+    reason: str
+    time: float
+    cause: Optional[str] = None
+    signal: Optional[str] = None
+    signal_type: Optional[str] = None
+    error: Optional[str] = None
+    native: Optional[int] = None
+    stage: Optional[str] = None
+
+
 class Target(ABC):
     """One scalable thing (a Deployment, a MIG, a scale set, an ASG) of a provider.
 
@@ -286,6 +366,23 @@ class Target(ABC):
         """The name of another autoscaler managing this target, or None. The
         controller asks on the first sync and every few minutes after."""
         return None
+
+    def native_decision(self, now: float, since: Optional[float]) -> Optional[NativeDecision]:
+        """Optional (:attr:`Capability.NATIVE_DECISIONS`), for shadow mode: what the
+        autoscaler that manages this target decided, read from where the cloud
+        records it (:class:`NativeDecision`), with its scale actions after ``since``
+        (the controller's previous sync, None on the first); None when no autoscaler
+        manages the target. Reads only, never writes. Raises :class:`ProviderError`.
+        The default reads nothing: the controller then compares with the size the
+        target holds."""
+        return None
+
+    def record_event(self, notice: ScaleNotice) -> None:
+        """Optional (:attr:`Capability.EVENTS`): record one of scalebridge's scale
+        actions where the cloud shows a controller's (a Kubernetes ``events.k8s.io/v1``
+        Event on the workload, rate-limited and aggregated as client-go's recorder
+        does). Best effort: the controller logs a :class:`ProviderError` and goes
+        on; a notice is never a reason to fail a sync. Default: nothing."""
 
     def use_policy(self, policy: "Policy", settings: "Settings") -> None:
         """The policy (validated) and the protocol settings this target is decided

@@ -26,6 +26,8 @@ One sync of one group (API Reference, https://docs.aws.amazon.com/autoscaling/ec
 """
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Mapping, Optional
 
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
@@ -42,6 +44,10 @@ __all__ = ["AwsProvider", "AutoScalingGroupTarget", "DEFAULT_METRIC_DELAY", "OPT
 #: publishes one-minute datapoints, available about a minute after their period
 #: (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/manage-detailed-monitoring.html)
 DEFAULT_METRIC_DELAY = 60.0
+#: a scaling policy's activity, as its Cause words it: "At 2026-01-01T00:10:00Z a monitor alarm
+#: TargetTracking-web-AlarmHigh-… in state ALARM triggered policy cpu50 changing the desired capacity
+#: from 3 to 5." (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-verify-scaling-activity.html)
+_POLICY_CAUSE = re.compile(r"triggered policy (\S+) changing the desired capacity from (\d+) to (\d+)")
 #: activities still running (API_Activity StatusCode values other than these three)
 FINISHED_ACTIVITY = frozenset({"Successful", "Failed", "Cancelled"})
 ACTIVITY_PAGE = 10
@@ -72,7 +78,8 @@ class AwsProvider(Provider):
 
     name = "aws"
     semantics = "aws"
-    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY,
+                              Capability.NATIVE_DECISIONS})
     #: rates from EC2's documented request-token buckets (mutating actions refill
     #: 5 tokens a second from a bucket of 200; non-mutating ones 20 a second),
     #: https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html — the
@@ -353,6 +360,43 @@ class AutoScalingGroupTarget(Target):
             return None
         return (f"the group's own scaling policies: {', '.join(acting)} (delete them, or set "
                 f"ref.allow_scaling_policies: true to actuate beside them)")
+
+    def native_decision(self, now: float, since: Optional[float]) -> Any:
+        """What the group's own scaling policies decided: the group's ``DesiredCapacity``
+        and its scaling activities (``DescribeScalingActivities``, newest first,
+        https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Activity.html). An
+        activity whose ``Cause`` says "… triggered policy P changing the desired capacity
+        from A to B" (the wording of a policy's activity, as the console's Activity
+        history shows it) is a decision of the policies: the newest one that started
+        after ``since`` gives ``current`` A and its time; with none since, the policies
+        held: ``current`` is the desired capacity. Activities do not say which of a
+        policy's stages moved the size (``stage`` None). None when the group has no
+        scaling policy."""
+        from scalebridge.providers import NativeDecision
+        resp = self._call("autoscaling", "describe_policies", AutoScalingGroupName=self.group, MaxRecords=50)
+        policies = [f"{p.get('PolicyName')} ({p.get('PolicyType') or 'SimpleScaling'})"
+                    for p in resp.get("ScalingPolicies", ()) if p.get("Enabled") is not False]
+        if not policies:
+            return None
+        desired = int(self.describe()["DesiredCapacity"])
+        acts = self._call("autoscaling", "describe_scaling_activities", AutoScalingGroupName=self.group,
+                          MaxRecords=ACTIVITY_PAGE).get("Activities", ())
+        actions = []
+        for a in acts:
+            m = _POLICY_CAUSE.search(a.get("Cause") or "")
+            start = a.get("StartTime")
+            t = start.timestamp() if hasattr(start, "timestamp") else None
+            # an activity stamped in the second of ``since`` is kept (a time may be whole seconds)
+            if m is None or t is None or (since is not None and t < math.floor(since)):
+                continue
+            actions.append({"time": t, "from": int(m.group(2)), "to": int(m.group(3)),
+                            "reason": a.get("Cause"), "policy": m.group(1), "status": a.get("StatusCode")})
+        actions.sort(key=lambda x: x["time"])
+        last = actions[-1] if actions else None
+        return NativeDecision(f"the group's scaling policies: {', '.join(policies)}", desired,
+                              current=last["from"] if last else desired, time=last["time"] if last else None,
+                              reason=last["reason"] if last else None, actions=actions,
+                              source="the group's DesiredCapacity and its scaling activities")
 
     def close(self) -> None:
         self._launch.clear()

@@ -23,6 +23,14 @@ What it speaks, in the shapes the REST references document:
 - ``Microsoft.Insights/autoscalesettings``: list by subscription and resource group,
   GET, PUT (https://learn.microsoft.com/rest/api/monitor/autoscale-settings), a PUT
   beyond the service's limits refused (``_autoscale_refused``);
+- the Activity Log (``/subscriptions/{id}/providers/Microsoft.Insights/eventtypes/management/values``,
+  what ``activity_logs.list`` reads): its ``$filter`` must start with ``eventTimestamp ge '…'``
+  (a 400 otherwise, as the service answers) and may add ``eventTimestamp le``,
+  ``resourceUri eq`` and ``resourceGroupName eq``; the autoscale engine's
+  ``Microsoft.Insights/AutoscaleSettings/Scaleup/Action`` and ``…/Scaledown/Action`` events
+  are added with :meth:`ArmServer.add_autoscale_event`, in the shape of the "Autoscale
+  category" of https://learn.microsoft.com/azure/azure-monitor/essentials/activity-log-schema
+  (the instance counts are strings);
 - a Microsoft Entra token endpoint (``/{tenant}/v2.0/.well-known/openid-configuration``,
   ``/{tenant}/oauth2/v2.0/token``, client-credentials grant) for azure-identity's
   ``ClientSecretCredential`` with ``authority`` pointed here; ARM calls need a bearer
@@ -232,6 +240,8 @@ class ArmServer(HttpServer):
         self.metrics: dict[str, dict[str, dict[Optional[str], list[tuple[float, float]]]]] = {}
         self.metric_namespaces: dict[str, str] = {}
         self.autoscale_settings: dict[str, dict] = {}
+        #: the Activity Log's events (EventData JSON), oldest first
+        self.activity_log: list[dict] = []
         self.operations: dict[str, dict] = {}
         self.faults: list[Fault] = []
         self.random_fault: Optional[tuple[float, Fault, Any]] = None
@@ -347,6 +357,42 @@ class ArmServer(HttpServer):
                                                              "rules": []}]}}
             self.autoscale_settings[rid.lower()] = body
             return body
+
+    def add_autoscale_event(self, setting_id: str, old: int, new: int, *, at: Optional[float] = None,
+                            target_resource_uri: Optional[str] = None, status: str = "Succeeded") -> dict:
+        """The autoscale engine's Activity Log event for a scale action of the autoscale
+        setting ``setting_id`` from ``old`` to ``new`` instances (its scale-up or
+        scale-down operation, category ``Autoscale``, caller ``Microsoft.Insights/autoscaleSettings``)."""
+        t = self.clock() if at is None else at
+        stamp = _dt.datetime.fromtimestamp(t, _dt.timezone.utc)
+        op = f"Microsoft.Insights/AutoscaleSettings/{'Scaleup' if new > old else 'Scaledown'}/Action"
+        group = re.search(r"/resourceGroups/([^/]+)/", setting_id, re.IGNORECASE)
+        with self._lock:
+            target = target_resource_uri or \
+                self.autoscale_settings.get(setting_id.lower(), {}).get("properties", {}).get("targetResourceUri", "")
+            ev = {"caller": "Microsoft.Insights/autoscaleSettings", "channels": "Admin, Operation",
+                  "correlationId": str(uuid.uuid4()), "eventDataId": str(uuid.uuid4()),
+                  "description": "", "level": "Informational",
+                  "eventName": {"value": "AutoscaleAction", "localizedValue": "AutoscaleAction"},
+                  "category": {"value": "Autoscale", "localizedValue": "Autoscale"},
+                  "id": f"{setting_id}/events/{uuid.uuid4()}", "resourceId": setting_id,
+                  "resourceGroupName": group.group(1) if group else "",
+                  "resourceProviderName": {"value": "Microsoft.Insights", "localizedValue": "Microsoft.Insights"},
+                  "resourceType": {"value": "Microsoft.Insights/AutoscaleSettings",
+                                   "localizedValue": "Microsoft.Insights/AutoscaleSettings"},
+                  "operationName": {"value": op, "localizedValue": op},
+                  "status": {"value": status, "localizedValue": status},
+                  "subStatus": {"value": "", "localizedValue": ""},
+                  "eventTimestamp": stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                  "submissionTimestamp": stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                  "subscriptionId": setting_id.split("/")[2],
+                  "properties": {"Description": f"The autoscale engine attempting to scale resource '{target}' "
+                                                f"from {old} instances count to {new} instances count.",
+                                 "ResourceName": target, "OldInstancesCount": str(old),
+                                 "NewInstancesCount": str(new),
+                                 "LastScaleActionTime": stamp.strftime("%a, %d %b %Y %H:%M:%S GMT")}}
+            self.activity_log.append(ev)
+            return ev
 
     def fail(self, status: int = 503, *, retry_after: Optional[float] = None, match: str = ".*", times: int = 1,
              headers: Optional[dict] = None, body: Optional[dict] = None, delay: float = 0.0,
@@ -474,6 +520,10 @@ _AUTOSCALE_LIST = re.compile(r"^/subscriptions/([^/]+)(?:/resourcegroups/([^/]+)
                              r"microsoft\.insights/autoscalesettings$", re.IGNORECASE)
 _AUTOSCALE_ONE = re.compile(r"^(/subscriptions/[^/]+/resourcegroups/[^/]+/providers/microsoft\.insights/"
                             r"autoscalesettings/[^/]+)$", re.IGNORECASE)
+_ACTIVITY_LOG = re.compile(r"^/subscriptions/([^/]+)/providers/microsoft\.insights/eventtypes/management/values$",
+                           re.IGNORECASE)
+_FILTER_TERM = re.compile(r"^\s*(eventTimestamp|resourceUri|resourceGroupName)\s+(ge|le|eq)\s+'([^']*)'\s*$",
+                          re.IGNORECASE)
 _OPENID = re.compile(r"^/([^/]+)/v2\.0/\.well-known/openid-configuration$")
 _TOKEN = re.compile(r"^/([^/]+)/oauth2/v2\.0/token$")
 
@@ -595,6 +645,43 @@ class _Handler(QuietHandler):
 
     # -- ARM -----------------------------------------------------------------------------------
 
+    def _activity_log(self, subscription: str, query: dict) -> bool:
+        """``activity_logs.list``: the filter's fixed patterns, a start time required."""
+        terms = [t for t in re.split(r"\s+and\s+", query.get("$filter", ""), flags=re.IGNORECASE) if t.strip()]
+        parsed = [_FILTER_TERM.match(t) for t in terms]
+        if not parsed or any(p is None for p in parsed) or \
+                not any(p.group(1).lower() == "eventtimestamp" and p.group(2).lower() == "ge" for p in parsed):
+            self._send(400, _error("BadRequest", "The $filter is invalid: it needs eventTimestamp ge '<start>' and "
+                                                 "only the documented patterns."))
+            return True
+
+        def when(v: str) -> float:
+            return _dt.datetime.fromisoformat(v.replace("Z", "+00:00")).timestamp()
+
+        out = []
+        for ev in self.arm.activity_log:
+            if ev["subscriptionId"].lower() != subscription.lower():
+                continue
+            t = when(ev["eventTimestamp"])
+            ok = True
+            for p in parsed:
+                key, op, value = p.group(1).lower(), p.group(2).lower(), p.group(3)
+                if key == "eventtimestamp":
+                    ok &= t >= when(value) if op == "ge" else t <= when(value)
+                elif key == "resourceuri":
+                    ok &= ev["resourceId"].lower() == value.lower()
+                else:
+                    ok &= ev["resourceGroupName"].lower() == value.lower()
+            if ok:
+                out.append(ev)
+        out.sort(key=lambda e: e["eventTimestamp"], reverse=True)   # newest first, as the service lists
+        select = query.get("$select")
+        if select:
+            keep = {k.strip() for k in select.split(",")}
+            out = [{k: v for k, v in e.items() if k in keep} for e in out]
+        self._send(200, {"value": out})
+        return True
+
     def _arm(self, method: str, path: str, query: dict, body: Any) -> Optional[bool]:
         arm = self.arm
         now = arm.clock()
@@ -655,6 +742,9 @@ class _Handler(QuietHandler):
         m = _METRICS.match(path)
         if m and method == "GET":
             return self._metrics(m.group(1), query)
+        m = _ACTIVITY_LOG.match(path)
+        if m and method == "GET":
+            return self._activity_log(m.group(1), query)
         m = _AUTOSCALE_LIST.match(path)
         if m and method == "GET":
             sub, group = m.group(1).lower(), (m.group(2) or "").lower()

@@ -63,7 +63,7 @@ class AzureProvider(Provider):
 
     name = "azure"
     semantics = "azure"
-    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.NATIVE_DECISIONS})
     pacing = Pacing(writes_per_second=10.0, write_burst=200, reads_per_second=25.0, read_burst=250)
     ref_keys = frozenset({"resource_group", "scale_set"})
     path_options = frozenset({"ca_bundle"})
@@ -170,6 +170,7 @@ class ScaleSetTarget(Target):
                                 operation="virtualMachineScaleSets.get")
         with self._lock:
             self._sku = (sku.name, sku.tier)
+            self._capacity = int(sku.capacity)
         mode = str(getattr(vmss.orchestration_mode, "value", vmss.orchestration_mode) or "Uniform")
         members = self._members(compute, mode)
         state = vmss.provisioning_state or "Succeeded"
@@ -260,6 +261,18 @@ class ScaleSetTarget(Target):
 
     # -- refusal -------------------------------------------------------------------------------
 
+    def native_decision(self, now: float, since: Optional[float]) -> Any:
+        """The enabled autoscale setting that targets this scale set, and its scale
+        actions in the Activity Log (``activity_logs.list`` with the documented filter:
+        a time window and the setting as ``resourceUri``; the scale-up and scale-down
+        operations kept, their ``OldInstancesCount``/``NewInstancesCount`` strings read
+        as numbers). The newest action after ``since`` is its decision (from, to, when);
+        with none, it held the capacity observed this sync. The Activity Log says
+        neither the metrics the engine read nor which rule decided (``metrics`` empty,
+        ``stage`` None), and it can lag the action by minutes. None when no enabled
+        setting targets the scale set."""
+        return _native_decision(self, now, since)
+
     def managed_by(self) -> Optional[str]:
         settings = self.provider.autoscale_settings(self.subscription_id)
         mine = self.id.lower()
@@ -268,6 +281,61 @@ class ScaleSetTarget(Target):
                 group = _group_of(s.id) or "?"
                 return f"Azure autoscale setting {s.name!r} (resource group {group}), enabled"
         return None
+
+
+#: the autoscale engine's scale actions in the Activity Log
+#: (https://learn.microsoft.com/azure/azure-monitor/essentials/activity-log-schema, "Autoscale category")
+AUTOSCALE_OPERATIONS = ("microsoft.insights/autoscalesettings/scaleup/action",
+                        "microsoft.insights/autoscalesettings/scaledown/action")
+#: how far back the first read looks for the autoscale engine's actions (the Activity Log
+#: keeps 90 days; one hour covers any profile's cooldown)
+NATIVE_LOOKBACK_SECONDS = 3600.0
+
+
+def _native_decision(target: "ScaleSetTarget", now: float, since: Optional[float]) -> Any:
+    """See :meth:`ScaleSetTarget.native_decision`."""
+    import datetime as dt
+    from scalebridge.providers import NativeDecision
+    mine = target.id.lower()
+    setting = next((s for s in target.provider.autoscale_settings(target.subscription_id)
+                    if (s.target_resource_uri or "").lower() == mine and s.enabled), None)
+    if setting is None:
+        return None
+
+    def stamp(t: float) -> str:
+        return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    # the service's filter patterns: a start time, then the autoscale setting as the resource
+    start = (since if since is not None else now - NATIVE_LOOKBACK_SECONDS)
+    flt = f"eventTimestamp ge '{stamp(start)}' and eventTimestamp le '{stamp(now + 60)}' and " \
+          f"resourceUri eq '{setting.id}'"
+    monitor = target.session.monitor(target.subscription_id)
+    events = target.session.call(
+        "activityLogs.list", lambda: list(monitor.activity_logs.list(
+            filter=flt, select="eventTimestamp,operationName,properties,status,resourceId")))
+    actions = []
+    for e in events:
+        op = (getattr(e.operation_name, "value", None) or "").lower()
+        if op not in AUTOSCALE_OPERATIONS:
+            continue
+        props = e.properties or {}
+        try:
+            old, new = int(props.get("OldInstancesCount")), int(props.get("NewInstancesCount"))
+        except (TypeError, ValueError):
+            continue
+        t = e.event_timestamp.timestamp() if e.event_timestamp is not None else None
+        if t is None or (since is not None and t <= since):
+            continue
+        actions.append({"time": t, "from": old, "to": new, "reason": props.get("Description"),
+                        "status": getattr(e.status, "value", None)})
+    actions.sort(key=lambda a: a["time"])
+    last = actions[-1] if actions else None
+    held = getattr(target, "_capacity", None)
+    group = _group_of(setting.id) or "?"
+    return NativeDecision(f"Azure autoscale setting {setting.name!r} (resource group {group})",
+                          last["to"] if last else held, current=last["from"] if last else held,
+                          time=last["time"] if last else None, reason=last["reason"] if last else None,
+                          actions=actions, source="the autoscale engine's scale actions in the Activity Log")
 
 
 def _group_of(resource_id: Optional[str]) -> Optional[str]:

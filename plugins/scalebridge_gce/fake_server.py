@@ -121,6 +121,12 @@ class Mig:
     machine_type: str = "n1-standard-2"
     autoscaler_mode: Optional[str] = None   # None: no autoscaler; else ON, OFF, ONLY_SCALE_OUT
     autoscaler: Optional[str] = None        # the selfLink of an inserted autoscaler targeting it
+    #: what its autoscaler recommends (``recommendedSize``; None: the group's target size) and
+    #: says of itself (``status``, ``statusDetails``: [{type, message}]), as the autoscaler's
+    #: backend would have computed them
+    recommended_size: Optional[int] = None
+    autoscaler_status: str = "ACTIVE"
+    status_details: list = field(default_factory=list)
     id: int = 0
     reads: int = 0
     settle_at: Optional[int] = None
@@ -344,7 +350,9 @@ class ComputeServer(HttpServer):
         return {"kind": "compute#autoscaler", "id": str(m.id + 1), "name": name, "target": m.link,
                 "autoscalingPolicy": {"mode": m.autoscaler_mode, "minNumReplicas": 1, "maxNumReplicas": 10,
                                       "coolDownPeriodSec": 60, "cpuUtilization": {"utilizationTarget": 0.6}},
-                "status": "ACTIVE", "recommendedSize": m.target_size,
+                "status": m.autoscaler_status,
+                "recommendedSize": m.target_size if m.recommended_size is None else m.recommended_size,
+                **({"statusDetails": list(m.status_details)} if m.status_details else {}),
                 "selfLink": f"{BASE}/projects/{m.project}/{m.scope}/autoscalers/{name}",
                 **({"zone": f"{BASE}/projects/{m.project}/zones/{m.zone}"} if m.zone else
                    {"region": f"{BASE}/projects/{m.project}/regions/{m.region}"})}

@@ -78,7 +78,8 @@ class GceProvider(Provider):
 
     name = "gce"
     semantics = "gce"
-    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY,
+                              Capability.NATIVE_DECISIONS})
     pacing = Pacing(writes_per_second=25.0, write_burst=100, reads_per_second=12.5, read_burst=750)
     ref_keys = frozenset({"instance_group_manager"})
     path_options = frozenset({"credentials"})
@@ -361,7 +362,9 @@ class GceTarget(Target):
         return op
 
     # -- refuse --------------------------------------------------------------------------
-    def managed_by(self) -> Optional[str]:
+    def _autoscaler(self) -> Optional[tuple[Any, str]]:
+        """The autoscaler named in the group's ``status.autoscaler`` (as the API returns
+        it) and its name for people, or None (none, or deleted since)."""
         igm = self._igm if self._igm is not None else self._get()
         url = igm.status.autoscaler
         if not url:
@@ -371,7 +374,7 @@ class GceTarget(Target):
             project = parts[parts.index("projects") + 1]
             name = parts[-1]
         except (ValueError, IndexError):
-            return f"the autoscaler {url}"
+            return None, f"the autoscaler {url}"
         if "zones" in parts:
             zone = parts[parts.index("zones") + 1]
             client, scope, api = self.clients.compute("AutoscalersClient"), {"zone": zone}, "autoscalers.get"
@@ -385,11 +388,42 @@ class GceTarget(Target):
             if e.kind is ErrorKind.NOT_FOUND:   # deleted since the group was read
                 return None
             raise
-        mode = enum_name(a.autoscaling_policy.mode) or "ON"   # the API's default mode is ON
-        if mode == "OFF":
-            return None
         where = f"zones/{scope['zone']}" if "zone" in scope else f"regions/{scope['region']}"
-        return f"the GCE autoscaler projects/{project}/{where}/autoscalers/{name} (mode {mode})"
+        mode = enum_name(a.autoscaling_policy.mode) or "ON"   # the API's default mode is ON
+        return a, f"the GCE autoscaler projects/{project}/{where}/autoscalers/{name} (mode {mode})"
+
+    # -- refuse --------------------------------------------------------------------------
+    def managed_by(self) -> Optional[str]:
+        found = self._autoscaler()
+        if found is None:
+            return None
+        a, name = found
+        if a is not None and (enum_name(a.autoscaling_policy.mode) or "ON") == "OFF":
+            return None
+        return name
+
+    # -- shadow --------------------------------------------------------------------------
+    def native_decision(self, now: float, since: Optional[float]) -> Any:
+        """The group's autoscaler's ``recommendedSize`` ("computed even when the
+        autoscaling policy mode is different from ON", so an autoscaler in mode ``OFF``
+        or ``ONLY_SCALE_OUT`` is compared too) and its ``status``/``statusDetails``
+        (https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers). It says
+        neither the size it decided from nor when: ``current`` and ``time`` are None.
+        ``CAPPED_AT_MAX_NUM_REPLICAS`` names its bounds as the stage that set the size;
+        status ``ERROR`` is its failure to decide."""
+        from scalebridge.providers import NativeDecision
+        found = self._autoscaler()
+        if found is None or found[0] is None:
+            return None
+        a, name = found
+        details = [(enum_name(d.type_) if "type_" in d else None, d.message if "message" in d else "")
+                   for d in a.status_details]
+        status = enum_name(a.status) if "status" in a else None
+        text = "; ".join(f"{t}: {m}" if t else m for t, m in details) or None
+        stage = "bounds" if any(t == "CAPPED_AT_MAX_NUM_REPLICAS" for t, _ in details) else None
+        return NativeDecision(name, int(a.recommended_size) if "recommended_size" in a else None,
+                              reason=text, stage=stage, error=text if status == "ERROR" else None,
+                              source="the autoscaler's recommendedSize and statusDetails")
 
     def close(self) -> None:
         pass

@@ -127,6 +127,7 @@ class KubeClient:
         self._release: Optional[str] = None
         self._release_read = False
         self._release_lock = threading.Lock()
+        self.events = self.k8s.EventsV1Api(self.api_client)
 
     # -- configuration -----------------------------------------------------------------
     def _configure(self, kubeconfig, context, in_cluster, sa_dir, environ):

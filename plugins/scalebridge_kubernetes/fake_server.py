@@ -19,7 +19,15 @@ that an autoscaler uses, and is strict where the API server is:
   https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#scale-subresource);
 - ``labelSelector`` (equality and set-based) and ``fieldSelector`` on lists;
 - pods, configmaps (at most 1 MiB of data, as the API server validates them),
-  autoscaling/v2 HPAs, coordination.k8s.io/v1 Leases;
+  autoscaling/v2 HPAs (with the ``status`` their controller writes, :meth:`KubernetesServer.set_hpa_status`),
+  coordination.k8s.io/v1 Leases;
+- Events: core/v1 (what the HPA controller's ``tools/record`` recorder writes,
+  :meth:`KubernetesServer.add_event`) and events.k8s.io/v1, validated on create as the
+  API server's ``ValidateEventCreate`` does (pkg/apis/core/validation/events.go:
+  ``eventTime``, ``reportingController``, ``reportingInstance``, ``action`` and ``reason``
+  required, ``type`` Normal or Warning, ``note`` at most 1 kB, a ``series`` counting from
+  2). The real API server keeps both versions in one storage and converts; here they
+  are two stores, so an event is listed in the version it was written in;
 - ``metrics.k8s.io/v1beta1`` PodMetrics, ``custom.metrics.k8s.io/v1beta2``
   (pods and object metrics) and ``external.metrics.k8s.io/v1beta1``;
 - a tiny workload controller keeping a Deployment's, StatefulSet's or
@@ -61,8 +69,13 @@ BUILTIN = {
     ("apps", "replicasets"): "ReplicaSet",
     ("autoscaling", "horizontalpodautoscalers"): "HorizontalPodAutoscaler",
     ("coordination.k8s.io", "leases"): "Lease",
+    ("", "events"): "Event",
+    ("events.k8s.io", "events"): "Event",
 }
-VERSIONS = {"": "v1", "apps": "v1", "autoscaling": "v2", "coordination.k8s.io": "v1"}
+VERSIONS = {"": "v1", "apps": "v1", "autoscaling": "v2", "coordination.k8s.io": "v1", "events.k8s.io": "v1"}
+#: pkg/apis/core/validation/events.go: the lengths ValidateEventCreate checks
+NOTE_LENGTH_LIMIT = 1024
+EVENT_FIELD_LIMIT = 128
 #: k8s.io/api/core/v1: MaxSecretSize, which bounds a ConfigMap's data too
 MAX_CONFIGMAP_BYTES = 1024 * 1024
 
@@ -268,6 +281,32 @@ class ApiError(Exception):
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 409: "Conflict",
            422: "Invalid", 429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable",
            504: "Timeout"}
+
+
+def _validate_event(obj: dict) -> None:
+    """pkg/apis/core/validation/events.go ``ValidateEventCreate`` for events.k8s.io/v1."""
+    name = (obj.get("metadata") or {}).get("name", "")
+    problems = []
+    if not obj.get("eventTime"):
+        problems.append("eventTime: Required value")
+    for key in ("reportingController", "reportingInstance", "action", "reason"):
+        v = obj.get(key)
+        if not v:
+            problems.append(f"{key}: Required value")
+        elif len(str(v)) > EVENT_FIELD_LIMIT:
+            problems.append(f"{key}: Too long: may not be more than {EVENT_FIELD_LIMIT} bytes")
+    if obj.get("type") not in ("Normal", "Warning"):
+        problems.append(f"type: Unsupported value: {obj.get('type')!r}: supported values: \"Normal\", \"Warning\"")
+    if len(str(obj.get("note") or "").encode()) > NOTE_LENGTH_LIMIT:
+        problems.append(f"note: Too long: may not be more than {NOTE_LENGTH_LIMIT} bytes")
+    series = obj.get("series")
+    if series is not None and (not isinstance(series.get("count"), int) or series["count"] < 2):
+        problems.append("series.count: Invalid value: should be at least 2")
+    if not (obj.get("regarding") or {}).get("name"):
+        problems.append("regarding.name: Required value")
+    if problems:
+        raise ApiError(422, "Invalid", f'Event.events.k8s.io "{name}" is invalid: ' + ", ".join(problems),
+                       details={"name": name, "group": "events.k8s.io", "kind": "Event"})
 
 
 # ----------------------------------------------------------------------------- the server
@@ -500,6 +539,34 @@ class KubernetesServer(HttpServer):
         for i in range(replicas):
             self.add_pod(namespace, f"{name}-{i}", labels=labels, requests=requests)
         return stored
+
+    def set_hpa_status(self, namespace: str, name: str, status: dict) -> dict:
+        """Write an HPA's ``status`` as its controller does (``updateStatus``: the status
+        subresource), e.g. ``{"currentReplicas": 4, "desiredReplicas": 6,
+        "lastScaleTime": …, "currentMetrics": […], "conditions": […]}``."""
+        with self.lock:
+            hpa = self._bucket("autoscaling", "horizontalpodautoscalers", namespace).get(name)
+            if hpa is None:
+                raise KeyError(f"no HPA {namespace}/{name}")
+            new = copy.deepcopy(hpa)
+            new["status"] = copy.deepcopy(status)
+            return copy.deepcopy(self._write("autoscaling", "horizontalpodautoscalers", namespace, new, old=hpa))
+
+    def add_event(self, namespace: str, involved: dict, reason: str, message: str, *, type: str = "Normal",
+                  at: Optional[float] = None, component: str = "horizontal-pod-autoscaler", count: int = 1) -> dict:
+        """A core/v1 Event as client-go's ``tools/record`` recorder writes it (the HPA
+        controller's, ``EventSource{Component: "horizontal-pod-autoscaler"}``): named
+        ``<object>.<hex nanoseconds>``, with ``firstTimestamp``/``lastTimestamp`` and
+        ``count`` and no ``eventTime``. ``involved``: ``{kind, name, apiVersion}``."""
+        t = self.clock() if at is None else at
+        obj = {"apiVersion": "v1", "kind": "Event",
+               "metadata": {"name": f"{involved['name']}.{int(t * 1e9):x}", "namespace": namespace},
+               "involvedObject": {"namespace": namespace, **involved}, "reason": reason, "message": message,
+               "type": type, "source": {"component": component}, "count": count,
+               "firstTimestamp": format_time(t), "lastTimestamp": format_time(t),
+               "reportingComponent": "", "reportingInstance": ""}
+        with self.lock:
+            return copy.deepcopy(self._write("", "events", namespace, obj))
 
     def add_pod(self, namespace: str, name: str, *, labels: dict, requests: Optional[dict] = None,
                 containers: Optional[list] = None, phase: str = "Running", ready: Optional[bool] = True,
@@ -825,6 +892,9 @@ class KubernetesServer(HttpServer):
     def _validate(self, group: str, plural: str, obj: dict, old: Optional[dict]) -> None:
         if (group, plural) == ("autoscaling", "horizontalpodautoscalers"):
             self._validate_hpa(obj, old)
+            return
+        if (group, plural) == ("events.k8s.io", "events"):
+            _validate_event(obj)   # an events.k8s.io/v1 Event as ValidateEventCreate checks it
             return
         if (group, plural) != ("", "configmaps"):
             return

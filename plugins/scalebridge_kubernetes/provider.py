@@ -18,7 +18,12 @@ What one sync reads and writes, as the HPA controller does
   (a rollout in progress,
   https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status);
 - refused: an autoscaling/v2 HorizontalPodAutoscaler whose ``scaleTargetRef``
-  is the same workload (the HPA would fight every write).
+  is the same workload (the HPA would fight every write);
+- in shadow mode, that HPA's decision (``native_decision``: its ``status`` and its
+  ``SuccessfulRescale`` Events, :mod:`.events`);
+- scalebridge's own scale actions recorded as events.k8s.io/v1 Events on the workload,
+  in the HPA's words, aggregated into series and rate-limited as client-go's recorders
+  do (``record_event``, :mod:`.events`).
 """
 from __future__ import annotations
 
@@ -60,7 +65,8 @@ class KubernetesProvider(Provider):
 
     name: ClassVar[str] = "kubernetes"
     semantics: ClassVar[str] = "kubernetes"
-    capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS, Capability.TRANSLATE})
+    capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS, Capability.TRANSLATE,
+                                                   Capability.NATIVE_DECISIONS, Capability.EVENTS})
     #: writes: client-go's DefaultQPS and DefaultBurst (k8s.io/client-go/rest/config.go), so that a
     #: write with no room is ``paced`` and coalesces with the next decision instead of queueing.
     #: Reads are paced by the client's own token bucket, per API call, blocking as client-go's
@@ -99,6 +105,7 @@ class KubernetesProvider(Provider):
         self._client = None
         self._control = None
         self._elector = None
+        self._recorder = None
 
     @property
     def client(self):
@@ -175,11 +182,24 @@ class KubernetesProvider(Provider):
         return ConfigMapStore(self._control_client(), namespace, name,
                               may_write=lambda: self._elector is None or self._elector.is_leader())
 
+    @property
+    def recorder(self):
+        """The provider's events.k8s.io/v1 recorder (:class:`.events.EventRecorder`), one
+        cache for all its targets, as one client-go broadcaster."""
+        if self._recorder is None:
+            from .events import EventRecorder
+            c = self.client
+            self._recorder = EventRecorder(
+                lambda ns, body: c.call("create events", c.events.create_namespaced_event, ns, body),
+                lambda ns, name, body: c.call("patch events", c.events.patch_namespaced_event, name, ns, body))
+        return self._recorder
+
     def close(self) -> None:
         for c in (self._client, self._control):
             if c is not None:
                 c.close()
         self._client = self._control = None
+        self._recorder = None
 
 
 class KubernetesTarget(Target):
@@ -287,6 +307,7 @@ class KubernetesTarget(Target):
         self._resources = {m.name for m in (policy.metrics or []) if m.type == "resource"} or {"cpu"}
         # a release the configuration names is decided as: the server is not asked
         self._release_given = getattr(settings, "kubernetes_version", None) is not None
+        self._metrics = {m.name: m for m in (policy.metrics or [])}   # an Event names them as the HPA does
 
     def observe(self, now: float) -> Observation:
         scale = self._read_scale()
@@ -365,7 +386,7 @@ class KubernetesTarget(Target):
         return SizeChange(size=int(written["replicas"]), in_flight=written["status_replicas"] != written["replicas"],
                           operation=f"{self.resource}/scale resourceVersion {written['resource_version']}")
 
-    def managed_by(self) -> Optional[str]:
+    def _hpa(self) -> Any:
         c = self.client
         hpas = c.call("list horizontalpodautoscalers", c.autoscaling.list_namespaced_horizontal_pod_autoscaler,
                       self.namespace)
@@ -373,8 +394,34 @@ class KubernetesTarget(Target):
             ref = h.spec.scale_target_ref
             group = (ref.api_version or "").rpartition("/")[0]
             if ref.kind == self.kind and ref.name == self.workload and (not ref.api_version or group == self.group):
-                return f"HorizontalPodAutoscaler {self.namespace}/{h.metadata.name}"
+                return h
         return None
+
+    def managed_by(self) -> Optional[str]:
+        h = self._hpa()
+        return f"HorizontalPodAutoscaler {self.namespace}/{h.metadata.name}" if h is not None else None
+
+    def native_decision(self, now: float, since: Optional[float]) -> Any:
+        """The HPA that scales this workload: its status and its ``SuccessfulRescale``
+        Events (core/v1, as its controller records them), :func:`.events.hpa_decision`;
+        None when no HPA targets the workload."""
+        from .events import hpa_decision
+        h = self._hpa()
+        if h is None:
+            return None
+        c = self.client
+        events = c.call("list events", c.core.list_namespaced_event, self.namespace,
+                        field_selector=f"involvedObject.kind=HorizontalPodAutoscaler,"
+                                       f"involvedObject.name={h.metadata.name}")
+        return hpa_decision(h, list(events.items or []), since)
+
+    def record_event(self, notice: Any) -> None:
+        """An events.k8s.io/v1 Event on the workload (:class:`.events.EventRecorder`)."""
+        from .events import note_of
+        type_, reason, note = note_of(notice, getattr(self, "_metrics", {}))
+        regarding = {"apiVersion": self.api_version, "kind": self.kind, "name": self.workload,
+                     "namespace": self.namespace}
+        self.provider.recorder.record(notice.time, regarding, type_, reason, note)
 
 
 #: the pause annotations honoured on a workload: KEDA's (on a ScaledObject there,

@@ -85,8 +85,8 @@ EXAMPLE_REQUESTS = sorted(glob.glob(str(ROOT / "examples" / "requests" / "*.json
 # every YAML under examples/ but the run configurations and the simulate scenarios (a scenario names its
 # policies: `policies: [policy.yaml]`)
 SCENARIOS = {ROOT / "examples" / "simulate" / "nasa.yaml"}
-#: run configurations outside examples/run (the example plugin's), not policy files
-RUN_CONFIGS = {ROOT / "examples" / "plugin" / "droplets.yaml"}
+#: run configurations outside examples/run (the example plugin's, the shadow example), not policy files
+RUN_CONFIGS = {ROOT / "examples" / "plugin" / "droplets.yaml", ROOT / "examples" / "shadow" / "run.yaml"}
 EXAMPLE_POLICIES = sorted(p for p in glob.glob(str(ROOT / "examples" / "**" / "*.yaml"), recursive=True)
                           if Path(p).parent != ROOT / "examples" / "run" and Path(p) not in SCENARIOS | RUN_CONFIGS)
 

@@ -13,7 +13,9 @@ the provider set, when it clamped the request), ``note``, ``fallback`` (with a p
 ``retry_after``, ``held_seconds``, ``operation``), ``standby_replicas`` (members in a
 standby or warm pool the decision left out: neither capacity nor failures; absent when
 none), and ``recovered: true`` on
-the record of a write carried out by a controller that died before auditing it.
+the record of a write carried out by a controller that died before auditing it;
+action ``shadow`` and the ``shadow`` object on a shadow target's records (never written;
+the comparison with the native autoscaler, :mod:`scalebridge.controller.shadow`).
 
 **Always valid JSON Lines.** A file is written through one descriptor opened with
 ``O_APPEND``, each sync's records in one ``write``; a write cut short (a full disk,
@@ -65,7 +67,8 @@ _TAIL = 1 << 20
 class AuditError(ScalebridgeError):
     """The audit log cannot be written."""
 
-ACTIONS = ("applied", "dry_run", "unchanged", "in_flight", "paced", "refused", "failed", "standby", "paused")
+ACTIONS = ("applied", "dry_run", "unchanged", "in_flight", "paced", "refused", "failed", "standby", "paused",
+           "shadow")
 
 
 def _strerror(e: BaseException) -> str:

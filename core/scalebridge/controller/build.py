@@ -301,7 +301,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             continue
         specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, digest,
                                 sem.name, settings, bool(t.dry_run), queries, routes, t.backtest,
-                                bool(t.paused), limits.get(t.provider) or Limits()))
+                                bool(t.paused), limits.get(t.provider) or Limits(), bool(t.shadow)))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \
             and cfg.leader_election.provider not in providers:
         problems.append(f"{loaded.where('leader_election', 'provider')}: no provider instance "

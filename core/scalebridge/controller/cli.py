@@ -119,6 +119,8 @@ def _run(args) -> int:
         except OSError as e:
             _say("run", f"{getattr(e, 'filename', None) or args.config}: {e.strerror or e}")
             return EXIT_BAD_INPUT
+    if getattr(args, "shadow", False):
+        controller.ctx.shadow = True
     gc.freeze()   # what was built lives as long as the run: later collections skip it (a reload unfreezes)
     previous: dict = {}
     gc_was_on = False
@@ -591,8 +593,8 @@ def _schema_with_run_config(original):
 
 
 def add_controller_commands(sub: Any) -> None:
-    """Register ``run``, ``observe`` and ``state`` on the main parser's subparsers,
-    and teach ``validate`` and ``schema`` run configurations."""
+    """Register ``run``, ``observe``, ``state`` and ``shadow`` on the main parser's
+    subparsers, and teach ``validate`` and ``schema`` run configurations."""
     r = sub.add_parser("run", help="carry decisions out: observe, decide and set every target's size each sync period",
                        description="Every sync period, observe each target of the run configuration through its "
                                    "provider, decide with its policy and semantics, set its size, persist its "
@@ -605,6 +607,9 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
     r.add_argument("--once", action="store_true", help="one sync of every target, then exit")
     r.add_argument("--dry-run", action="store_true", help="decide and report, never write a target")
+    r.add_argument("--shadow", action="store_true",
+                   help="every target in shadow mode: decide beside the autoscaler that manages it, record both and "
+                        "where they differ in the audit, never write (docs/shadow.md)")
     r.add_argument("--state", metavar="PATH", help="the SQLite state file (default: the configuration's "
                                                    "`state:`, else scalebridge-state.db)")
     r.add_argument("--audit", metavar="FILE|-", help="append one JSON object per decision to FILE (- : stdout)")
@@ -632,6 +637,8 @@ def add_controller_commands(sub: Any) -> None:
                         "warning, so that existing command lines still run)")
     r.set_defaults(func=cmd_run)
 
+    from .shadow_cli import add_shadow_command
+    add_shadow_command(sub)
     o = sub.add_parser("observe", help="read each target once and print what its provider saw; never writes",
                        description="Observe each target (or the ones named) once: size, members, metric samples. "
                                    "Exit 0 when every target was observed, 1 when any failed or was refused.")

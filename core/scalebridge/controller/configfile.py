@@ -106,6 +106,9 @@ class TargetConfig(_Model):
     paused: Bool = Field(False, description="make no decision and no write for this target (its size is held); "
                                             "`scalebridge pause` does the same without editing the file")
     backtest: Optional[BacktestOptions] = Field(None, description="the fleet options `backtest` replays with")
+    shadow: Bool = Field(False, description="extension: shadow mode: decide beside the autoscaler that manages "
+                                            "the target and record where the two differ; never write it "
+                                            "(docs/shadow.md)")
 
 
 class LeaderElection(_Model):
@@ -137,6 +140,9 @@ class RunConfig(_Model):
         DEFAULT_SHUTDOWN_GRACE_SECONDS,
         description="extension: how long a stop (SIGTERM, SIGINT) waits for the target syncs running — a write in "
                     "flight — before leaving them to the next start (their intents are persisted)")
+    audit: Optional[str] = Field(None, min_length=1,
+                                 description="extension: the audit file `run` appends to when --audit is not given "
+                                             "(relative to this file), and `shadow report` reads")
     metrics_address: str = Field(DEFAULT_METRICS_ADDRESS, min_length=1,
                                  description="the address /metrics listens on with --metrics-port (default 0.0.0.0, "
                                              "every interface, as an exporter in a pod); --metrics-address overrides")

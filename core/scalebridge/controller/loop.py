@@ -32,6 +32,7 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import os
 import queue
 import threading
 import time
@@ -1020,6 +1021,8 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
             start_time = clk.now()
         if elector is not None:
             elector.start()
+        if audit is None and loaded.config.audit:   # the configuration's `audit:`, relative to it
+            audit = str(loaded.path.parent / os.path.expanduser(loaded.config.audit))
         log_ = AuditLog(audit, **audit_options) if isinstance(audit, str) else audit
         c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
                        workers=workers, seed=seed, until=until, claimed=claimed)

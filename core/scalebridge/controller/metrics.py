@@ -14,6 +14,14 @@
   ``scalebridge_throttle_hold_seconds{provider}`` (what is left of the hold on its
   calls, bounded by ``max_retry_after_seconds``; 0 when not held),
   ``scalebridge_throttled_syncs_total{provider}`` (target syncs held back by it)
+- extension, shadow mode (docs/shadow.md): ``scalebridge_shadow_agreement{target}`` (1 when
+  the last comparison agreed), ``scalebridge_shadow_difference_replicas{target}``
+  (scalebridge's size less the native autoscaler's, at the last comparison),
+  ``scalebridge_shadow_native_replicas{target}``, ``scalebridge_shadow_inputs_match{target}``
+  (1 when the native autoscaler's reported metrics match what scalebridge read),
+  ``scalebridge_shadow_comparisons_total{target,result}`` (``agree``, ``disagree``,
+  ``not_compared``) and ``scalebridge_shadow_disagreements_total{target,stage}`` (by the first
+  stage at which scalebridge departs)
 
 Each controller has its own registry, so several in one process (tests) do not
 share counters.
@@ -62,6 +70,22 @@ class Metrics:
         self.throttled_syncs = Counter("scalebridge_throttled_syncs_total",
                                        "Target syncs held back because their provider's server asked to wait "
                                        "(Retry-After)", ["provider"], registry=r)
+        self.shadow_agreement = Gauge("scalebridge_shadow_agreement", "Shadow mode: 1 when scalebridge's decision "
+                                      "agreed with the native autoscaler's at the last comparison, else 0",
+                                      ["target"], registry=r)
+        self.shadow_difference = Gauge("scalebridge_shadow_difference_replicas", "Shadow mode: scalebridge's size "
+                                       "less the native autoscaler's, at the last comparison", ["target"], registry=r)
+        self.shadow_native = Gauge("scalebridge_shadow_native_replicas", "Shadow mode: the size the native "
+                                   "autoscaler decided, as last read", ["target"], registry=r)
+        self.shadow_inputs_match = Gauge("scalebridge_shadow_inputs_match", "Shadow mode: 1 when the metrics the "
+                                         "native autoscaler reports match what scalebridge read", ["target"],
+                                         registry=r)
+        self.shadow_comparisons = Counter("scalebridge_shadow_comparisons_total", "Shadow mode: comparisons with "
+                                          "the native autoscaler, by result (agree, disagree, not_compared)",
+                                          ["target", "result"], registry=r)
+        self.shadow_disagreements = Counter("scalebridge_shadow_disagreements_total", "Shadow mode: disagreements "
+                                            "by the first stage at which scalebridge's decision departs",
+                                            ["target", "stage"], registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None

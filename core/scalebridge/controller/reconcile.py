@@ -28,6 +28,7 @@ only from it (:meth:`TargetRun.load`).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -38,11 +39,12 @@ from pydantic import ValidationError
 from ..engine import Decider, describe_validation_error
 from ..errors import RequestError, ScalebridgeError
 from ..protocol import CapacityForecast, Member, MetricObservation, Observations, StateModel, parse_observations
-from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
+from ..providers import ErrorKind, Elector, ProviderError, ScaleNotice, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
 from .clamp import clamp_future
 from .runtime import RETRY_AFTER_MIN_PERIODS, TargetSpec
+from . import shadow as _shadow
 from .pacing import ProviderPacing
 from .sources import read_metrics
 from .store import StateStore, StoredTarget
@@ -104,6 +106,8 @@ class TargetRun:
     #: while a sync the loop abandoned at its deadline is still in its call, the target
     #: is not synced again
     busy: Any = None
+    #: a shadow target's decision awaiting the native autoscaler's (:mod:`.shadow`)
+    shadow: Any = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -216,6 +220,8 @@ class SyncContext:
     #: the monotonic reading of the sync under way (:meth:`Clock.monotonic`): pacing,
     #: backoff and refusal re-checks are measured on it, never on the wall clock
     mono: float = 0.0
+    #: ``run --shadow``: every target in shadow mode (:mod:`.shadow`), never written
+    shadow: bool = False
 
 
 _DECISION_FIELDS = ("current_replicas", "recommended_replicas", "desired_replicas", "reason")
@@ -388,6 +394,8 @@ class Outcome:
     current: int = 0
     #: the audit record of a write a controller that died since carried out
     recovered: Optional[dict] = None
+    #: the write's notice for :meth:`~scalebridge.providers.Target.record_event`
+    notice: Optional[ScaleNotice] = None
 
 
 def _observations(obs: Any, metrics: dict) -> Observations:
@@ -444,8 +452,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         it = run.intent
         # a write decided and carried out at this very time by a process that died since
         early = it is not None and it.time == now and current == it.size
-        refused_by = run.refused_by
-        recheck = not early and mono >= run.next_refusal_check
+        shadow = spec.shadow or ctx.shadow   # the autoscaler that manages it is the one compared with
+        refused_by = None if shadow else run.refused_by
+        recheck = not early and not shadow and mono >= run.next_refusal_check
         if recheck:
             refused_by = target.managed_by()
         pause = None if early or refused_by else _pause(run, ctx, obs)
@@ -468,7 +477,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         if recheck:
             run.refused_by = refused_by
             run.next_refusal_check = mono + ctx.refusal_recheck_seconds
-        if run.refused_by:
+        if run.refused_by and not shadow:
             raise TargetRefused(run.refused_by)
         if ctx.metrics is not None:
             ctx.metrics.paused.labels(spec.name).set(1 if pause else 0)
@@ -487,8 +496,10 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             decider.learn_settings(obs.settings, spec.settings)
             run.learned = obs.settings
         observations = _observations(obs, metrics)
+        compared = _shadow.before_decision(run, ctx, now, current) if shadow else None
+        trace: Optional[list] = [] if shadow else None
         ev = decider.state.events()
-        d = decider.step(now, current, observations)
+        d = decider.step(now, current, observations, trace)
         desired = d.desired
         rec["recommended_replicas"] = d.recommended
         rec["desired_replicas"] = desired
@@ -515,6 +526,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             m.desired.labels(spec.name).set(desired)
             m.decisions.labels(spec.name, d.reason).inc()
         run.dirty = True
+        if compared is not None:   # shadow: compared, kept for the next sync's comparison, never written
+            _shadow.after_decision(run, ctx, rec, d, ev, trace, compared, now, current)
+            return out
         if desired == current:
             rec["action"] = "unchanged"
             run.failures = 0
@@ -532,6 +546,8 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         else:   # to be carried out: the state is the one as if it were, the intent persisted first
             run.intent = Intent(desired, now, {k: rec[k] for k in _DECISION_FIELDS}, ev, now)
             out.desired, out.current = desired, current
+            signal, kind = _shadow.decided_signal(d, spec.policy.source)
+            out.notice = ScaleNotice("rescaled", current, desired, d.reason, now, d.cause, signal, kind)
             return out   # failures reset once the write succeeds: a failing write keeps backing off
         run.failures = 0
         decider.state.restore_events(ev)
@@ -624,6 +640,8 @@ def _paused(out: Outcome, ctx: SyncContext, obs: Any, pause: tuple[str, Optional
     rec["desired_replicas"] = replicas
     if run.spec.dry_run or ctx.dry_run:
         rec["action"] = "dry_run"
+    elif run.spec.shadow or ctx.shadow:   # a shadow target is never written, its paused size neither
+        rec["action"] = "shadow"
     elif obs.in_flight:
         rec["action"], rec["note"] = "in_flight", obs.in_flight
     elif not ctx.elector.is_leader():
@@ -654,6 +672,8 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         out.failed = True
         if ctx.metrics is not None:
             ctx.metrics.scale_actions.labels(run.spec.name, direction, "failed").inc()
+        if out.notice is not None:
+            _shadow.notify(run, dataclasses.replace(out.notice, kind="failed", error=str(e)))
         return
     except Exception as e:  # noqa: BLE001
         if not _commit(run):
@@ -676,6 +696,9 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         rec["note"] = change.note
     if ctx.metrics is not None:
         ctx.metrics.scale_actions.labels(run.spec.name, direction, "applied").inc()
+    if out.notice is not None:
+        _shadow.notify(run, out.notice if change is None or getattr(change, "size", desired) == desired
+                       else dataclasses.replace(out.notice, desired=change.size))
 
 
 def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, bool]:

@@ -68,6 +68,8 @@ class TargetSpec:
     paused: bool = False
     #: the provider instance's limits (its ``max_retry_after_seconds``, ``max_sample_*``)
     limits: Limits = field(default_factory=Limits)
+    #: shadow mode: decided and compared with the autoscaler that manages it, never written
+    shadow: bool = False
 
 
 @dataclass

@@ -98,7 +98,9 @@ provider whose calls wait on the network, synced on the controller's worker pool
 **Election.** ``elects: true`` gives ``--leader-elect`` an election every replica wins
 at once: which controller writes is then decided by the state store's claim alone.
 
-Capabilities: ``METRICS`` and ``VIRTUAL_CLOCK`` (``capabilities: [...]`` narrows
+Capabilities: ``METRICS``, ``VIRTUAL_CLOCK``, ``NATIVE_DECISIONS`` (``ref.native``: the target's
+native autoscaler, played by a scalebridge semantics, :mod:`scalebridge.testing.native`) and
+``EVENTS`` (kept in :attr:`FakeProvider.events`) (``capabilities: [...]`` narrows
 them; without ``METRICS``, ``read_metrics`` reads nothing). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
 reads_per_second, read_burst}`` says otherwise.
 """
@@ -123,15 +125,15 @@ __all__ = ["FakeProvider", "FakeTarget", "Load", "FAULT_KINDS", "CALLS", "DEFAUL
 
 #: 2026-01-01T00:00:00Z, where a fake world's clock starts unless ``start_time`` says otherwise
 DEFAULT_START = 1767225600.0
-CALLS = ("observe", "read_metrics", "set_size", "managed_by")
-READ_CALLS = frozenset({"observe", "read_metrics", "managed_by"})
+CALLS = ("observe", "read_metrics", "set_size", "managed_by", "native_decision")
+READ_CALLS = frozenset({"observe", "read_metrics", "managed_by", "native_decision"})
 FAULT_KINDS = ("throttled", "throttled_retry_after", "timeout", "5xx", "conflict", "not_found", "forbidden",
                "invalid", "applied_timeout")
 #: the mix ``faults:`` draws from unless it names its ``kinds``
 DEFAULT_FAULT_KINDS = ("throttled", "throttled_retry_after", "timeout", "5xx", "conflict")
 _OPERATION = {"observe": "get", "read_metrics": "metrics.list", "set_size": "resize", "managed_by": "autoscalers.get"}
 _REF_KEYS = frozenset({"name", "size", "members", "load", "metrics", "cpu_request", "managed_by", "min_size",
-                       "max_size", "metric_delay", "settle_observes", "settle_seconds"})
+                       "max_size", "metric_delay", "settle_observes", "settle_seconds", "native"})
 _OPTION_KEYS = frozenset({"settle_observes", "settle_seconds", "faults", "script", "hang", "world", "world_fsync",
                           "kill_after_write", "kill_at_call", "kill_after_seconds", "pause_after_write", "capabilities", "pacing",
                           "start_time", "log_calls", "metric_window", "blocking", "elects"})
@@ -422,6 +424,12 @@ class FakeTarget(Target):
                                            "ref.settle_observes", integer=True))
         self.settle_seconds = _number(ref.get("settle_seconds", provider.settle_seconds), "ref.settle_seconds")
         self.start_time = provider.start_time
+        #: the autoscaler the target has today, played by a scalebridge semantics (``ref.native``)
+        self.native = None
+        if ref.get("native") is not None:
+            from .native import parse_native
+            self.native = parse_native(ref["native"])
+        self._native_at: Optional[float] = None        # an observe the native autoscaler has not evaluated yet
         self._members: Optional[list[dict]] = None     # the observed members, until the world changes
         self._running = 0
         self._ready: list[str] = []
@@ -433,6 +441,8 @@ class FakeTarget(Target):
         p._hang(self.name, "observe")
         with p.lock:
             p._call(self.name, "observe", now)
+            if self.native is not None:
+                self._native_evaluates(now)
             st = self.state
             pend = st.pending
             if pend is not None:
@@ -484,13 +494,47 @@ class FakeTarget(Target):
             p._done(self.name, "managed_by", "ok")
             return self.manager
 
+    def native_decision(self, now: float, since: Optional[float]) -> Any:
+        """The played native autoscaler's latest decision (``ref.native``), or None."""
+        p = self.provider
+        with p.lock:
+            p._call(self.name, "native_decision", now)
+            p._done(self.name, "native_decision", "ok")
+            return self.native.native(since) if self.native is not None else None
+
+    def record_event(self, notice: Any) -> None:
+        """Kept in :attr:`FakeProvider.events` as ``(target, notice)``."""
+        with self.provider.lock:
+            self.provider.events.append((self.name, notice))
+
+    def _native_evaluates(self, now: float) -> None:
+        """The played native autoscaler's evaluation at the previous observe's time, on
+        the world as it was then (after that sync of the controller, before this one),
+        its size carried out at once — as the cloud's autoscaler acts between two syncs
+        of a controller beside it. Its writes are not the controller's: they count in
+        no call or write counter."""
+        at, self._native_at = self._native_at, now
+        if at is None or at >= now:
+            return
+        st = self.state
+        if st.pending is not None and (st.pending.observes_left > 0 or at < st.pending.until):
+            return   # an operation in flight: the autoscaler waits, as every one does
+        obs = self._observation()
+        queries = self.native.queries()
+        ready = self._ready
+        metrics = {q.name: self._metric(at, q, ready) for q in queries}
+        d = self.native.decide(at, st.size, {"status_replicas": obs.status_replicas, "members": obs.members,
+                                             "metrics": metrics})
+        if d.desired != st.size:
+            self._apply(d.desired, at, native=True)
+
     # -- the world
 
     @property
     def in_flight(self) -> bool:
         return self.state.pending is not None
 
-    def _apply(self, size: int, now: float) -> SizeChange:
+    def _apply(self, size: int, now: float, native: bool = False) -> SizeChange:
         p, st = self.provider, self.state
         note = None
         asked = size
@@ -498,10 +542,11 @@ class FakeTarget(Target):
             size, note = self.min_size, f"clamped to min_size {self.min_size}"
         if self.max_size is not None and size > self.max_size:
             size, note = self.max_size, f"clamped to max_size {self.max_size}"
-        if st.pending is not None:
+        if st.pending is not None and not native:
             p.stacked_writes.append((self.name, asked, st.pending.operation))
-        st.writes += 1
-        p.total_writes += 1
+        if not native:
+            st.writes += 1
+            p.total_writes += 1
         self._members = None
         op = f"op-{self.name}-{st.writes}"
         st.size = size
@@ -520,7 +565,10 @@ class FakeTarget(Target):
         else:
             st.pending = None
             self._settle(now)
-        p._after_write()
+        if native:
+            p._dirty = True
+        else:
+            p._after_write()
         return SizeChange(size=size, in_flight=in_flight, operation=op, note=note)
 
     def _settle(self, now: float) -> None:
@@ -600,7 +648,8 @@ class FakeProvider(Provider):
 
     name = "fake"
     semantics = "scalebridge"
-    capabilities = frozenset({Capability.METRICS, Capability.VIRTUAL_CLOCK})
+    capabilities = frozenset({Capability.METRICS, Capability.VIRTUAL_CLOCK, Capability.NATIVE_DECISIONS,
+                              Capability.EVENTS})
     blocking = False      # in memory (and a local file): nothing to overlap
     ref_keys = frozenset({"name"})
 
@@ -666,6 +715,8 @@ class FakeProvider(Provider):
         self.total_writes = 0
         self.faults_raised: list[FaultRecord] = []
         self.stacked_writes: list[tuple[str, int, str]] = []
+        #: (target, :class:`~scalebridge.providers.ScaleNotice`) recorded by ``record_event``
+        self.events: list[tuple[str, Any]] = []
         self.call_log: list[tuple[float, str, str, str]] = []
         self.clock_regressions: list[tuple[str, float, float]] = []
         self.targets: dict[str, FakeTarget] = {}

@@ -4,7 +4,8 @@ ARM authorizes a request by its operation, ``{namespace}/{type}[/{child type}…
 for GET / PUT and PATCH / DELETE
 (https://learn.microsoft.com/azure/role-based-access-control/resource-provider-operations);
 the operations are derived here from the requests the ARM server recorded while the
-provider observed, read metrics, resized and checked refusal, for both orchestration modes.
+provider observed, read metrics, resized and checked refusal, for both orchestration modes,
+and read an autoscale setting's actions (shadow mode).
 """
 from __future__ import annotations
 
@@ -47,6 +48,10 @@ def test_the_documented_role_is_exactly_what_the_provider_calls(arm, provider):
         t.read_metrics(now, obs, [MetricQuery("cpu", "resource", {}, 60.0, shapes=frozenset({"members"}))])
         t.set_size(2)
         t.observe(now)
+    # shadow mode: the autoscale setting's scale actions in the Activity Log
+    arm.add_autoscale_setting(SUB, "shop", "web-autoscale", arm.scale_set_id(SUB, "shop", "web"))
+    provider._settings.clear()
+    provider.target({"resource_group": "shop", "scale_set": "web"}).native_decision(now, None)
     arm_calls = [(m, p) for m, p, _ in arm.calls if "/oauth2/" not in p and "/.well-known/" not in p]
     used = {operation(m, p) for m, p in arm_calls}
     assert {a.lower() for a in used} == {a.lower() for a in documented_actions()}

@@ -278,6 +278,16 @@ def recorded_calls(k8s, kubeconfig):
         obs = t.observe(0.0)
         t.read_metrics(0.0, obs, queries)
         t.set_size(obs.current_replicas + 1)
+        t.native_decision(0.0, None)
+    k8s.put("autoscaling", "horizontalpodautoscalers", "shop", {
+        "metadata": {"name": "web"}, "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                                                 "name": "web"}, "minReplicas": 1, "maxReplicas": 5}})
+    t = p.target({"kind": "Deployment", "namespace": "shop", "name": "web"})
+    t.native_decision(0.0, None)            # list events of the HPA
+    from scalebridge.providers import ScaleNotice
+    for at in (0.0, 15.0):                  # create, then patch the series
+        t.record_event(ScaleNotice("rescaled", 2, 3, "DesiredWithinRange", 1796150000.0 + at, "metric", "cpu",
+                                   "resource"))
     clock = VirtualClock(1796150000.0)
     el = p.elector("scalebridge", "scalebridge-controller", "me", clock)
     assert el.is_leader()                   # create

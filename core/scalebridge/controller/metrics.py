@@ -9,6 +9,10 @@
 - ``scalebridge_leader`` (1 when this replica may write)
 - ``scalebridge_paused{target}``, ``scalebridge_fallback_active{target}`` (0/1)
 - extension: ``scalebridge_store_errors_total{operation}`` (failures of the state store)
+- extension: ``scalebridge_scale_in_members_total{target,select,why}`` (members a scale-in
+  carried out removed, by the policy's ``scale_in.select`` and why each was chosen:
+  ``failed``, ``pending``, ``not_ready``, the order's own name, or ``provider`` when the
+  provider chose it)
 
 Each controller has its own registry, so several in one process (tests) do not
 share counters.
@@ -48,6 +52,10 @@ class Metrics:
         self.fallback_active = Gauge("scalebridge_fallback_active", "1 while the decision uses the policy's "
                                      "fallback (its metrics failed failure_threshold syncs in a row)", ["target"],
                                      registry=r)
+        self.scale_in_members = Counter(
+            "scalebridge_scale_in_members_total", "Members removed by scale-ins carried out, by the policy's "
+            "scale_in.select and why each was chosen (failed, pending, not_ready, least_loaded, oldest, newest, "
+            "zone_balanced; provider: the provider's own choice)", ["target", "select", "why"], registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None

@@ -278,6 +278,9 @@ def recorded_calls(k8s, kubeconfig):
         obs = t.observe(0.0)
         t.read_metrics(0.0, obs, queries)
         t.set_size(obs.current_replicas + 1)
+    t = p.target({"kind": "Deployment", "namespace": "shop", "name": "web"})   # a scale-in of chosen pods
+    obs = t.observe(0.0)
+    t.delete_members([obs.members[0].name], obs.current_replicas - 1)
     clock = VirtualClock(1796150000.0)
     el = p.elector("scalebridge", "scalebridge-controller", "me", clock)
     assert el.is_leader()                   # create

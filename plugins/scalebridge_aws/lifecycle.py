@@ -74,6 +74,10 @@ def member_of(instance: Mapping, launch_time: Optional[float],
     instance is not part of the group's capacity (standby, detaching, warm pool)."""
     state = instance.get("LifecycleState") or ""
     m: dict = {"name": instance["InstanceId"], "start_time": launch_time}
+    if instance.get("AvailabilityZone"):        # for a zone_balanced scale-in
+        m["zone"] = instance["AvailabilityZone"]
+    if instance.get("ProtectedFromScaleIn"):    # never chosen to leave
+        m["protected"] = True
     w = weight(instance)
     if w != 1:
         m["weight"] = w

@@ -1,7 +1,7 @@
 """The role in docs/providers/azure.md holds exactly the actions the provider uses.
 
 ARM authorizes a request by its operation, ``{namespace}/{type}[/{child type}…]/{read|write|delete}``
-for GET / PUT and PATCH / DELETE
+for GET / PUT and PATCH / DELETE, ``…/{action}/action`` for a POST to an action
 (https://learn.microsoft.com/azure/role-based-access-control/resource-provider-operations);
 the operations are derived here from the requests the ARM server recorded while the
 provider observed, read metrics, resized and checked refusal, for both orchestration modes.
@@ -18,7 +18,7 @@ from scalebridge.providers import MetricQuery, Observation
 from .conftest import SUB
 
 DOC = pathlib.Path(__file__).resolve().parents[3] / "docs" / "providers" / "azure.md"
-_VERB = {"GET": "read", "PUT": "write", "PATCH": "write", "DELETE": "delete"}
+_VERB = {"GET": "read", "PUT": "write", "PATCH": "write", "DELETE": "delete", "POST": "action"}
 
 
 def operation(method: str, path: str) -> str:
@@ -47,6 +47,8 @@ def test_the_documented_role_is_exactly_what_the_provider_calls(arm, provider):
         t.read_metrics(now, obs, [MetricQuery("cpu", "resource", {}, 60.0, shapes=frozenset({"members"}))])
         t.set_size(2)
         t.observe(now)
+        arm.scale_set(SUB, "shop", name).provisioning = "Succeeded"
+        t.delete_members([t.observe(now).members[0].name], 1)    # a scale-in of a chosen instance
     arm_calls = [(m, p) for m, p, _ in arm.calls if "/oauth2/" not in p and "/.well-known/" not in p]
     used = {operation(m, p) for m, p in arm_calls}
     assert {a.lower() for a in used} == {a.lower() for a in documented_actions()}

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import random
 
+from scalebridge.decision import Context
+from scalebridge.engine import compile_policy
 from scalebridge.policy import Policy
+from scalebridge.protocol import Observations, Settings
 from scalebridge.stages.profiles import (
-    active_profile, ProfileTimeline, recurrence_last_start, recurrence_next_start)
+    active_profile, ProfileTimeline, recurrence_last_start, recurrence_next_start, Scope, scope_in_force)
+from scalebridge.state import DecisionState
 from scalebridge.testing.requests import AZURE_NOW as NOW
 
 
@@ -98,3 +102,35 @@ def test_profiles_without_default_and_before_any_start():
          "fixed_date": {"start": NOW, "end": NOW + 3600}}]})
     assert active_profile(fixed_only.profiles, NOW - 1) is None
     assert active_profile(fixed_only.profiles, NOW).name == "f"
+
+
+def _ctx(now: float, trace: bool = True) -> Context:
+    return Context(now, 3, compile_policy(WEEK_POLICY), Settings(), Observations(), DecisionState(),
+                   [] if trace else None)
+
+
+def test_scope_in_force_is_the_scope_of_the_profile_in_force_and_says_why():
+    timeline = ProfileTimeline(WEEK_POLICY.profiles)
+    scopes = {id(p): Scope(p.name, p.capacity.minimum, p.capacity.maximum, p.capacity.default, ())
+              for p in WEEK_POLICY.profiles}
+    top = Scope(None, 1, 2, 1, ())
+    for now in (NOW, NOW + 3 * 3600, NOW + 86400 * 2.5):
+        ctx = _ctx(now)
+        profile, why = timeline.at(now)
+        scope = scope_in_force(ctx, timeline, scopes, top)
+        assert scope is scopes[id(profile)]
+        assert ctx.trace == [{"stage": "profile", "in": None, "out": profile.name, "why": why}]
+
+
+def test_scope_in_force_falls_back_to_the_policy_when_no_profile_is_in_force():
+    fixed = Policy.model_validate({"profiles": [
+        {"name": "launch", "capacity": {"minimum": 10, "maximum": 30, "default": 10},
+         "fixed_date": {"start": "2020-03-08T00:00:00", "end": "2020-03-08T23:59:00", "time_zone": "UTC"}}]})
+    timeline = ProfileTimeline(fixed.profiles)
+    top = Scope(None, 1, 2, 1, ())
+    ctx = _ctx(NOW)
+    assert scope_in_force(ctx, timeline, {}, top) is top
+    assert ctx.trace == [{"stage": "profile", "in": None, "out": None, "why": "no profile in force"}]
+    assert scope_in_force(ctx, timeline, {}, None) is None
+    quiet = _ctx(NOW, trace=False)
+    assert scope_in_force(quiet, timeline, {}, top) is top and quiet.trace is None

@@ -102,5 +102,9 @@ def test_evaluate_and_combine():
     assert (c.count, c.direction, c.winners) == (3, "Decrease", [down1])
     c = combine_rules([fup, down1], 4)
     assert (c.count, c.direction) == (5, "Increase")
+    # no rule in force keeps the count, as rules none of which fired do
+    for none in ([], iter([])):
+        c = combine_rules(none, 4)
+        assert (c.count, c.direction, c.winners, c.fired, c.of, c.why) == (4, None, [], 0, 0, "no rule fired")
     missing = evaluate_rule(mk_rule(), 0, None, NOW, 4)
     assert missing.value is None and "no observation" in missing.error

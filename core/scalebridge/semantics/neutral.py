@@ -4,40 +4,52 @@ A per-metric ceil formula with tolerance, the highest of all signals, a
 10-minute downscale stabilization by default, Azure-style rules and instance
 profiles, Kubernetes-style rate policies, GCE scale-in controls. Each step is
 a shared stage the provider semantics use too — nothing here re-implements a
-provider:
+provider. One named stage each, in this order:
 
-1. **profile** (:mod:`..stages.profiles`, Azure): the profile in force gives
-   min, max, default and the rules; without profiles, the policy's own.
+1. **profile** (:func:`..stages.profiles.scope_in_force`, Azure): the profile
+   in force gives min, max, default and the rules; without profiles, the
+   policy's own.
 2. **signals, the highest wins** (GCE's rule for several signals):
 
-   - each target metric: ``ceil(N × value / target)`` in exact arithmetic
-     (:func:`..stages.proposals.signal_proposal`), held at the current count
-     inside the tolerance band (Kubernetes); initializing members' data is
-     left out when deciding to scale out (GCE); for per-member signals ``N``
-     is the members the average was taken over — members still starting
-     carry no load yet, and counting them would compound a scale-out;
-   - the threshold rules (:mod:`..stages.rules`, Azure): out if any scale-out
-     rule fires, in only if every scale-in rule fires; a rule-caused action is
-     each fired rule held in its own cooldown (:mod:`..stages.cooldown`),
-     and a rule-caused scale-in that its own projection says would flap back
-     out is reduced or skipped (:mod:`..stages.flapping`);
-   - the greatest active schedule (:mod:`..stages.schedules`, GCE);
-   - a capacity forecast under ``ForecastAndScale`` (:mod:`..stages.signals`);
-   - ``observations.proposal`` replaces the metrics and the rules;
+   - each target metric (:func:`target_metrics`): ``ceil(N × value / target)``
+     in exact arithmetic (:func:`..stages.proposals.signal_proposal`), held at
+     the current count inside the tolerance band (Kubernetes); initializing
+     members' data is left out when deciding to scale out (GCE); for
+     per-member signals ``N`` is the members the average was taken over —
+     members still starting carry no load yet, and counting them would
+     compound a scale-out;
+   - the threshold rules (:func:`threshold_rules`; :mod:`..stages.rules`,
+     Azure): out if any scale-out rule fires, in only if every scale-in rule
+     fires; a rule-caused action is each fired rule held in its own cooldown
+     (:mod:`..stages.cooldown`), and a rule-caused scale-in that its own
+     projection says would flap back out is reduced or skipped
+     (:mod:`..stages.flapping`);
+   - the greatest active schedule (:func:`floors`; :mod:`..stages.schedules`,
+     GCE) and a capacity forecast under ``ForecastAndScale``
+     (:mod:`..stages.signals`);
+   - ``observations.proposal`` (:func:`given_proposal`) replaces the metrics
+     and the rules;
    - during a rollout (``observations.rollout``), a per-member signal's tolerance is
      judged on the demand its members carry against the intended size
      (``current_replicas``), not on their average over the surge: a rollout never
-     moves the size by itself.
+     moves the size by itself (:func:`_within_intended`);
+   - the highest opinion (:func:`highest`).
 
    A metric that cannot be read blocks a scale-in but not a scale-out
-   (Kubernetes, GCE); when nothing at all can be read and a default capacity
-   exists, ``max(current, default)`` (Azure).
-3. **stabilization** (:mod:`..stages.stabilization`, Kubernetes behaviors):
-   the lowest recommendation of the scale-up window and the highest of the
-   scale-down window bound the count — 0 s and **600 s** by default.
-4. **rate policies** (:mod:`..stages.rate_limits`, Kubernetes), in exact
-   arithmetic: by default at most max(+4, +100%) per 15 s up, −100% per 15 s down.
-5. **bounds**, then **scale-in controls** (:mod:`..stages.scale_in_control`, GCE).
+   (Kubernetes, GCE; :func:`unread`); when nothing at all can be read and a
+   default capacity exists, ``max(current, default)`` (Azure;
+   :func:`default_capacity`).
+3. **stabilization** (:func:`stabilization`; :mod:`..stages.stabilization`,
+   Kubernetes behaviors): the lowest recommendation of the scale-up window and
+   the highest of the scale-down window bound the count — 0 s and **600 s** by
+   default.
+4. **rate policies**, then **bounds** (:func:`rate_limits_and_bounds`;
+   :mod:`..stages.rate_limits`, Kubernetes), in exact arithmetic: by default at
+   most max(+4, +100%) per 15 s up, −100% per 15 s down.
+5. **scale-in controls** (:func:`scale_in_controls`;
+   :mod:`..stages.scale_in_control`, GCE).
+6. **record** (:func:`record`): the reason, the scale action's cause and the
+   cooldown it starts.
 
 Defaults and why (docs/semantics.md has the table):
 
@@ -56,7 +68,6 @@ Defaults and why (docs/semantics.md has the table):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from .. import constants as C
@@ -64,8 +75,8 @@ from ..errors import RequestError
 from ..policy import Metric, MetricTarget, Policy, ScalingRules
 from ..stages.cooldown import (combine_eligible, cooldown_horizon, note_scale_action, rule_cooldown,
                                start_of_cooldowns)
-from ..stages.flapping import Projection, prevent_flapping
-from ..stages.profiles import ProfileTimeline
+from ..stages.flapping import prevent_flapping, scale_out_projections
+from ..stages.profiles import ProfileTimeline, Scope, scope_in_force
 from ..stages.proposals import Proposal, ProposalError, Signal, check_utilization_targets, signal_proposal
 from ..stages.rate_limits import RatePolicy, limit_with_behavior
 from ..stages.rules import combine_rules, evaluate_rule
@@ -80,15 +91,6 @@ from .base import Context, Decision, MetricResult, Semantics, carried_out, rules
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
                                                 average_utilization=round(C.GCE_DEFAULT_CPU_UTILIZATION * 100)))
-
-
-@dataclass(slots=True)
-class _Scope:
-    name: Optional[str]
-    minimum: int
-    maximum: int
-    default: Optional[int]
-    rules: tuple            # (index, Rule)
 
 
 def _rates(rules: Optional[ScalingRules], default: tuple) -> tuple:
@@ -135,15 +137,15 @@ class _Compiled:
                                        "the scalebridge semantics takes Azure-style rules with an `action`")
             return tuple(enumerate(rules))
 
-        self.scopes = {id(p): _Scope(p.name, p.capacity.minimum, p.capacity.maximum, p.capacity.default,
-                                     scope_rules(p.rules, f"$.policy.profiles[{k}].rules"))
+        self.scopes = {id(p): Scope(p.name, p.capacity.minimum, p.capacity.maximum, p.capacity.default,
+                                    scope_rules(p.rules, f"$.policy.profiles[{k}].rules"))
                        for k, p in enumerate(policy.profiles)}
         self.timeline = ProfileTimeline(policy.profiles) if policy.profiles else None
         lo = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
-        self.top: Optional[_Scope] = None
+        self.top: Optional[Scope] = None
         if policy.max_replicas is not None:
-            self.top = _Scope(None, lo, max(lo, policy.max_replicas), policy.default_replicas,
-                              scope_rules(policy.rules, "$.policy.rules"))
+            self.top = Scope(None, lo, max(lo, policy.max_replicas), policy.default_replicas,
+                             scope_rules(policy.rules, "$.policy.rules"))
         elif not any(p.fixed_date is None for p in policy.profiles):
             raise RequestError("$.policy.max_replicas", "required by the scalebridge semantics "
                                "(or profiles with a capacity, one of them without a fixed date)")
@@ -155,6 +157,86 @@ class _Compiled:
                           "sizes": control.time_window_seconds if control is not None else 0.0,
                           "scale_up_events": max(longest_rate, self.cooldown_horizon),
                           "scale_down_events": max(longest_rate, self.cooldown_horizon)}
+
+
+# ----------------------------------------------------------------------------- the stages
+
+
+class _Signals:
+    """What the signals found: each signal's opinion, the response entries, and what
+    could not be read. (A plain class: one is made per decision.)"""
+    __slots__ = ("opinions", "results", "failed", "first_error", "within_tolerance", "rule_cooldown",
+                 "reason_hint", "rules_read", "rules_unread", "error", "unreadable")
+
+    def __init__(self) -> None:
+        self.opinions: list = []       # (replicas, cause) of each signal with an opinion
+        self.results: list = []        # MetricResult: the target metrics', then the rules'
+        self.failed = 0                # target metrics that could not be read
+        self.first_error: Optional[str] = None
+        self.within_tolerance = False  # a metric held at the current count by its tolerance
+        self.rule_cooldown: Optional[float] = None   # the cooldown of the rules' count
+        self.reason_hint: Optional[str] = None       # why a cooldown or flapping changed the rules' count
+        self.rules_read = 0            # enabled rules whose metric could be read
+        self.rules_unread = 0          # ... and could not
+        self.error: Optional[str] = None
+        self.unreadable = False        # no metric and no rule could be read at all
+
+
+def _read(opinions: list) -> list:
+    """The opinions of the signals that read a metric: target metrics and rules."""
+    return [o for o in opinions if o[1] in ("metric", "rule")]
+
+
+def given_proposal(ctx: Context, s: _Signals, proposal: int) -> None:
+    """``observations.proposal``: a count computed elsewhere replaces the metrics and the
+    rules (the protocol); the schedules and the forecast still join it."""
+    s.opinions.append((proposal, "metric"))
+    if ctx.trace is not None:
+        ctx.note("signals", ctx.current, proposal, "observations.proposal: metrics and rules skipped")
+
+
+def target_metrics(ctx: Context, c: _Compiled, s: _Signals) -> None:
+    """Each enabled target metric's ``ceil(N × value / target)`` in exact arithmetic
+    (:func:`..stages.proposals.signal_proposal`; initializing members' data left out when
+    deciding to scale out, as GCE does), held at the current count inside the tolerance band
+    (Kubernetes: ``--horizontal-pod-autoscaler-tolerance``, per direction
+    ``behavior.scale_*.tolerance``; pkg/controller/podautoscaler/replica_calculator.go). For a
+    per-member signal ``N`` is the members the average was taken over: members still starting
+    carry no load yet, and counting them would compound a scale-out. A metric that cannot be
+    read has an entry with its error and no opinion."""
+    current = ctx.current
+    tol = ctx.settings.tolerance
+    if tol is None:
+        tol = C.NEUTRAL_TOLERANCE
+    tol_up = c.tol_up if c.tol_up is not None else tol
+    tol_down = c.tol_down if c.tol_down is not None else tol
+    results, opinions = s.results, s.opinions
+    initializing: dict = {}
+    rollout = ctx.obs.rollout is not None and current > 0
+    if rollout and ctx.trace is not None:
+        r = ctx.obs.rollout
+        ctx.note("rollout", current, current, "a rollout is in progress" + (f" ({r.reason})" if r.reason else "")
+                 + ": each metric's tolerance is judged on the demand its members carry against the "
+                   "intended size, not on their average over the surge")
+    for sig in c.signals:
+        try:
+            p = signal_proposal(ctx, sig, initializing, "scale_out")
+        except ProposalError as e:
+            s.failed += 1
+            s.first_error = s.first_error or str(e)
+            results.append(MetricResult(sig.name, error=str(e)))
+            continue
+        replicas = p.replicas
+        if p.members is not None and p.members != current:
+            # the load the sampled members serve, over the target: members still
+            # starting (no samples) add capacity, not load (Kubernetes scales its
+            # ready pods, not spec.replicas)
+            replicas = max(0, -((-p.members * p.num) // p.den))
+        if replicas != current and (_within_intended(p, current, tol_down, tol_up) if rollout
+                                    else p.within(tol_down, tol_up)):
+            replicas, s.within_tolerance = current, True
+        results.append(MetricResult(sig.name, replicas, p.utilization, p.value))
+        opinions.append((replicas, "metric"))
 
 
 def _within_intended(p, current: int, tol_down: object, tol_up: object) -> bool:
@@ -169,6 +251,205 @@ def _within_intended(p, current: int, tol_down: object, tol_up: object) -> bool:
     if p.members is None:
         return p.within(tol_down, tol_up)
     return Proposal(p.replicas, p.members * p.num, p.den * current).within(tol_down, tol_up)
+
+
+def threshold_rules(ctx: Context, c: _Compiled, scope: Scope, s: _Signals, fallback_cd: float,
+                    default_mode: str) -> None:
+    """Azure Monitor autoscale's rules in force, as the ``azure`` semantics reads them
+    (:mod:`..stages.rules`): out if any scale-out rule fires, in only if every scale-in rule
+    fires (https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-understanding-settings);
+    each fired rule held in its own cooldown (:func:`..stages.cooldown.combine_eligible`); a
+    scale-in its own projection says would flap back out reduced or skipped
+    (:func:`..stages.flapping.prevent_flapping`,
+    https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-flapping). Their count
+    is one opinion, with the winning rules' cooldown; no opinion when they keep the count,
+    with why in ``reason_hint`` when a cooldown or flapping made them."""
+    now, current, settings = ctx.now, ctx.current, ctx.settings
+    horizon = None
+    if predictive_mode(ctx, default_mode) == "ForecastAndScale":
+        p = ctx.policy.predictive
+        horizon = p.look_ahead_seconds if p is not None and p.look_ahead_seconds is not None else None
+    evals = []
+    cache: dict = {}
+    results = s.results
+    for index, rule in scope.rules:
+        if not rule.enabled:
+            results.append(MetricResult(rule.name or rule.metric, triggered=False))
+            continue
+        obs = ctx.obs.metrics.get(rule.metric)
+        e = evaluate_rule(rule, index, obs, now, current, delay=settings.metric_delay_seconds or 0.0,
+                          forecast_horizon=horizon if horizon is not None else None,
+                          allowed=ctx.policy.allowed_replicas, rounding=settings.percent_rounding or "ceil",
+                          cache=cache)
+        evals.append(e)
+        v = e.value.approx if e.value is not None else None
+        results.append(MetricResult(rule.name or rule.metric, e.result,
+                                    value=v if v is None or type(v) is int else format_number(v),
+                                    error=e.error, triggered=e.fired))
+    unread = s.rules_unread = sum(1 for e in evals if e.value is None and e.error)
+    s.rules_read = len(evals) - unread
+    combined = combine_rules(evals, current)
+    if ctx.trace is not None:
+        ctx.note("rules", current, combined.count, combined.why)
+    if combined.direction is None or combined.count == current:
+        return
+    elig = combine_eligible(evals, combined, ctx.state, now, fallback_cd, current)
+    if elig.held:
+        ctx.note("cooldown", combined.count, None, f"the fired rules are in their own cooldowns until "
+                                                   f"{elig.until:g}")
+        s.reason_hint = "CooldownActive"
+        return
+    combined = elig.combined
+    if combined.direction is None or combined.count == current:
+        return
+    count = combined.count
+    if combined.direction == "Decrease":
+        fr = prevent_flapping(current, count, scope.minimum, scope.maximum, scale_out_projections(evals))
+        if fr.why:
+            ctx.note("flapping", count, fr.count, fr.why)
+        count, s.reason_hint = fr.count, fr.reason
+        if count >= current:
+            return
+    s.opinions.append((count, "rule"))
+    s.rule_cooldown = max(rule_cooldown(w.rule, fallback_cd) for w in combined.winners)
+
+
+def floors(ctx: Context, c: _Compiled, s: _Signals, default_mode: str) -> None:
+    """The signals that only raise the count: the greatest active schedule
+    (:func:`..stages.schedules.schedule_floor`, GCE's scaling schedules) and a capacity
+    forecast under ``ForecastAndScale`` (:func:`..stages.signals.forecast_floor`), which "joins
+    the signals by max; it never causes a scale-in by itself" (the protocol,
+    ``observations.forecast``): alone, it counts only above the current count."""
+    opinions = s.opinions
+    if c.schedules:
+        sched, _ = schedule_floor(ctx.policy, ctx.now)
+        if sched is not None:
+            opinions.append((sched, "schedule"))
+    forecast = forecast_floor(ctx, default_mode)
+    if forecast is not None and (opinions or forecast > ctx.current):
+        opinions.append((forecast, "forecast"))
+
+
+def unread(c: _Compiled, s: _Signals) -> None:
+    """What a metric or a rule that cannot be read leaves: the response's ``error``, and
+    whether nothing at all could be read — no target metric and no rule (a rule that reads
+    but does not fire still counts as read). A metric that cannot be read blocks a scale-in
+    but not a scale-out (Kubernetes, GCE); nothing read at all falls back on the default
+    capacity (:func:`default_capacity`)."""
+    failed, rules_unread = s.failed, s.rules_unread
+    if failed:
+        s.error = f"invalid metrics ({failed} invalid out of {len(c.signals)}), first error is: {s.first_error}"
+    s.unreadable = not _read(s.opinions) and len(c.signals) == failed and not s.rules_read
+    if s.unreadable and s.error is None:
+        s.error = f"no rule's metric can be read ({rules_unread} of {rules_unread} rules)"
+
+
+def default_capacity(ctx: Context, scope: Scope, s: _Signals) -> Decision:
+    """No metric and no rule can be read, and a default capacity exists: ``max(current,
+    default)`` within the bounds — Azure's fallback ("If there's a problem reading the
+    resource metric, and the current capacity is below the default, autoscale scales out to
+    the default",
+    https://learn.microsoft.com/azure/azure-monitor/autoscale/autoscale-understanding-settings);
+    a schedule's or forecast's floor above it still counts."""
+    current = ctx.current
+    target = max([current, scope.default] + [o[0] for o in s.opinions])
+    final = min(max(target, scope.minimum), scope.maximum)
+    ctx.note("default capacity", current, final, f"no signal can be read: max(current, default {scope.default})")
+    ctx.state.recommendations.append(ctx.now, target)
+    return Decision(final, final, "ProfileDefault", s.results, profile=scope.name, error=s.error,
+                    cause="default")
+
+
+def highest(ctx: Context, s: _Signals) -> tuple[int, str]:
+    """The highest opinion and its cause — GCE: "calculating the recommended number of VMs
+    for each signal and then picking the signal that results in the largest number of VMs"
+    (https://cloud.google.com/compute/docs/autoscaler/multiple-signals); a scale-in the
+    forecast only limited is the signals' that read a metric. No opinion: the current count."""
+    opinions, current = s.opinions, ctx.current
+    if not opinions:
+        return current, "metric"
+    raw, cause = max(opinions)
+    if cause == "forecast" and raw < current:
+        read = _read(opinions)
+        if read:
+            cause = max(read)[1]
+    if ctx.trace is not None:
+        ctx.note("signals", current, raw, f"highest of {len(opinions)} signal(s): {cause}")
+    return raw, cause
+
+
+def stabilization(ctx: Context, c: _Compiled, raw: int) -> tuple[int, Optional[str]]:
+    """The lowest recommendation of the scale-up window and the highest of the scale-down
+    window bound the count (:func:`..stages.stabilization.stabilize_both_ways`, Kubernetes'
+    ``stabilizeRecommendationWithBehaviors`` in pkg/controller/podautoscaler/horizontal.go);
+    by default 0 s up and GCE's 600 s down
+    (https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions#stabilization_period)."""
+    stabilized, why = stabilize_both_ways(ctx.state.recommendations, ctx.now, ctx.current, raw,
+                                          c.up_window, c.down_window)
+    if ctx.trace is not None:
+        ctx.note("stabilization", raw, stabilized,
+                 f"scale-up window {c.up_window:g}s, scale-down window {c.down_window:g}s")
+    return stabilized, why
+
+
+def rate_limits_and_bounds(ctx: Context, c: _Compiled, scope: Scope, stabilized: int) -> tuple[int, str]:
+    """The behaviors' rate policies in exact arithmetic, then the bounds
+    (:func:`..stages.rate_limits.limit_with_behavior`, Kubernetes'
+    ``convertDesiredReplicasWithBehaviorRate`` in pkg/controller/podautoscaler/horizontal.go;
+    by default at most max(+4, +100 %) per 15 s up, −100 % per 15 s down)."""
+    lo, hi = scope.minimum, scope.maximum
+    limited, why = limit_with_behavior(ctx.state, ctx.now, ctx.current, stabilized, lo, hi,
+                                       c.up_select, c.up_policies, c.down_select, c.down_policies, exact=True)
+    final = min(max(limited, lo), hi)
+    if final != limited:
+        why = "TooFewReplicas" if final == lo else "TooManyReplicas"
+    if ctx.trace is not None:
+        ctx.note("rate limits and bounds", stabilized, final, f"{why}; range [{lo}, {hi}]")
+    return final, why
+
+
+def scale_in_controls(ctx: Context, c: _Compiled, scope: Scope, bounded: int) -> tuple[int, bool]:
+    """GCE's ``scaleInControl``: the size never drops further below the peak of the window
+    than allowed (:func:`..stages.scale_in_control.limit_scale_in`; "Maximum allowed number
+    (or %) of VMs that can be deducted from the peak recommendation during the window",
+    https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers)."""
+    final, controlled = limit_scale_in(ctx.state.sizes, ctx.now, bounded, c.scale_in_control, scope.maximum)
+    if ctx.trace is not None:
+        ctx.note("scale-in controls", bounded, final, "peak size of the window less the allowed scale-in")
+    return final, controlled
+
+
+def record(ctx: Context, s: _Signals, raw: int, cause: str, final: int, stabilized: int,
+           stab_reason: Optional[str], limit_reason: str, controlled: bool,
+           fallback_cd: float) -> tuple[str, str, Optional[float]]:
+    """The response's reason — the last stage that changed the count says why — the scale
+    action's cause (a move into ``[min, max]`` is the boundary's; a rule action the bounds
+    only cut short stays the rule's, with its cooldown, as under ``azure``) and the cooldown
+    it starts; a move the mode lets through is noted (:func:`..stages.cooldown.note_scale_action`:
+    a move that is not a rule's keeps the rule action it overwrites)."""
+    current = ctx.current
+    if controlled:
+        reason = "ScaleInControlled"
+    elif final != stabilized:
+        reason = limit_reason
+    elif stab_reason is not None:
+        reason = stab_reason
+    elif s.reason_hint is not None and final == current:
+        reason = s.reason_hint
+    elif cause in ("schedule", "forecast") and final == raw and final > current:
+        reason = "ScheduleFloor" if cause == "schedule" else "ForecastFloor"
+    elif s.within_tolerance and final == current:
+        reason = "WithinTolerance"
+    else:
+        reason = "DesiredWithinRange"
+    if reason in ("TooFewReplicas", "TooManyReplicas") and not (
+            cause == "rule" and final != current and (raw > current) == (final > current)):
+        cause = "boundary"
+    cooldown = s.rule_cooldown if cause == "rule" else None
+    if final != current and carried_out(ctx.policy.mode, current, final):
+        # (a move the mode blocks is not carried out: it neither starts nor ends a cooldown)
+        note_scale_action(ctx.state, ctx.now, cause, fallback_cd)
+    return reason, cause, cooldown
 
 
 class NeutralSemantics(Semantics):
@@ -191,217 +472,41 @@ class NeutralSemantics(Semantics):
 
     def decide(self, ctx: Context) -> Decision:
         c = self._compiled(ctx.policy)
-        policy, state, now, current, settings = ctx.policy, ctx.state, ctx.now, ctx.current, ctx.settings
-        tr = ctx.trace is not None
-        fallback_cd = start_of_cooldowns(state, now, settings)
+        state, current = ctx.state, ctx.current
+        fallback_cd = start_of_cooldowns(state, ctx.now, ctx.settings)
         if state.recommendations is None:        # first sight: the current count was recommended
-            state.recommendations = TimeLog([(now, current, None)])
-
-        scope = c.top
-        if c.timeline is not None:
-            prof, why = c.timeline.at(now)
-            if prof is not None:
-                scope = c.scopes[id(prof)]
-            if tr:
-                ctx.note("profile", None, scope.name if scope is not None else None, why)
-        lo, hi = scope.minimum, scope.maximum
-
-        # 2. signals ----------------------------------------------------------------------
-        results: list = []
-        opinions: list[tuple[int, str]] = []       # (replicas, cause)
-        failed = 0
-        first_error: Optional[str] = None
-        within_tolerance = False
-        rule_cooldown: Optional[float] = None
-        reason_hint: Optional[str] = None
-        rules_read = rules_unread = 0           # enabled rules whose metric could / could not be read
-        proposal = ctx.obs.proposal
-        tol = settings.tolerance
-        if tol is None:
-            tol = C.NEUTRAL_TOLERANCE
-        tol_up = c.tol_up if c.tol_up is not None else tol
-        tol_down = c.tol_down if c.tol_down is not None else tol
-        if proposal is not None:
-            opinions.append((proposal, "metric"))
-            if tr:
-                ctx.note("signals", current, proposal, "observations.proposal: metrics and rules skipped")
+            state.recommendations = TimeLog([(ctx.now, current, None)])
+        scope = c.top if c.timeline is None else scope_in_force(ctx, c.timeline, c.scopes, c.top)
+        # signals: each one's opinion; the highest wins
+        s = _Signals()
+        if ctx.obs.proposal is not None:
+            given_proposal(ctx, s, ctx.obs.proposal)
         else:
-            initializing: dict = {}
-            rollout = ctx.obs.rollout is not None and current > 0
-            if rollout and tr:
-                r = ctx.obs.rollout
-                ctx.note("rollout", current, current, "a rollout is in progress" + (f" ({r.reason})" if r.reason else "")
-                         + ": each metric's tolerance is judged on the demand its members carry against the "
-                           "intended size, not on their average over the surge")
-            for sig in c.signals:
-                try:
-                    p = signal_proposal(ctx, sig, initializing, "scale_out")
-                except ProposalError as e:
-                    failed += 1
-                    first_error = first_error or str(e)
-                    results.append(MetricResult(sig.name, error=str(e)))
-                    continue
-                replicas = p.replicas
-                if p.members is not None and p.members != current:
-                    # the load the sampled members serve, over the target: members still
-                    # starting (no samples) add capacity, not load (Kubernetes scales its
-                    # ready pods, not spec.replicas)
-                    replicas = max(0, -((-p.members * p.num) // p.den))
-                if replicas != current and (_within_intended(p, current, tol_down, tol_up) if rollout
-                                            else p.within(tol_down, tol_up)):
-                    replicas, within_tolerance = current, True
-                results.append(MetricResult(sig.name, replicas, p.utilization, p.value))
-                opinions.append((replicas, "metric"))
-            rule_count, rule_cooldown, reason_hint, rules_read, rules_unread = \
-                self._rules(ctx, c, scope, results, fallback_cd)
-            if rule_count is not None:
-                opinions.append((rule_count, "rule"))
-        sched, sched_name = schedule_floor(policy, now) if c.schedules else (None, None)
-        if sched is not None:
-            opinions.append((sched, "schedule"))
-        forecast = forecast_floor(ctx, self.default_predictive_mode)
-        if forecast is not None and (opinions or forecast > current):
-            # a forecast "joins the signals by max; it never causes a scale-in by itself"
-            # (the protocol, ``observations.forecast``)
-            opinions.append((forecast, "forecast"))
-
-        error = None
-        if failed:
-            error = f"invalid metrics ({failed} invalid out of {len(c.signals)}), first error is: {first_error}"
-        read = [o for o in opinions if o[1] in ("metric", "rule")]
-        # nothing could be read: no metric and no rule (a rule that reads but does not fire
-        # still counts as read)
-        unreadable = (failed or rules_unread) and not read and len(c.signals) == failed and not rules_read
-        if unreadable and error is None:
-            error = f"no rule's metric can be read ({rules_unread} of {rules_unread} rules)"
-        if unreadable and scope.default is not None:
-            # every metric failed and no rule could speak: the documented fallback,
-            # max(current, default) — a schedule's or forecast's floor above it still counts
-            target = max([current, scope.default] + [o[0] for o in opinions])
-            final = min(max(target, lo), hi)
-            ctx.note("default capacity", current, final, f"no signal can be read: max(current, default {scope.default})")
-            state.recommendations.append(now, target)
-            return Decision(final, final, "ProfileDefault", results, profile=scope.name, error=error,
-                            cause="default")
-        if not opinions:
-            if failed or unreadable:
-                return Decision(current, current, "InvalidMetrics", results, profile=scope.name, error=error)
-            raw, cause = current, "metric"
-        else:
-            raw, cause = max(opinions)
-            if cause == "forecast" and raw < current and read:
-                cause = max(read)[1]   # a scale-in the forecast only limited is the signals'
-            if tr:
-                ctx.note("signals", current, raw, f"highest of {len(opinions)} signal(s): {cause}")
-        if failed and raw < current:   # an unreadable metric blocks a scale-in
-            state.recommendations.append(now, current)
-            return Decision(current, current, "InvalidMetrics", results, profile=scope.name, error=error)
-
-        # 3. stabilization; 4. rate policies and bounds --------------------------------------
-        stabilized, stab_reason = stabilize_both_ways(state.recommendations, now, current, raw,
-                                                      c.up_window, c.down_window)
-        if tr:
-            ctx.note("stabilization", raw, stabilized,
-                     f"scale-up window {c.up_window:g}s, scale-down window {c.down_window:g}s")
-        limited, limit_reason = limit_with_behavior(state, now, current, stabilized, lo, hi,
-                                                    c.up_select, c.up_policies, c.down_select, c.down_policies,
-                                                    exact=True)
-        final = min(max(limited, lo), hi)
-        if final != limited:
-            limit_reason = "TooFewReplicas" if final == lo else "TooManyReplicas"
-        if tr:
-            ctx.note("rate limits and bounds", stabilized, final, f"{limit_reason}; range [{lo}, {hi}]")
-
-        # 5. scale-in controls ---------------------------------------------------------------
-        control = c.scale_in_control
+            if c.signals:
+                target_metrics(ctx, c, s)
+            if scope.rules:
+                threshold_rules(ctx, c, scope, s, fallback_cd, self.default_predictive_mode)
+        if c.schedules or ctx.obs.forecast is not None:
+            floors(ctx, c, s, self.default_predictive_mode)
+        if s.failed or s.rules_unread:
+            unread(c, s)
+        if s.unreadable and scope.default is not None:
+            return default_capacity(ctx, scope, s)
+        if not s.opinions and (s.failed or s.unreadable):
+            return Decision(current, current, "InvalidMetrics", s.results, profile=scope.name, error=s.error)
+        raw, cause = highest(ctx, s)
+        if s.failed and raw < current:   # an unreadable metric blocks a scale-in
+            state.recommendations.append(ctx.now, current)
+            return Decision(current, current, "InvalidMetrics", s.results, profile=scope.name, error=s.error)
+        stabilized, stab_reason = stabilization(ctx, c, raw)
+        final, limit_reason = rate_limits_and_bounds(ctx, c, scope, stabilized)
         controlled = False
-        if control is not None:
-            bounded = final
-            final, controlled = limit_scale_in(state.sizes, now, final, control, hi)
-            if tr:
-                ctx.note("scale-in controls", bounded, final, "peak size of the window less the allowed scale-in")
-
-        if controlled:
-            reason = "ScaleInControlled"
-        elif final != stabilized:
-            reason = limit_reason
-        elif stab_reason is not None:
-            reason = stab_reason
-        elif reason_hint is not None and final == current:
-            reason = reason_hint
-        elif cause in ("schedule", "forecast") and final == raw and final > current:
-            reason = "ScheduleFloor" if cause == "schedule" else "ForecastFloor"
-        elif within_tolerance and final == current:
-            reason = "WithinTolerance"
-        else:
-            reason = "DesiredWithinRange"
-        if reason in ("TooFewReplicas", "TooManyReplicas") and not (
-                cause == "rule" and final != current and (raw > current) == (final > current)):
-            # a move into [min, max]; a rule action the bounds only cut short stays the
-            # rule's, with its cooldown (as under azure)
-            cause = "boundary"
-        cooldown = rule_cooldown if cause == "rule" else None
-        if final != current and carried_out(policy.mode, current, final):
-            # (a move the mode blocks is not carried out: it neither starts nor ends a cooldown)
-            note_scale_action(state, now, cause, fallback_cd)
-        return Decision(final, final, reason, results, profile=scope.name, error=error, cause=cause,
+        if c.scale_in_control is not None:
+            final, controlled = scale_in_controls(ctx, c, scope, final)
+        reason, cause, cooldown = record(ctx, s, raw, cause, final, stabilized, stab_reason, limit_reason,
+                                         controlled, fallback_cd)
+        return Decision(final, final, reason, s.results, profile=scope.name, error=s.error, cause=cause,
                         cooldown_seconds=cooldown)
-
-    def _rules(self, ctx: Context, c: _Compiled, scope: _Scope, results: list,
-               fallback_cd: float) -> tuple[Optional[int], Optional[float], Optional[str], int, int]:
-        """The rules' count (None: no opinion), its cooldown, a reason when a
-        cooldown or flapping prevention changed what the rules asked for, and how
-        many enabled rules could and could not read their metric."""
-        if not scope.rules:
-            return None, None, None, 0, 0
-        now, current, settings = ctx.now, ctx.current, ctx.settings
-        horizon = None
-        if predictive_mode(ctx, self.default_predictive_mode) == "ForecastAndScale":
-            p = ctx.policy.predictive
-            horizon = p.look_ahead_seconds if p is not None and p.look_ahead_seconds is not None else None
-        evals = []
-        cache: dict = {}
-        for index, rule in scope.rules:
-            if not rule.enabled:
-                results.append(MetricResult(rule.name or rule.metric, triggered=False))
-                continue
-            obs = ctx.obs.metrics.get(rule.metric)
-            e = evaluate_rule(rule, index, obs, now, current, delay=settings.metric_delay_seconds or 0.0,
-                              forecast_horizon=horizon if horizon is not None else None,
-                              allowed=ctx.policy.allowed_replicas, rounding=settings.percent_rounding or "ceil",
-                              cache=cache)
-            evals.append(e)
-            v = e.value.approx if e.value is not None else None
-            results.append(MetricResult(rule.name or rule.metric, e.result,
-                                        value=v if v is None or type(v) is int else format_number(v),
-                                        error=e.error, triggered=e.fired))
-        unread = sum(1 for e in evals if e.value is None and e.error)
-        read = len(evals) - unread
-        combined = combine_rules(evals, current)
-        if ctx.trace is not None:
-            ctx.note("rules", current, combined.count, combined.why)
-        if combined.direction is None or combined.count == current:
-            return None, None, None, read, unread
-        elig = combine_eligible(evals, combined, ctx.state, now, fallback_cd, current)
-        if elig.held:
-            ctx.note("cooldown", combined.count, None, f"the fired rules are in their own cooldowns until "
-                                                       f"{elig.until:g}")
-            return None, None, "CooldownActive", read, unread
-        combined = elig.combined
-        if combined.direction is None or combined.count == current:
-            return None, None, None, read, unread
-        count, hint = combined.count, None
-        if combined.direction == "Decrease":
-            projections = [Projection(e.value, e.rule.operator, e.rule.threshold, e.rule.name or e.rule.metric)
-                           for e in evals if e.increase and e.value is not None]
-            fr = prevent_flapping(current, count, scope.minimum, scope.maximum, projections)
-            if fr.why:
-                ctx.note("flapping", count, fr.count, fr.why)
-            count, hint = fr.count, fr.reason
-            if count >= current:
-                return None, None, hint, read, unread
-        cooldown = max(rule_cooldown(w.rule, fallback_cd) for w in combined.winners)
-        return count, cooldown, hint, read, unread
 
     def retention(self, ctx: Context) -> dict[str, float]:
         return self._compiled(ctx.policy).retention

@@ -31,7 +31,7 @@ from typing import Optional, Sequence
 
 from .rules import RuleValue, compare
 
-__all__ = ["Projection", "FlappingResult", "would_scale_out", "prevent_flapping"]
+__all__ = ["Projection", "FlappingResult", "scale_out_projections", "would_scale_out", "prevent_flapping"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,15 @@ class FlappingResult:
     reason: Optional[str]       # None, "FlappingReduced" or "FlappingPrevented"
     target: int                 # the scale-in target after clamping to [min, max]
     why: str
+
+
+def scale_out_projections(evals: Sequence) -> list[Projection]:
+    """The triggers a scale-in is checked against: every scale-out rule of ``evals``
+    (:class:`~.rules.RuleEvaluation`) whose metric could be read, fired or not
+    ("the autoscale engine estimates the CPU usage … until it finds an instance
+    count where all metrics are with in the defined thresholds")."""
+    return [Projection(e.value, e.rule.operator, e.rule.threshold, e.rule.name or e.rule.metric)
+            for e in evals if e.increase and e.value is not None]
 
 
 def would_scale_out(projections: Sequence[Projection], current: int, n: int) -> Optional[Projection]:

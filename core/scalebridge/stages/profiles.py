@@ -33,11 +33,12 @@ import math
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+from ..decision import Context
 from ..policy import Profile, Recurrence
 from ..timezones import resolve_zone, to_epoch
 
-__all__ = ["ProfileTimeline", "active_profile", "recurrence_last_start", "recurrence_next_start",
-           "fixed_date_window"]
+__all__ = ["ProfileTimeline", "Scope", "scope_in_force", "active_profile", "recurrence_last_start",
+           "recurrence_next_start", "fixed_date_window"]
 
 _DAYS = {"Monday": 0, "Tuesday": 1, "Wednesday": 2, "Thursday": 3, "Friday": 4, "Saturday": 5, "Sunday": 6}
 
@@ -162,6 +163,32 @@ class ProfileTimeline:
             else:
                 why = "no profile in force"
         return _Choice(chosen, now, until, why)
+
+
+@dataclass(slots=True)
+class Scope:
+    """What one profile, or the policy's own fields when none is in force, puts in
+    force: the capacity (minimum, maximum, default) and the rules, which replace the
+    policy's ("Autoscale only processes one profile at a time", Azure best practices,
+    2022). ``name`` is the profile's (None: the policy's fields); ``rules`` holds
+    ``(index, Rule)`` of every rule, in order. A semantics builds one per profile once
+    per policy."""
+    name: Optional[str]
+    minimum: int
+    maximum: int
+    default: Optional[int]
+    rules: tuple
+
+
+def scope_in_force(ctx: Context, timeline: ProfileTimeline, scopes: dict, top: Optional[Scope]) -> Optional[Scope]:
+    """The scope in force at ``ctx.now``: the one ``scopes`` holds (by the profile's
+    ``id``) for the profile ``timeline`` chooses (see the module docstring), else ``top``
+    (the policy's own fields; None when it has none). ``explain`` notes which and why."""
+    prof, why = timeline.at(ctx.now)
+    scope = scopes[id(prof)] if prof is not None else top
+    if ctx.trace is not None:
+        ctx.note("profile", None, scope.name if scope is not None else None, why)
+    return scope
 
 
 def active_profile(profiles: Sequence[Profile], now: float,

@@ -395,6 +395,8 @@ def combine_rules(evals: Iterable[RuleEvaluation], current: int) -> CombinedRule
     """Scale out when any scale-out rule fired, to the highest count asked;
     otherwise scale in only when every scale-in rule fired, to the highest
     count asked (the smallest reduction); otherwise keep ``current``."""
+    if not evals:   # no rule in force (a list): nothing to tally
+        return CombinedRules(current, None, [])
     up, down = _Tally(), _Tally()
     for e in evals:
         (up if e.rule.direction == "Increase" else down).add(e)

@@ -57,8 +57,8 @@ REF_KEYS = frozenset({"kind", "api_version", "resource", "namespace", "name"})
 #: the annotation the ReplicaSet controller orders a scale-down by (lower first,
 #: an int32, 0 when absent: https://kubernetes.io/docs/reference/labels-annotations-taints/#pod-deletion-cost)
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
-#: marks a cost this provider set, so that it can take it back
-DELETION_COST_OWNER = "scalebridge.io/pod-deletion-cost"
+#: marks a cost this provider set ("true"), so that it can take it back
+DELETION_COST_OWNER = "scalebridge.io/pod-deletion-cost-set"
 #: the cost of the first pod chosen (the next ones +1 each): below any cost a user
 #: sets by hand in practice, so the chosen pods go first
 DELETION_COST_BASE = -2_000_000_000
@@ -392,12 +392,12 @@ class KubernetesTarget(Target):
                 if have == want[name]:
                     continue
                 value = want[name]
-            elif annotations.get(DELETION_COST_OWNER) == "scalebridge":
+            elif annotations.get(DELETION_COST_OWNER) == "true":
                 value = None                 # a cost this provider set before: taken back
             else:
                 continue
             body = {"metadata": {"annotations": {DELETION_COST: value,
-                                                 DELETION_COST_OWNER: None if value is None else "scalebridge"}}}
+                                                 DELETION_COST_OWNER: None if value is None else "true"}}}
             try:
                 c.call("patch pods", c.core.patch_namespaced_pod, name, self.namespace, body)
             except ProviderError as e:

@@ -251,8 +251,9 @@ def main(argv=None) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-        ax1.bar([r["select"] for r in rows], [r["sessions_cut"] for r in rows])
-        ax1.set_ylabel("sessions cut by scale-in")
+        ax1.bar([r["select"] for r in rows], [r["sessions_cut"] / best for r in rows])
+        ax1.set_ylim(0.95, max(r["sessions_cut"] / best for r in rows) * 1.02)
+        ax1.set_ylabel("sessions cut by scale-in, x least_loaded")
         ax1.tick_params(axis="x", rotation=30)
         for r in ro:
             ax2.plot(r["sizes"], label=r["semantics"])

@@ -301,6 +301,36 @@ class ScaleInControl(_Model):
     time_window_seconds: NonNegDuration = 600.0
 
 
+# ----------------------------------------------------------------------------- scale-in selection
+
+#: the orders a scale-in may choose its members in (docs/policy.md, ``scale_in``)
+SCALE_IN_SELECT = ("least_loaded", "oldest", "newest", "unready_first", "zone_balanced")
+
+
+@model
+class ScaleIn(_Model):
+    """Which members leave on a scale-in: the decision says how many, this says which
+    (docs/policy.md, ``scale_in``). Members that are failed, pending or not ready
+    always go first, as every provider's own ordering has them go."""
+    select: Literal["least_loaded", "oldest", "newest", "unready_first", "zone_balanced"] = Field(
+        description="least_loaded: the lowest values of `metric` first; oldest / newest: by start time; "
+                    "unready_first: only members not ready (the provider chooses the rest); zone_balanced: "
+                    "from the zone with the most members first")
+    metric: Optional[str] = Field(
+        None, description="the per-member metric (an observations.metrics key, e.g. websocket_connections) "
+                          "least_loaded ranks by, and zone_balanced within a zone")
+
+    @model_validator(mode="after")
+    def _metric_where_read(self) -> "ScaleIn":
+        if self.select == "least_loaded" and not self.metric:
+            raise FieldError("metric", "required field is missing: select least_loaded ranks members by a "
+                                       "per-member metric (e.g. metric: websocket_connections)")
+        if self.metric is not None and self.select not in ("least_loaded", "zone_balanced"):
+            raise FieldError("metric", f"select {self.select} reads no metric (only least_loaded and "
+                                       "zone_balanced rank by one)")
+        return self
+
+
 # ----------------------------------------------------------------------------- rules
 
 Operator = Literal["GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual", "Equals", "NotEquals"]
@@ -722,6 +752,8 @@ class Policy(_Model):
         None, description="true: a negative, NaN or infinite value of an external metric is read as 0, not as an "
                           "invalid metric; activation still compares the value as read (KEDA >= 2.20.2, "
                           "kedacore/keda#7889: pkg/scalers/scaler.go quantityFromFloat64); import --from keda sets it")
+    # which members leave on a scale-in (docs/policy.md, scale_in), under every semantics
+    scale_in: Optional[ScaleIn] = None
 
     @model_validator(mode="after")
     def _bounds(self) -> "Policy":

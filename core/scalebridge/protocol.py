@@ -93,6 +93,11 @@ class Member(ModelAPI):
     standby: Annotated[Bool, Field(description="extension: kept ready outside the target's capacity (a standby "
                                                "pool, a warm pool): neither capacity nor a failure; no semantics "
                                                "counts it")] = False
+    # extensions read by a scale-in's selection (policy.scale_in): the member's zone
+    # (zone_balanced), and whether the provider protects it from scale-in (AWS
+    # ProtectedFromScaleIn, Azure protectFromScaleIn): never chosen
+    zone: Optional[str] = None
+    protected: Optional[Bool] = None
 
 
 Point = tuple[EpochSeconds, Optional[FiniteFloat]]
@@ -131,12 +136,25 @@ class CapacityForecast(ModelAPI):
 
 
 @bulk
+class Rollout(ModelAPI):
+    """Extension: a rollout is in progress — a new version replacing the members (a
+    Deployment's rolling update, a MIG's rolling update, an ASG's instance refresh, a
+    scale set's rolling upgrade). ``status_replicas`` may then count members beyond
+    ``current_replicas`` (the surge); ``updated_replicas`` are the members already of
+    the new version, ``reason`` what the provider saw."""
+    updated_replicas: Optional[Annotated[Int, Field(ge=0)]] = None
+    reason: Optional[str] = None
+
+
+@bulk
 class Observations(ModelAPI):
     status_replicas: Optional[Annotated[Number, Field(ge=0)]] = None
     members: Optional[list[Member]] = None
     metrics: dict[str, MetricObservation] = dataclasses.field(default_factory=dict)
     forecast: Optional[CapacityForecast] = None
     proposal: Optional[Annotated[Int, Field(ge=0)]] = None
+    #: extension: a rollout in progress (see :class:`Rollout`); absent: none is known
+    rollout: Optional[Rollout] = None
 
 
 OBSERVATIONS = TypeAdapter(Observations)

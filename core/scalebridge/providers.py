@@ -18,7 +18,9 @@ then :meth:`Provider.target` once per target, and from then on only the small
    whether an operation on the target is still in flight;
 2. :meth:`Target.read_metrics` — the samples each :class:`MetricQuery` asks for,
    in the decision protocol's observation shapes (``docs/protocol.md``);
-3. :meth:`Target.set_size` — the absolute size (never a delta), idempotent;
+3. :meth:`Target.set_size` — the absolute size (never a delta), idempotent; or, on a
+   scale-in whose policy chooses who leaves (``scale_in``), :meth:`Target.delete_members`
+   for a provider that declares :attr:`Capability.DELETE_MEMBERS`;
 4. now and then, :meth:`Target.managed_by` — the name of another autoscaler
    that already manages the target (the controller then refuses it).
 
@@ -167,8 +169,12 @@ class Observation:
     ``start_time``, ``ready_transition_time``, ``deleting``, ``requests``,
     ``weight``). ``in_flight`` describes an operation still running on the target
     (a GCE resize not DONE or a MIG not stable, an ASG scaling activity, a VMSS
-    update not ``Succeeded``, a rollout in progress), or is None when it is settled:
-    the controller never stacks a write on it. ``min_size``/``max_size`` are the
+    update not ``Succeeded``), or is None when it is settled: the controller never
+    stacks a write on it. ``rollout`` is a protocol ``Rollout`` (``updated_replicas``,
+    ``reason``) while a new version replaces the members — a Deployment's rolling
+    update, a MIG's, an ASG's instance refresh, a scale set's rolling upgrade — which a
+    provider reports as in flight only where a resize during it is not safe (each
+    provider's page says which). ``min_size``/``max_size`` are the
     provider's own bounds where it has them (ASG MinSize/MaxSize). ``forecast`` is a
     protocol ``CapacityForecast`` dict a provider may supply (the ``sim`` provider's
     planner). ``details`` is free-form, for ``scalebridge observe``. ``paused`` and
@@ -192,6 +198,9 @@ class Observation:
     #: provider: ``kubernetes_version`` from the API server's ``/version``); each fills
     #: a setting the target's configuration leaves unset
     settings: Optional[dict[str, Any]] = None
+    #: a rollout in progress (a protocol ``Rollout``), passed to the decision as
+    #: ``observations.rollout``; None: none the provider knows of
+    rollout: Optional[Any] = None
 
 
 @dataclass(frozen=True)
@@ -335,6 +344,21 @@ class Target(ABC):
     def set_size(self, size: int) -> SizeChange:
         """Set the absolute desired size (idempotent: setting the current size again
         is harmless, and a retry after a timeout cannot double a change)."""
+
+    def delete_members(self, members: list[str], size: int) -> SizeChange:
+        """Optional (:attr:`Capability.DELETE_MEMBERS`): a scale-in that removes the
+        members named (as :meth:`observe` named them), in that order of preference, and
+        leaves the target's desired size at ``size`` — with the cloud's own call (a pod's
+        deletion cost and the new replicas, ``TerminateInstanceInAutoScalingGroup`` with a
+        decrement, ``instanceGroupManagers.deleteInstances``, ``virtualMachineScaleSets
+        .deleteInstances``). ``size`` may be below the current size less the members
+        named (a partial selection): the provider's own order removes the rest. It
+        removes at most the current size less ``size`` members, skips a named member
+        that is already gone or leaving, and is idempotent: a retry after a lost reply,
+        or a restart finishing an interrupted scale-in, removes no one twice. The
+        controller persists its intent (the size and the members) before the call."""
+        raise ProviderError(ErrorKind.INVALID, f"{self.name}: this provider cannot remove chosen members "
+                            "(it does not declare Capability.DELETE_MEMBERS): set the size instead")
 
     def read_history(self, query: MetricQuery, start: float, end: float, step: float) -> dict:
         """Optional (:attr:`Capability.HISTORY`), for ``scalebridge backtest``: the

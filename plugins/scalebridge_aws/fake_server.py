@@ -26,7 +26,9 @@ whose IAM prefix is ``cloudwatch``).
 Strictness: ``SetDesiredCapacity`` outside the group's MinSize/MaxSize is
 refused with the ValidationError real Auto Scaling returns ("New
 SetDesiredCapacity value 12 is above max value 10 for the AutoScalingGroup.");
-moto accepts it; on a group that does not exist, the ValidationError
+moto accepts it; ``TerminateInstanceInAutoScalingGroup`` without
+``ShouldDecrementDesiredCapacity``, or with a decrement at MinSize, is refused as
+Auto Scaling refuses it; on a group that does not exist, the ValidationError
 "AutoScalingGroup name not found" (moto fails with a 500). ``DescribeScalingActivities`` answers from
 :attr:`AwsProxy.activities` for the groups it names (moto lists none).
 """
@@ -276,8 +278,8 @@ class AwsProxy(HttpServer):
         finally:
             conn.close()
 
-    def _group_bounds(self, handler, group: str) -> Optional[tuple[int, int]]:
-        """MinSize and MaxSize of a group, asked of the upstream (not recorded)."""
+    def _group_bounds(self, handler, group: str) -> Optional[tuple[int, int, int]]:
+        """MinSize, MaxSize and DesiredCapacity of a group, asked of the upstream (not recorded)."""
         body = urllib.parse.urlencode({"Action": "DescribeAutoScalingGroups", "Version": "2011-01-01",
                                        "AutoScalingGroupNames.member.1": group}).encode()
         conn = http.client.HTTPConnection(*self.upstream, timeout=30)
@@ -290,11 +292,30 @@ class AwsProxy(HttpServer):
         finally:
             conn.close()
         lo, hi = re.search(r"<MinSize>(\d+)</MinSize>", text), re.search(r"<MaxSize>(\d+)</MaxSize>", text)
-        if not lo or not hi:
+        desired = re.search(r"<DesiredCapacity>(\d+)</DesiredCapacity>", text)
+        if not lo or not hi or not desired:
             return None
-        return int(lo.group(1)), int(hi.group(1))
+        return int(lo.group(1)), int(hi.group(1)), int(desired.group(1))
+
+    def _group_of_instance(self, handler, instance: str) -> Optional[str]:
+        """The group an instance belongs to, asked of the upstream (not recorded)."""
+        body = urllib.parse.urlencode({"Action": "DescribeAutoScalingInstances", "Version": "2011-01-01",
+                                       "InstanceIds.member.1": instance}).encode()
+        conn = http.client.HTTPConnection(*self.upstream, timeout=30)
+        try:
+            conn.request("POST", "/", body=body, headers={
+                "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
+                "Authorization": handler.headers.get("Authorization", ""),
+                "X-Amz-Date": handler.headers.get("X-Amz-Date", "")})
+            text = conn.getresponse().read().decode("utf-8", "replace")
+        finally:
+            conn.close()
+        m = re.search(r"<AutoScalingGroupName>([^<]+)</AutoScalingGroupName>", text)
+        return m.group(1) if m else None
 
     def _strict_refusal(self, handler, service: str, action: str, params: dict) -> Optional[str]:
+        if self.strict and service == "autoscaling" and action == "TerminateInstanceInAutoScalingGroup":
+            return self._terminate_refusal(handler, params)
         if not self.strict or service != "autoscaling" or action != "SetDesiredCapacity":
             return None
         group = str(params.get("AutoScalingGroupName", ""))
@@ -305,11 +326,33 @@ class AwsProxy(HttpServer):
         bounds = self._group_bounds(handler, group)
         if bounds is None:     # what Auto Scaling answers for a group that does not exist
             return "AutoScalingGroup name not found - null"
-        lo, hi = bounds
+        lo, hi, _ = bounds
         if desired > hi:
             return f"New SetDesiredCapacity value {desired} is above max value {hi} for the AutoScalingGroup."
         if desired < lo:
             return f"New SetDesiredCapacity value {desired} is below min value {lo} for the AutoScalingGroup."
+        return None
+
+    def _terminate_refusal(self, handler, params: dict) -> Optional[str]:
+        """What Auto Scaling refuses of ``TerminateInstanceInAutoScalingGroup`` and moto
+        accepts: no ``ShouldDecrementDesiredCapacity`` (required by the API reference),
+        and a decrement below MinSize (the ValidationError reported verbatim in
+        hashicorp/nomad-autoscaler#1290 and aws/aws-cli#47)."""
+        flag = str(params.get("ShouldDecrementDesiredCapacity", ""))
+        if flag not in ("true", "false"):
+            return "1 validation error detected: Value null at 'shouldDecrementDesiredCapacity' failed to " \
+                   "satisfy constraint: Member must not be null"
+        if flag != "true":
+            return None
+        group = self._group_of_instance(handler, str(params.get("InstanceId", "")))
+        bounds = self._group_bounds(handler, group) if group else None
+        if bounds is None:
+            return None
+        lo, _, desired = bounds
+        if desired <= lo:
+            return (f"Currently, desiredSize equals minSize ({lo}). Terminating instance without replacement will "
+                    "violate group's min size constraint. Either set shouldDecrementDesiredCapacity flag to false "
+                    "or lower group's min size.")
         return None
 
     def _handle(self, handler: QuietHandler) -> None:

@@ -79,6 +79,10 @@ def member_of(instance: Mapping, launch_time: Optional[float],
     terminated)."""
     state = instance.get("LifecycleState") or ""
     m: dict = {"name": instance["InstanceId"], "start_time": launch_time}
+    if instance.get("AvailabilityZone"):        # for a zone_balanced scale-in
+        m["zone"] = instance["AvailabilityZone"]
+    if instance.get("ProtectedFromScaleIn"):    # never chosen to leave
+        m["protected"] = True
     w = weight(instance)
     if w != 1:
         m["weight"] = w

@@ -79,7 +79,8 @@ class AwsProvider(Provider):
     name = "aws"
     semantics = "aws"
     capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY,
-                              Capability.NATIVE_DECISIONS})
+                              Capability.NATIVE_DECISIONS,
+                              Capability.DELETE_MEMBERS})
     #: rates from EC2's documented request-token buckets (mutating actions refill
     #: 5 tokens a second from a bucket of 200; non-mutating ones 20 a second),
     #: https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html — the
@@ -312,6 +313,50 @@ class AutoScalingGroupTarget(Target):
         g["DesiredCapacity"] = new
         self._last = g
         return SizeChange(size=new, in_flight=new != desired, note="; ".join(notes) or None)
+
+    def delete_members(self, members: list[str], size: int) -> SizeChange:
+        """A scale-in of chosen instances: ``TerminateInstanceInAutoScalingGroup`` with
+        ``ShouldDecrementDesiredCapacity`` true for each, in order (one ``InstanceId`` a
+        call: the batch ``InstanceIds`` form is recent and not in every SDK or emulator),
+        then ``SetDesiredCapacity`` for any rest (a partial selection).
+
+        - https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_TerminateInstanceInAutoScalingGroup.html:
+          without the decrement Auto Scaling launches a replacement; with it, the group
+          shrinks. Terminating below MinSize is refused ("Terminating instance without
+          replacement will violate group's min size constraint"): at most the desired
+          capacity less ``max(size, MinSize)`` are terminated.
+        - Idempotent: an instance no longer in the group, already ``Terminating*`` or
+          protected from scale-in (``ProtectedFromScaleIn``: instance scale-in
+          protection, https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-instance-protection.html)
+          is skipped; the group is described again first, so a retry removes no one twice."""
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"TerminateInstanceInAutoScalingGroup: a size must be a "
+                                f"non-negative integer, got {size!r}", operation="TerminateInstanceInAutoScalingGroup")
+        g = self.describe()
+        lo, desired = int(g["MinSize"]), int(g["DesiredCapacity"])
+        by_id = {i["InstanceId"]: i for i in g.get("Instances") or ()}
+        room = max(0, desired - max(size, lo))
+        gone: list[str] = []
+        for iid in members:
+            if len(gone) >= room:
+                break
+            inst = by_id.get(iid)
+            if inst is None or inst.get("ProtectedFromScaleIn") or \
+                    (inst.get("LifecycleState") or "") not in lifecycle.IN_SERVICE:
+                continue
+            self._call("autoscaling", "terminate_instance_in_auto_scaling_group", InstanceId=iid,
+                       ShouldDecrementDesiredCapacity=True)
+            gone.append(iid)
+        after = desired - len(gone)
+        g = dict(g)
+        g["DesiredCapacity"] = after
+        self._last = g
+        note = f"terminated {', '.join(gone)} with a decrement" if gone else None
+        if max(size, lo) < after:
+            change = self.set_size(size)
+            return SizeChange(size=change.size, in_flight=True,
+                              note="; ".join(x for x in (note, change.note) if x) or None)
+        return SizeChange(size=after, in_flight=bool(gone), note=note, operation="TerminateInstanceInAutoScalingGroup")
 
     @staticmethod
     def _scale_in_note(g: Mapping, remove: int) -> Optional[str]:

@@ -16,6 +16,8 @@ What it speaks, in the shapes the REST references document:
   ``…/virtualMachines`` with ``$expand=instanceView``
   (https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/update,
   https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-set-vms/list);
+- ``…/delete`` (``deleteInstances``: ``instanceIds``, the capacity lowered by the
+  instances deleted, https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/delete-instances);
 - ``Microsoft.Insights/metrics`` on any resource: ``timespan``, ``interval`` (ISO 8601
   only — ``0:01:00`` is a 400, as ARM answers), ``metricnames``, ``aggregation``,
   ``$filter`` ``VMName eq '*'`` splitting by instance; points stamped at the start
@@ -248,6 +250,8 @@ class ArmServer(HttpServer):
         #: faults answered so far, as (method, path, status or "drop")
         self.faults_served: list[tuple[str, str, object]] = []
         self.calls: list[tuple[str, str, dict]] = []
+        #: every instance ``deleteInstances`` deleted (its name), in order
+        self.deleted: list[str] = []
         self.tokens: set[str] = {"static-test-token"}
         self.remaining_writes = 1199
         self.remaining_reads = 11999
@@ -509,6 +513,8 @@ def _error(code: str, message: str) -> dict:
 
 _VMSS = re.compile(r"^/subscriptions/([^/]+)/resourcegroups/([^/]+)/providers/microsoft\.compute/"
                    r"virtualmachinescalesets/([^/]+)$", re.IGNORECASE)
+_VMSS_DELETE = re.compile(r"^(/subscriptions/[^/]+/resourcegroups/[^/]+/providers/microsoft\.compute/"
+                          r"virtualmachinescalesets/[^/]+)/delete$", re.IGNORECASE)
 _VMSS_VMS = re.compile(r"^(/subscriptions/[^/]+/resourcegroups/[^/]+/providers/microsoft\.compute/"
                        r"virtualmachinescalesets/[^/]+)/virtualmachines$", re.IGNORECASE)
 _VMS = re.compile(r"^/subscriptions/([^/]+)/resourcegroups/([^/]+)/providers/microsoft\.compute/virtualmachines$",
@@ -700,6 +706,13 @@ class _Handler(QuietHandler):
             if method == "PATCH":
                 return self._update(ss, body, now)
             return None
+        m = _VMSS_DELETE.match(path)
+        if m and method == "POST":
+            ss = arm.scale_sets.get(m.group(1).lower())
+            if ss is None:
+                self._send(404, _error("ResourceNotFound", "The scale set was not found."))
+                return True
+            return self._delete_instances(ss, body, now)
         m = _VMSS_VMS.match(path)
         if m and method == "GET":
             ss = arm.scale_sets.get(m.group(1).lower())
@@ -827,6 +840,46 @@ class _Handler(QuietHandler):
 
     def _resize(self, ss: _ScaleSet, cap: int, now: float) -> None:
         self.arm._resize(ss, cap, now)
+
+    def _delete_instances(self, ss: _ScaleSet, body: Any, now: float) -> bool:
+        """``virtualMachineScaleSets.deleteInstances``: ``POST …/delete`` with
+        ``{"instanceIds": [...]}`` (required: "The virtual machine scale set instance
+        ids"), 202 with ``Azure-AsyncOperation``; the capacity drops by the instances
+        deleted (https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/delete-instances).
+        An id that is not an instance of the scale set is a 400 and deletes nothing; one
+        being deleted already is accepted and not counted twice; a second operation while
+        one is in progress is a 409 (the error texts are this server's, not ARM's verbatim)."""
+        arm = self.arm
+        ids = (body or {}).get("instanceIds") if isinstance(body, dict) else None
+        if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+            self._send(400, _error("InvalidParameter", "Required parameter 'instanceIds' is missing (null)."))
+            return True
+        if ss.provisioning == "Updating":
+            self._send(409, _error("OperationNotAllowed", f"Operation 'DeleteInstances' is not allowed on VM scale "
+                                                          f"set '{ss.name}' since another operation is in progress."))
+            return True
+        by_name = {f"{ss.name}_{iid}": iid for iid in ss.vms}
+        wanted = [i if i in ss.vms else by_name.get(i) for i in ids]
+        if any(w is None for w in wanted):
+            bad = [i for i, w in zip(ids, wanted) if w is None]
+            self._send(400, _error("InvalidParameter", f"Instance ids {', '.join(bad)} are not instances of "
+                                                       f"scale set '{ss.name}'.") | {"target": "instanceIds"})
+            return True
+        gone = [w for w in dict.fromkeys(wanted) if ss.vms[w]["state"] != "Deleting"]
+        for iid in gone:
+            del ss.vms[iid]
+            arm.deleted.append(f"{ss.name}_{iid}")
+        ss.capacity = max(0, ss.capacity - len(gone))
+        op = uuid.uuid4().hex
+        arm.operations[op] = {"scale_set": ss, "start": now}
+        ss.operation = op
+        ss.provisioning = "Updating"
+        ss.polls_left = arm.update_polls
+        arm.remaining_writes = max(0, arm.remaining_writes - 1)
+        async_url = (f"https://127.0.0.1:{arm.port}/subscriptions/{ss.subscription}/providers/Microsoft.Compute/"
+                     f"locations/{ss.location}/operations/{op}?api-version=2024-11-01")
+        self._send(202, None, {"Azure-AsyncOperation": async_url, "Location": async_url, "Retry-After": "0"})
+        return True
 
     def _metrics(self, resource: str, query: dict) -> bool:
         arm = self.arm

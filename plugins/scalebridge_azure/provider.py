@@ -63,7 +63,8 @@ class AzureProvider(Provider):
 
     name = "azure"
     semantics = "azure"
-    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.NATIVE_DECISIONS})
+    capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.NATIVE_DECISIONS,
+                              Capability.DELETE_MEMBERS})
     pacing = Pacing(writes_per_second=10.0, write_burst=200, reads_per_second=25.0, read_burst=250)
     ref_keys = frozenset({"resource_group", "scale_set"})
     path_options = frozenset({"ca_bundle"})
@@ -156,6 +157,8 @@ class ScaleSetTarget(Target):
         self._bucket: Optional[_Bucket] = None
         self._hold_until = 0.0
         self._operation: Optional[str] = None
+        self._last_members: Optional[list[Member]] = None
+        self._last_capacity: Optional[int] = None
 
     # -- observe -------------------------------------------------------------------------------
 
@@ -173,6 +176,7 @@ class ScaleSetTarget(Target):
             self._capacity = int(sku.capacity)
         mode = str(getattr(vmss.orchestration_mode, "value", vmss.orchestration_mode) or "Uniform")
         members = self._members(compute, mode)
+        self._last_members, self._last_capacity = members, int(sku.capacity)
         state = vmss.provisioning_state or "Succeeded"
         in_flight = None if state == "Succeeded" else f"scale set provisioningState is {state}"
         live = [m for m in members if not m.deleting and not m.standby] if members is not None else None
@@ -197,6 +201,8 @@ class ScaleSetTarget(Target):
         else:
             vms = call("virtualMachineScaleSetVMs.list", lambda: list(compute.virtual_machine_scale_set_vms.list(
                 self.resource_group, self.scale_set, expand="instanceView")))
+        # a member's name -> the id deleteInstances takes (Uniform: instanceId; Flexible: the VM's name)
+        self._ids = {vm.name: (getattr(vm, "instance_id", None) or vm.name) for vm in vms}
         return [member(vm) for vm in vms]
 
     # -- metrics -------------------------------------------------------------------------------
@@ -246,6 +252,58 @@ class ScaleSetTarget(Target):
         self._note_limits(headers, now)
         op = headers.get("Azure-AsyncOperation") or headers.get("azure-asyncoperation")
         return SizeChange(size=int(size), in_flight=True, operation=op)
+
+    def delete_members(self, members: list[str], size: int) -> SizeChange:
+        """A scale-in of chosen instances: ``virtualMachineScaleSets.deleteInstances``
+        (``begin_delete_instances``) naming their instance ids, which lowers the capacity
+        by the instances deleted
+        (https://learn.microsoft.com/rest/api/compute/virtual-machine-scale-sets/delete-instances);
+        then a capacity update for any rest (a partial selection). Only instances the
+        last observation saw, not leaving and not protected from scale-in, are named:
+        a retry or a restart deletes no one twice. The same update limit as
+        :meth:`set_size` applies."""
+        if size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"a scale set's capacity is >= 0, not {size}")
+        ids = getattr(self, "_ids", None)
+        if ids is None:
+            self.observe(self.provider.clock())
+            ids = self._ids
+        seen = {m.name: m for m in (self._last_members or [])}
+        current = self._last_capacity if self._last_capacity is not None else len(seen)
+        room = max(0, current - size)
+        chosen = [n for n in members if n in ids and n in seen and not seen[n].deleting
+                  and not seen[n].protected][:room]
+        if not chosen:
+            return self.set_size(size)
+        now = self.provider.clock()
+        with self._lock:
+            if now < self._hold_until:
+                raise ProviderError(ErrorKind.THROTTLED, f"ARM reports no writes left; writes to {self.name} "
+                                                         f"wait {self._hold_until - now:.0f} s more")
+            if self._bucket is None:
+                self._bucket = _Bucket(UPDATE_BUCKET, UPDATE_REFILL_PER_SECOND, now)
+            wait = self._bucket.take(now)
+            if wait is not None:
+                raise ProviderError(ErrorKind.THROTTLED, f"Compute's update limit for {self.name} is spent "
+                                                         f"(12 updates, 4 more a minute): next in {wait:.0f} s")
+        compute = self.session.compute(self.subscription_id)
+        models = require("azure.mgmt.compute.models", "azure", "azure")
+        body = models.VirtualMachineScaleSetVMInstanceRequiredIDs(instance_ids=[ids[n] for n in chosen])
+        headers: dict[str, str] = {}
+        self.session.call("virtualMachineScaleSets.deleteInstances",
+                          compute.virtual_machine_scale_sets.begin_delete_instances,
+                          self.resource_group, self.scale_set, body, polling=False,
+                          on_headers=lambda h: headers.update(h))
+        self._note_limits(headers, now)
+        for n in chosen:
+            seen[n].deleting = True
+        self._last_capacity = current - len(chosen)
+        op = headers.get("Azure-AsyncOperation") or headers.get("azure-asyncoperation")
+        note = f"deleteInstances {', '.join(chosen)}"
+        if current - len(chosen) > size:     # a partial selection: ARM takes one operation at a time
+            return SizeChange(size=current - len(chosen), in_flight=True, operation=op,
+                              note=f"{note}; the rest (to {size}) is for a later sync, once the operation ends")
+        return SizeChange(size=int(size), in_flight=True, operation=op, note=note)
 
     def _note_limits(self, headers: Mapping[str, str], now: float) -> None:
         """ARM's call-rate headers: a policy at 0 holds writes for a minute."""
@@ -369,6 +427,12 @@ def member(vm: Any) -> Member:
                      and s.time is not None), None)
     created = getattr(vm, "time_created", None)
     phase = {"Creating": "Pending", "Failed": "Failed"}.get(state, "Running")
+    protection = getattr(vm, "protection_policy", None)
+    zones = list(getattr(vm, "zones", None) or ())
     return Member(name=vm.name, phase=phase, ready=state == "Succeeded" and running, deleting=state == "Deleting",
                   start_time=created.timestamp() if created is not None else None,
-                  ready_transition_time=ready_at.timestamp() if ready_at is not None else None)
+                  ready_transition_time=ready_at.timestamp() if ready_at is not None else None,
+                  zone=zones[0] if zones else None,
+                  # instance protection from scale-in: never chosen to leave
+                  # (https://learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-instance-protection)
+                  protected=True if protection is not None and protection.protect_from_scale_in else None)

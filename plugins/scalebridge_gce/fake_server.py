@@ -184,6 +184,8 @@ class ComputeServer(HttpServer):
         self._faults: list[_Fault] = []
         self._op_errors: list[tuple[int, str, str]] = []
         self._requests: dict[str, dict] = {}
+        #: every instance ``deleteInstances`` deleted, in order
+        self.deleted: list[str] = []
         self._ids = itertools.count(1000)
         self._lock = threading.RLock()
         self._bind(self._handler(), host, port)
@@ -203,6 +205,7 @@ class ComputeServer(HttpServer):
             self._faults.clear()
             self._op_errors.clear()
             self._requests.clear()
+            self.deleted.clear()
 
     # -- world ---------------------------------------------------------------------------
     def add_mig(self, name: str, *, zone: Optional[str] = None, region: Optional[str] = None,
@@ -462,6 +465,47 @@ class ComputeServer(HttpServer):
         m.vms.append(v)
         return v
 
+    def _delete_instances(self, m: Mig, body: bytes) -> dict:
+        """``instanceGroupManagers.deleteInstances``
+        (https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers/deleteInstances):
+        ``instances`` are URLs; a malformed one, or one in a zone the group does not span,
+        always fails the request; one that is not a member or is already being deleted
+        fails it too unless ``skipInstancesOnValidationError`` (then it is skipped).
+        ``targetSize`` drops by the instances deleted. (The error texts are this
+        server's, not Compute's verbatim.)"""
+        try:
+            req = json.loads(body or b"{}")
+        except ValueError:
+            raise _HttpError(400, "Invalid JSON payload received.")
+        urls = req.get("instances")
+        if not isinstance(urls, list) or not urls:
+            raise _HttpError(400, "Invalid value for field 'resource.instances': ''. Must specify instances.")
+        skip = req.get("skipInstancesOnValidationError") is True
+        doomed, seen = [], set()
+        for url in urls:
+            mm = re.fullmatch(r"(?:https://[^/]+/compute/v1/)?projects/([^/]+)/zones/([^/]+)/instances/([^/]+)",
+                              str(url))
+            if not mm or mm.group(1) != m.project or mm.group(2) not in m.zones:
+                raise _HttpError(400, f"Invalid value for field 'resource.instances[]': '{url}'. "
+                                      "Instance URL is malformed or outside the group's zones.")
+            v = next((v for v in m.vms if v.name == mm.group(3) and v.zone == mm.group(2)), None)
+            if v is None or v.action in ("DELETING", "ABANDONING") or v.name in seen:
+                if skip:
+                    continue
+                raise _HttpError(400, f"The instance '{url}' is not a member of the group or is already "
+                                      "being deleted or abandoned.")
+            doomed.append(v)
+            seen.add(v.name)
+        op = self._operation(m.project, m.scope, "deleteInstances", "compute.instanceGroupManagers.deleteInstances",
+                             m.link, str(m.id))
+        for v in doomed:
+            v.action = "DELETING"
+        m.target_size = max(0, m.target_size - len(doomed))
+        self.deleted.extend(v.name for v in doomed)
+        if self.settle_after is not None:
+            m.settle_at = m.reads + self.settle_after
+        return op
+
     def _apply_resize(self, m: Mig, size: int) -> None:
         live = [v for v in m.vms if v.action != "DELETING" and v.goal == "RUNNING"]
         if size > len(live):
@@ -616,6 +660,14 @@ class ComputeServer(HttpServer):
                 return 200, {k: v for k, v in op.items() if not k.startswith("_")}
             if method == "POST" and verb in self._STANDBY_VERBS:
                 return 200, self._standby_verb(mig, verb, body)
+            if method == "POST" and verb == "deleteInstances":
+                rid = query.get("requestId")
+                op = self._requests.get(rid) if rid else None
+                if op is None:
+                    op = self._delete_instances(mig, body)
+                    if rid:
+                        self._requests[rid] = op
+                return 200, {k: v for k, v in op.items() if not k.startswith("_")}
         elif coll == "operations" and name:
             op = self.operations.get((project, scope, name))
             if op is None:

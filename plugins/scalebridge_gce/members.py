@@ -103,6 +103,9 @@ def member(mi: Any, start_time: Optional[float], vcpus: Optional[int]) -> Member
         out.update(phase="Running", ready=False)
     else:
         out.update(phase="Running", ready=True)
+    z = zone_of(mi.instance) if mi.instance else None
+    if z:                                   # for a zone_balanced scale-in
+        out["zone"] = z
     return Member(name=mi.name, start_time=start_time, requests={"cpu": vcpus} if vcpus else None, **out)
 
 

@@ -79,7 +79,8 @@ class GceProvider(Provider):
     name = "gce"
     semantics = "gce"
     capabilities = frozenset({Capability.METRICS, Capability.TRANSLATE, Capability.HISTORY,
-                              Capability.NATIVE_DECISIONS})
+                              Capability.NATIVE_DECISIONS,
+                              Capability.DELETE_MEMBERS})
     pacing = Pacing(writes_per_second=25.0, write_burst=100, reads_per_second=12.5, read_burst=750)
     ref_keys = frozenset({"instance_group_manager"})
     path_options = frozenset({"credentials"})
@@ -201,6 +202,7 @@ class GceTarget(Target):
         info = self._instances(managed)
         members = []
         self.instance_ids = {}
+        self._urls = {mi.name: (mi.instance, enum_name(mi.current_action) or "NONE") for mi in managed}
         for mi in managed:
             started, vcpus = info.get(mi.name, (None, None))
             members.append(member(mi, started, vcpus))
@@ -348,6 +350,59 @@ class GceTarget(Target):
         if pool is not None and pool["mode"] == "SCALE_OUT_POOL" and size > int(self._igm.target_size):
             note += "; standbyPolicy SCALE_OUT_POOL: the MIG resumes or starts standby VMs first"
         return SizeChange(size, in_flight=True, operation=op.name, note=note)
+
+    def delete_members(self, members: list[str], size: int) -> SizeChange:
+        """A scale-in of chosen instances: ``instanceGroupManagers.deleteInstances``
+        naming them by URL with ``skipInstancesOnValidationError`` (an instance already
+        gone or being deleted is skipped, not an error: idempotent across a retry or a
+        restart), which "reduces the targetSize of the managed instance group by the
+        number of instances that you delete"
+        (https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers/deleteInstances);
+        then a resize for any rest (a partial selection). A retried request carries the
+        same ``requestId``."""
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"size must be an integer >= 0, got {size!r}",
+                                operation=f"{self._api}.deleteInstances")
+        urls = getattr(self, "_urls", None)
+        if urls is None:
+            self.observe(time.time())
+            urls = self._urls
+        target = int(self._igm.target_size) if self._igm is not None else len(urls)
+        room = max(0, target - size)
+        chosen = [n for n in members if n in urls and urls[n][0] and urls[n][1] == "NONE"][:room]
+        if not chosen:
+            return self.set_size(size)
+        name = f"{self._api}.deleteInstances"
+        compute_v1 = self.clients.types()
+        body = {"instances": [urls[n][0] for n in chosen], "skip_instances_on_validation_error": True}
+        if self.zone:
+            req = compute_v1.DeleteInstancesInstanceGroupManagerRequest(
+                project=self.project, zone=self.zone, instance_group_manager=self.igm_name,
+                request_id=self.clients.request_id(),
+                instance_group_managers_delete_instances_request_resource=compute_v1
+                .InstanceGroupManagersDeleteInstancesRequest(**body))
+        else:
+            req = compute_v1.DeleteInstancesRegionInstanceGroupManagerRequest(
+                project=self.project, region=self.region, instance_group_manager=self.igm_name,
+                request_id=self.clients.request_id(),
+                region_instance_group_managers_delete_instances_request_resource=compute_v1
+                .RegionInstanceGroupManagersDeleteInstancesRequest(**body))
+        op = self.clients.call(name, self._igm_client().delete_instances_unary, request=req)
+        op = self.wait(op)
+        for n in chosen:
+            self._urls[n] = (urls[n][0], "DELETING")
+        if enum_name(op.status) != _DONE:
+            self._operation = op.name
+        else:
+            err = operation_error(op, name)
+            if err is not None:
+                raise err
+        note = f"deleteInstances {', '.join(chosen)}"
+        if target - len(chosen) > size:      # the rest: the group's own choice
+            change = self.set_size(size)
+            return SizeChange(size, in_flight=True, operation=change.operation, note=f"{note}; {change.note}")
+        return SizeChange(size, in_flight=True, operation=op.name,
+                          note=f"{note} (operation {enum_name(op.status)}); the group settles when status.isStable")
 
     def wait(self, op: Any) -> Any:
         """Poll with ``operations.wait`` (the server answers when the operation is DONE

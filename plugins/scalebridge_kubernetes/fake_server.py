@@ -32,7 +32,9 @@ that an autoscaler uses, and is strict where the API server is:
   (pods and object metrics) and ``external.metrics.k8s.io/v1beta1``;
 - a tiny workload controller keeping a Deployment's, StatefulSet's or
   ReplicaSet's pods equal to ``spec.replicas`` (``auto_reconcile``; off, a
-  rollout stays in progress until :meth:`KubernetesServer.reconcile`);
+  rollout stays in progress until :meth:`KubernetesServer.reconcile`), removing
+  pods on a scale-down in the ReplicaSet controller's order (:func:`pods_to_delete`:
+  ``getPodsToDelete``, ``pod-deletion-cost`` included);
 - fault injection (:meth:`KubernetesServer.inject`): status codes,
   ``Retry-After``, slow responses;
 - every request recorded (:attr:`KubernetesServer.requests`) with its RBAC
@@ -56,7 +58,8 @@ from scalebridge.testing.local_server import HttpServer, QuietHandler
 from scalebridge.testing.merge_patch import merge_patch
 from scalebridge.semantics.kubernetes_release import gate_default, parse_version
 
-__all__ = ["ApiRequest", "Fault", "KubernetesServer", "format_time", "parse_label_selector"]
+__all__ = ["ApiRequest", "Fault", "KubernetesServer", "POD_DELETION_COST", "deletion_cost", "format_time",
+           "parse_label_selector", "pods_to_delete"]
 
 WORKLOAD_KINDS = {"deployments": "Deployment", "statefulsets": "StatefulSet", "replicasets": "ReplicaSet"}
 #: resources this server stores, by (group, plural): (kind, namespaced)
@@ -85,6 +88,121 @@ def format_time(t: float, micro: bool = False) -> str:
     ``metav1.MicroTime`` (microseconds)."""
     d = _dt.datetime.fromtimestamp(t, _dt.timezone.utc)
     return d.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if micro else "%Y-%m-%dT%H:%M:%SZ")
+
+
+# ----------------------------------------------------------------------------- scale-down order
+
+#: the pod annotation the ReplicaSet controller reads for key 4 of its order
+#: (k8s.io/api core/v1 annotation_key_constants.go, PodDeletionCost)
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+_INT32 = re.compile(r"^(0|-?[1-9][0-9]*)$")
+
+
+def _parse_time(text: Optional[str]) -> Optional[float]:
+    if not text:
+        return None
+    return _dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=_dt.timezone.utc).timestamp()
+
+
+def _is_ready(pod: dict) -> bool:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def _ready_time(pod: dict) -> Optional[float]:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready" and c.get("status") == "True":
+            return _parse_time(c.get("lastTransitionTime"))
+    return None
+
+
+def deletion_cost(pod: dict) -> int:
+    """``helper.GetDeletionCostFromPodAnnotations`` (pkg/apis/core/helper/helpers.go):
+    the annotation as an int32; absent or invalid ("+10", "008", out of range) is 0 (the
+    controller ignores the error)."""
+    text = ((pod.get("metadata") or {}).get("annotations") or {}).get(POD_DELETION_COST)
+    if text is None or not _INT32.match(text):
+        return 0
+    v = int(text)
+    return v if -2 ** 31 <= v < 2 ** 31 else 0
+
+
+def _log_rank(t: float, now: float) -> int:
+    """``logarithmicRankDiff``'s rank: ``int64(math.Log2(float64(now.Sub(t))))`` of the
+    duration in nanoseconds, -1 when it is not positive."""
+    import math
+    d = (now - t) * 1e9
+    return int(math.log2(d)) if d > 0 else -1
+
+
+def _before(a: dict, b: dict, rank_a: int, rank_b: int, now: float) -> bool:
+    """``ActivePodsWithRanks.Less`` (kubernetes/kubernetes pkg/controller/controller_utils.go,
+    gates PodDeletionCost and LogarithmicScaleDown on, their defaults since 1.22): True
+    when ``a`` is deleted before ``b``."""
+    na, nb = (a.get("spec") or {}).get("nodeName") or "", (b.get("spec") or {}).get("nodeName") or ""
+    if na != nb and (not na or not nb):                     # 1. unassigned < assigned
+        return not na
+    pa = _PHASE_ORDINAL.get((a.get("status") or {}).get("phase"), 0)
+    pb = _PHASE_ORDINAL.get((b.get("status") or {}).get("phase"), 0)
+    if pa != pb:                                              # 2. Pending < Unknown < Running
+        return pa < pb
+    ra, rb = _is_ready(a), _is_ready(b)
+    if ra != rb:                                              # 3. not ready < ready
+        return not ra
+    ca, cb = deletion_cost(a), deletion_cost(b)
+    if ca != cb:                                              # 4. lower pod-deletion-cost first
+        return ca < cb
+    if rank_a != rank_b:                                      # 5. doubled up < not doubled up
+        return rank_a > rank_b
+    if ra and rb:                                             # 6. been ready for less time first
+        ta, tb = _ready_time(a), _ready_time(b)
+        if ta != tb:
+            if ta is None or tb is None:                     # afterOrZero: a zero time is the newest
+                return ta is None
+            diff = _log_rank(ta, now) - _log_rank(tb, now)
+            if diff == 0:
+                return str(a["metadata"].get("uid")) < str(b["metadata"].get("uid"))
+            return diff < 0
+
+    def restarts(p: dict) -> int:
+        return max((c.get("restartCount", 0) for c in (p.get("status") or {}).get("containerStatuses") or []),
+                   default=0)
+    if restarts(a) != restarts(b):                            # 7. more restarts first
+        return restarts(a) > restarts(b)
+    ta = _parse_time(a["metadata"].get("creationTimestamp"))
+    tb = _parse_time(b["metadata"].get("creationTimestamp"))
+    if ta != tb:                                              # 8. newer (or no) creation time first
+        return ta is None or (tb is not None and ta > tb)
+    return False
+
+
+def pods_to_delete(pods: list[dict], related: list[dict], diff: int, now: float) -> list[dict]:
+    """``getPodsToDelete`` (kubernetes/kubernetes pkg/controller/replicaset/replica_set.go):
+    the ``diff`` pods a ReplicaSet removes on a scale-down, in
+    :func:`_before`'s order, each ranked by the active ``related`` pods on its node
+    (``getPodsRankedByRelatedPodsOnSameNode``); not sorted when all of them go."""
+    import functools
+    if diff <= 0:
+        return []
+    if diff >= len(pods):
+        return list(pods)
+    on_node: dict[str, int] = {}
+    for p in related:
+        node = (p.get("spec") or {}).get("nodeName")
+        if node and not p["metadata"].get("deletionTimestamp"):
+            on_node[node] = on_node.get(node, 0) + 1
+    ranks = {id(p): on_node.get((p.get("spec") or {}).get("nodeName") or "", 0) for p in pods}
+
+    def cmp(a, b):
+        if _before(a, b, ranks[id(a)], ranks[id(b)], now):
+            return -1
+        if _before(b, a, ranks[id(b)], ranks[id(a)], now):
+            return 1
+        return 0
+    return sorted(pods, key=functools.cmp_to_key(cmp))[:diff]
 
 
 # ----------------------------------------------------------------------------- selectors
@@ -675,7 +793,14 @@ class KubernetesServer(HttpServer):
                 self.pod_metrics[(namespace, pname)] = (copy.deepcopy(usage), None, 30.0)
             pods.append(pod)
             names.add(pname)
-        for p in sorted(pods, key=lambda p: p["metadata"]["name"], reverse=True)[:max(0, len(pods) - want)]:
+        if plural == "statefulsets":     # the highest ordinal first, whatever the pods' deletion cost
+            def ordinal(p):
+                tail = p["metadata"]["name"].rpartition("-")[2]
+                return int(tail) if tail.isdigit() else -1
+            leaving = sorted(pods, key=ordinal, reverse=True)[:max(0, len(pods) - want)]
+        else:
+            leaving = pods_to_delete(pods, pods, len(pods) - want, self.clock())
+        for p in leaving:
             self.delete("", "pods", namespace, p["metadata"]["name"])
         status = obj.setdefault("status", {})
         status.update({"replicas": want, "readyReplicas": want if ready else 0,

@@ -13,10 +13,25 @@ What one sync reads and writes, as the HPA controller does
   once with the new resourceVersion. Never a blind overwrite;
 - the members: the pods matching the scale's ``status.selector`` (see
   :mod:`.members`);
-- in flight: the workload's ``status.observedGeneration`` behind
-  ``metadata.generation``, or ``status.replicas`` not yet ``spec.replicas``
-  (a rollout in progress,
-  https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status);
+- never in flight: a write is the absolute ``spec.replicas``, which the workload's
+  controller carries out whatever it is doing, as the HPA controller writes it without
+  waiting (``reconcileAutoscaler`` reads no rollout status). During a rollout the
+  Deployment controller spreads a new ``spec.replicas`` across the old and new
+  ReplicaSets in proportion (``getProportion``,
+  https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#proportional-scaling):
+  a resize is safe, and a scale-up during a 20-minute deploy is answered. The rollout
+  is reported (``Observation.rollout``, the decision's ``observations.rollout``) while
+  old-version pods remain — a Deployment's ``status.updatedReplicas`` below
+  ``status.replicas``, a StatefulSet's ``currentRevision`` not its ``updateRevision``
+  (https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#deployment-status);
+- a scale-in of chosen members (``scale_in``, ``Capability.DELETE_MEMBERS``): the
+  chosen pods' ``controller.kubernetes.io/pod-deletion-cost`` is lowered, then
+  ``spec.replicas``: the ReplicaSet controller deletes the pods with the lowest
+  cost first once unscheduled, pending and not-ready pods are gone
+  (``getPodsToDelete``,
+  https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-deletion-cost).
+  It needs ``patch`` on pods. A StatefulSet removes its highest ordinals whatever the
+  cost: scale-in selection does not apply to it (it sets the size);
 - refused: an autoscaling/v2 HorizontalPodAutoscaler whose ``scaleTargetRef``
   is the same workload (the HPA would fight every write);
 - in shadow mode, that HPA's decision (``native_decision``: its ``status`` and its
@@ -30,7 +45,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar, Mapping, Optional
 
-from scalebridge.protocol import Member, MetricObservation
+from scalebridge.protocol import Member, MetricObservation, Rollout
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
                                    ProviderError, RefError, SizeChange, Target)
 
@@ -44,6 +59,14 @@ BUILTIN_KINDS = {
     "ReplicaSet": ("apps/v1", "replicasets", "namespaced_replica_set"),
 }
 REF_KEYS = frozenset({"kind", "api_version", "resource", "namespace", "name"})
+#: the annotation the ReplicaSet controller orders a scale-down by (lower first,
+#: an int32, 0 when absent: https://kubernetes.io/docs/reference/labels-annotations-taints/#pod-deletion-cost)
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+#: marks a cost this provider set ("true"), so that it can take it back
+DELETION_COST_OWNER = "scalebridge.io/pod-deletion-cost-set"
+#: the cost of the first pod chosen (the next ones +1 each): below any cost a user
+#: sets by hand in practice, so the chosen pods go first
+DELETION_COST_BASE = -2_000_000_000
 OPTION_KEYS = ("kubeconfig", "context", "in_cluster", "qps", "burst", "request_timeout_seconds")
 
 
@@ -66,7 +89,8 @@ class KubernetesProvider(Provider):
     name: ClassVar[str] = "kubernetes"
     semantics: ClassVar[str] = "kubernetes"
     capabilities: ClassVar[frozenset] = frozenset({Capability.METRICS, Capability.TRANSLATE,
-                                                   Capability.NATIVE_DECISIONS, Capability.EVENTS})
+                                                   Capability.NATIVE_DECISIONS, Capability.EVENTS,
+                                                   Capability.DELETE_MEMBERS})
     #: writes: client-go's DefaultQPS and DefaultBurst (k8s.io/client-go/rest/config.go), so that a
     #: write with no room is ``paced`` and coalesces with the next decision instead of queueing.
     #: Reads are paced by the client's own token bucket, per API call, blocking as client-go's
@@ -268,32 +292,33 @@ class KubernetesTarget(Target):
                 "resource_version": s["metadata"].get("resourceVersion"),
                 "selector": status.get("selector") or "", "status_replicas": int(status.get("replicas") or 0)}
 
-    def _rollout(self) -> Optional[str]:
-        """A rollout in progress, described, or None when settled (the workload's
-        annotations are kept for :func:`pause_of`)."""
+    def _rollout(self) -> Optional[Rollout]:
+        """A rollout in progress (old-version pods remain), or None (the workload's
+        annotations are kept for :func:`pause_of`). A size change not yet carried out
+        is no rollout: the next write is absolute and safe on it."""
         c = self.client
         op = f"get {self.resource}"
         if self.kind in BUILTIN_KINDS:
             fn = getattr(c.apps, f"read_{BUILTIN_KINDS[self.kind][2]}")
             w = c.call(op, fn, self.workload, self.namespace)
             self._annotations = dict(w.metadata.annotations or {})
-            generation = w.metadata.generation
-            observed = w.status.observed_generation if w.status else None
-            spec_replicas = w.spec.replicas if w.spec.replicas is not None else 1
-            status_replicas = (w.status.replicas if w.status else None) or 0
-        else:
-            w = c.call(op, c.custom.get_namespaced_custom_object, self.group, self.version, self.namespace,
-                       self.resource, self.workload)
-            generation = (w.get("metadata") or {}).get("generation")
-            self._annotations = dict((w.get("metadata") or {}).get("annotations") or {})
-            status = w.get("status") or {}
-            observed = status.get("observedGeneration")
-            spec_replicas = self._scale["replicas"] if self._scale else None
-            status_replicas = self._scale["status_replicas"] if self._scale else None
-        if generation is not None and observed is not None and observed < generation:
-            return f"rollout in progress: observedGeneration {observed} < generation {generation}"
-        if spec_replicas is not None and status_replicas is not None and status_replicas != spec_replicas:
-            return f"rollout in progress: status.replicas {status_replicas} != spec.replicas {spec_replicas}"
+            status = w.status
+            if status is None:
+                return None
+            if self.kind == "Deployment":
+                replicas, updated = status.replicas or 0, status.updated_replicas or 0
+                if updated < replicas:
+                    return Rollout(updated_replicas=updated, reason=f"status.updatedReplicas {updated} < "
+                                                                     f"status.replicas {replicas}")
+            elif self.kind == "StatefulSet":
+                cur, upd = status.current_revision, status.update_revision
+                if cur and upd and cur != upd:
+                    return Rollout(updated_replicas=status.updated_replicas,
+                                   reason=f"status.currentRevision {cur} != updateRevision {upd}")
+            return None
+        w = c.call(op, c.custom.get_namespaced_custom_object, self.group, self.version, self.namespace,
+                   self.resource, self.workload)
+        self._annotations = dict((w.get("metadata") or {}).get("annotations") or {})
         return None
 
     # -- the contract ------------------------------------------------------------------
@@ -311,7 +336,7 @@ class KubernetesTarget(Target):
 
     def observe(self, now: float) -> Observation:
         scale = self._read_scale()
-        in_flight = self._rollout()
+        rollout = self._rollout()
         if not scale["selector"]:
             raise ProviderError(ErrorKind.INVALID, f"{self.name}: the scale subresource has no status.selector "
                                                    "(the HPA controller refuses it too: \"selector is required\")",
@@ -322,7 +347,7 @@ class KubernetesTarget(Target):
         members = [self._member(p) for p in self._pods]
         paused, paused_replicas = pause_of(getattr(self, "_annotations", {}))
         return Observation(current_replicas=int(scale["replicas"]), status_replicas=scale["status_replicas"],
-                           members=members, in_flight=in_flight, paused=paused, paused_replicas=paused_replicas,
+                           members=members, rollout=rollout, paused=paused, paused_replicas=paused_replicas,
                            details={"selector": scale["selector"], "resource_version": scale["resource_version"],
                                     "pods": len(members)}, settings=self._known_settings())
 
@@ -383,8 +408,44 @@ class KubernetesTarget(Target):
                                     operation=f"update {self.resource}/scale") from None
             written = self._write_scale(size, fresh["resource_version"])     # a second 409 propagates
         self._scale = written
-        return SizeChange(size=int(written["replicas"]), in_flight=written["status_replicas"] != written["replicas"],
+        return SizeChange(size=int(written["replicas"]),
                           operation=f"{self.resource}/scale resourceVersion {written['resource_version']}")
+
+    def delete_members(self, members: list[str], size: int) -> SizeChange:
+        """Lower the chosen pods' deletion cost, in order of preference (the first the
+        lowest), clear the cost this provider set on any other pod (an abandoned
+        scale-in's), then set ``spec.replicas`` to ``size``: the ReplicaSet controller
+        removes the chosen pods (:data:`DELETION_COST_BASE`). Idempotent: a pod already
+        gone or leaving is skipped, a cost already set is not written again."""
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise ProviderError(ErrorKind.INVALID, f"{self.name}: a size is a whole number >= 0, not {size!r}")
+        if self.kind == "StatefulSet":   # it removes its highest ordinals, whatever the cost
+            return self.set_size(size)
+        pods = {p.metadata.name: p for p in self._pods if not p.metadata.deletion_timestamp}
+        chosen = [n for n in members if n in pods]
+        want = {n: str(DELETION_COST_BASE + i) for i, n in enumerate(chosen)}
+        c = self.client
+        for name, pod in pods.items():
+            annotations = pod.metadata.annotations or {}
+            have = annotations.get(DELETION_COST)
+            if name in want:
+                if have == want[name]:
+                    continue
+                value = want[name]
+            elif annotations.get(DELETION_COST_OWNER) == "true":
+                value = None                 # a cost this provider set before: taken back
+            else:
+                continue
+            body = {"metadata": {"annotations": {DELETION_COST: value,
+                                                 DELETION_COST_OWNER: None if value is None else "true"}}}
+            try:
+                c.call("patch pods", c.core.patch_namespaced_pod, name, self.namespace, body)
+            except ProviderError as e:
+                if e.kind is not ErrorKind.NOT_FOUND:   # gone since: nothing to choose
+                    raise
+        change = self.set_size(size)
+        return SizeChange(size=change.size, in_flight=change.in_flight, operation=change.operation,
+                          note=(f"pod-deletion-cost lowered on {', '.join(chosen)}" if chosen else change.note))
 
     def _hpa(self) -> Any:
         c = self.client

@@ -243,7 +243,7 @@ def test_bad_options_name_their_key(options, key):
 
 def test_capabilities_and_pacing_are_settable():
     assert FakeProvider().capabilities == {Capability.METRICS, Capability.VIRTUAL_CLOCK, Capability.NATIVE_DECISIONS,
-                                           Capability.EVENTS}
+                                           Capability.EVENTS, Capability.DELETE_MEMBERS}
     fake = FakeProvider(capabilities=["metrics"], pacing={"writes_per_second": 0.0667, "write_burst": 1})
     assert fake.capabilities == {Capability.METRICS}
     assert fake.pacing == Pacing(writes_per_second=0.0667, write_burst=1)

@@ -352,6 +352,12 @@ def ignored_parts(runtime: Runtime) -> list[str]:
         if lines:
             where = runtime.loaded.where("targets", by_name[spec.name], "policy")
             out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in lines)
+        chosen = spec.policy.scale_in
+        if chosen is not None and Capability.DELETE_MEMBERS not in getattr(spec.provider, "capabilities", ()):
+            where = runtime.loaded.where("targets", by_name[spec.name], "policy")
+            out.append(f"{where}: warning: target {spec.name!r}: scale_in.select {chosen.select}: provider "
+                       f"{getattr(spec.provider, 'name', spec.provider_key)!r} cannot remove chosen members "
+                       "(Capability.DELETE_MEMBERS): a scale-in sets the size and the provider chooses who leaves")
     return out
 
 

@@ -22,6 +22,10 @@
   ``scalebridge_shadow_comparisons_total{target,result}`` (``agree``, ``disagree``,
   ``not_compared``) and ``scalebridge_shadow_disagreements_total{target,stage}`` (by the first
   stage at which scalebridge departs)
+- extension: ``scalebridge_scale_in_members_total{target,select,why}`` (members a scale-in
+  carried out removed, by the policy's ``scale_in.select`` and why each was chosen:
+  ``failed``, ``pending``, ``not_ready``, the order's own name, or ``provider`` when the
+  provider chose it)
 
 Each controller has its own registry, so several in one process (tests) do not
 share counters.
@@ -86,6 +90,10 @@ class Metrics:
         self.shadow_disagreements = Counter("scalebridge_shadow_disagreements_total", "Shadow mode: disagreements "
                                             "by the first stage at which scalebridge's decision departs",
                                             ["target", "stage"], registry=r)
+        self.scale_in_members = Counter(
+            "scalebridge_scale_in_members_total", "Members removed by scale-ins carried out, by the policy's "
+            "scale_in.select and why each was chosen (failed, pending, not_ready, least_loaded, oldest, newest, "
+            "zone_balanced; provider: the provider's own choice)", ["target", "select", "why"], registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None

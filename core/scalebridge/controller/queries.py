@@ -24,7 +24,7 @@ __all__ = ["queries_for", "metric_names", "reads_for"]
 
 def metric_names(policy: Policy) -> list[str]:
     """Every observation name ``policy`` reads under some semantics (its enabled
-    metrics, rules and predictive metric): what a target's ``metrics.<name>.source``
+    metrics, rules, predictive metric and scale-in selection metric): what a target's ``metrics.<name>.source``
     may name, whichever semantics the target runs. A formula is not read: it has no
     source, the metrics it names do."""
     formulas = {m.name for m in policy.metrics or [] if m.type == "formula"}
@@ -33,6 +33,8 @@ def metric_names(policy: Policy) -> list[str]:
     pred = policy.predictive
     if pred is not None and pred.metric and (pred.mode or "Disabled") != "Disabled":
         names.append(pred.metric)
+    if policy.scale_in is not None and policy.scale_in.metric:   # the scale-in selection's, per member
+        names.append(policy.scale_in.metric)
     return list(dict.fromkeys(names))
 
 

@@ -14,7 +14,13 @@ status — here on any provider, through :mod:`scalebridge.providers`:
 4. decide with the target's :class:`~scalebridge.engine.Decider` (kept between
    syncs, so its windows are incremental);
 5. act unless dry-run, unchanged, in flight, not the leader, or paced: an intent
-   is persisted, then :meth:`~scalebridge.providers.Target.set_size`;
+   is persisted, then :meth:`~scalebridge.providers.Target.set_size` — or, on a scale-in
+   whose policy chooses who leaves (``scale_in``) with a provider that can remove chosen
+   members (``Capability.DELETE_MEMBERS``), the intent names them and
+   :meth:`~scalebridge.providers.Target.delete_members` removes them. A restart that finds
+   such an intent not carried out finishes it — the members it names that are still there,
+   no others — when it is fresh (:data:`FINISH_SCALE_IN_SECONDS`) and nobody changed the
+   size since; else it is taken back and decided again;
 6. keep the response's state when the decision was carried out (or there was
    nothing to carry out), else only its ``recommendations`` and ``sizes`` — the
    decision protocol's rule for a decision not carried out.
@@ -38,8 +44,9 @@ from pydantic import ValidationError
 
 from ..engine import Decider, describe_validation_error
 from ..errors import RequestError, ScalebridgeError
-from ..protocol import CapacityForecast, Member, MetricObservation, Observations, StateModel, parse_observations
-from ..providers import ErrorKind, Elector, ProviderError, ScaleNotice, TargetEnded, TargetRefused
+from ..protocol import (CapacityForecast, Member, MetricObservation, Observations, Rollout, StateModel,
+                        member_name, parse_observations)
+from ..providers import Capability, ErrorKind, Elector, ProviderError, ScaleNotice, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
 from .clamp import clamp_future
@@ -51,12 +58,15 @@ from .store import StateStore, StoredTarget
 
 __all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target", "not_written",
            "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "recovered_record", "row_problem",
-           "plugin_failed", "abandoned_record"]
+           "plugin_failed", "abandoned_record", "FINISH_SCALE_IN_SECONDS"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
 #: the audit's ``error_kind`` of a target whose sync the state store failed
 STORE_ERROR_KIND = "store"
+#: how old an interrupted scale-in of chosen members may be for a restart to finish it:
+#: older, the load it was decided on has passed and it is decided again
+FINISH_SCALE_IN_SECONDS = 300.0
 
 
 def state_from_protocol(state: Optional[dict]) -> DecisionState:
@@ -79,6 +89,8 @@ class Intent:
     record: dict
     events: Events
     before: Optional[float]
+    #: the members a scale-in removes (``delete_members``), None for a size
+    members: Optional[tuple[str, ...]] = None
 
 
 @dataclass(slots=True)
@@ -128,9 +140,11 @@ class TargetRun:
         if it is None:
             return StoredTarget(self.spec.name, self.spec.policy_hash, state.to_protocol(),
                                 updated_at=time.time(), applied=self.applied, provider_state=snapshot)
+        meta: dict = {"time": it.time, "record": it.record}
+        if it.members is not None:
+            meta["members"] = list(it.members)
         return StoredTarget(self.spec.name, self.spec.policy_hash, state.to_protocol(it.events, it.before), it.size,
-                            state.to_protocol(), time.time(), {"time": it.time, "record": it.record}, self.applied,
-                            snapshot)
+                            state.to_protocol(), time.time(), meta, self.applied, snapshot)
 
     def load(self, row: StoredTarget, now: Optional[float] = None) -> list[tuple[str, float]]:
         """The persisted row back (a pending intent is resolved on the next sync). A
@@ -169,8 +183,10 @@ class TargetRun:
             record = meta.get("record")
             at = float(meta.get("time", -math.inf))
             # the state as if carried out; the committed one gives back its events
+            members = meta.get("members")
+            members = tuple(str(x) for x in members) if isinstance(members, list) else None
             intent = Intent(row.intent_size, at, dict(record) if isinstance(record, dict) else {}, state.events(),
-                            at if math.isfinite(at) else None)
+                            at if math.isfinite(at) else None, members)
             state = state_from_protocol(row.intent_state)
         self.problem = None
         self.decider.state = state
@@ -268,6 +284,8 @@ def recovered_record(spec: TargetSpec, time_: float, decision: dict) -> dict:
     ``recovered: true``."""
     rec = _record(spec, time_)
     rec.update({k: v for k, v in decision.items() if k in _DECISION_FIELDS})
+    if isinstance(decision.get("scale_in"), dict):
+        rec["scale_in"] = decision["scale_in"]
     rec["action"] = "applied"
     rec["recovered"] = True
     rec["note"] = "carried out before a restart"
@@ -396,6 +414,8 @@ class Outcome:
     recovered: Optional[dict] = None
     #: the write's notice for :meth:`~scalebridge.providers.Target.record_event`
     notice: Optional[ScaleNotice] = None
+    #: a scale-in of chosen members: the names ``delete_members`` removes (None: ``set_size``)
+    members: Optional[tuple[str, ...]] = None
 
 
 def _observations(obs: Any, metrics: dict) -> Observations:
@@ -406,14 +426,17 @@ def _observations(obs: Any, metrics: dict) -> Observations:
     validated here, at the edge (a bad member or sample fails its target, named by its
     JSON path)."""
     members, forecast = obs.members, obs.forecast
+    rollout = getattr(obs, "rollout", None)
     if (members is None or all(type(m) is Member for m in members)) and \
             all(type(o) is MetricObservation for o in metrics.values()) and \
             (forecast is None or type(forecast) is CapacityForecast) and \
+            (rollout is None or type(rollout) is Rollout) and \
             (obs.status_replicas is None or type(obs.status_replicas) in (int, float)):
-        return Observations(status_replicas=obs.status_replicas, members=members, metrics=metrics, forecast=forecast)
+        return Observations(status_replicas=obs.status_replicas, members=members, metrics=metrics, forecast=forecast,
+                            rollout=rollout)
     try:
         return parse_observations({"status_replicas": obs.status_replicas, "members": members, "metrics": metrics,
-                                   "forecast": forecast})
+                                   "forecast": forecast, "rollout": rollout})
     except ValidationError as e:
         path, msg = describe_validation_error(e, ("observations",))
         raise ProviderError(ErrorKind.INVALID, f"the provider's observation is not valid: {path}: {msg}") from None
@@ -467,6 +490,10 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         if not _commit(run):   # every call has returned; from here on the run changes, in memory
             return out
         rec["current_replicas"] = current
+        if it is not None and it.members:
+            finishing = _finishable(run, ctx, obs, current, now)
+            if finishing is not None:
+                return _finish(out, finishing, current)
         if it is not None:
             recovered, same_sync = _resolve_intent(run, current, now)
             if same_sync:   # decided and carried out at this time by a process that died since
@@ -511,6 +538,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         paused_at_zero = (d.extra or {}).get("paused")
         if paused_at_zero:
             rec["note"] = f"paused at zero: {paused_at_zero}"
+        selection = (d.extra or {}).get("scale_in") if desired < current else None
+        if selection is not None:
+            rec["scale_in"] = _scale_in_record(selection, spec)
         fallback = (d.extra or {}).get("fallback")
         if fallback is not None:
             rec["fallback"] = bool(fallback.get("active"))
@@ -544,8 +574,13 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             rec["action"] = "paced"
             _paced(rec, ctx, spec.provider_key, pace, mono, "write")
         else:   # to be carried out: the state is the one as if it were, the intent persisted first
-            run.intent = Intent(desired, now, {k: rec[k] for k in _DECISION_FIELDS}, ev, now)
-            out.desired, out.current = desired, current
+            chosen = tuple(rec["scale_in"]["members"]) if selection is not None and \
+                rec["scale_in"]["how"] == "delete_members" else None
+            record = {k: rec[k] for k in _DECISION_FIELDS}
+            if selection is not None:
+                record["scale_in"] = rec["scale_in"]
+            run.intent = Intent(desired, now, record, ev, now, chosen)
+            out.desired, out.current, out.members = desired, current, chosen
             signal, kind = _shadow.decided_signal(d, spec.policy.source)
             out.notice = ScaleNotice("rescaled", current, desired, d.reason, now, d.cause, signal, kind)
             return out   # failures reset once the write succeeds: a failing write keeps backing off
@@ -602,6 +637,67 @@ def _paced(rec: dict, ctx: SyncContext, key: str, pace: ProviderPacing, mono: fl
     rec["throttled"] = {"retry_after": t["retry_after"], "held_seconds": t["held_seconds"], "operation": None}
     if ctx.metrics is not None:
         ctx.metrics.throttled_syncs.labels(key).inc()
+
+
+def _scale_in_record(selection: dict, spec: TargetSpec) -> dict:
+    """The audit record's ``scale_in``: the selection, and how it is carried out —
+    ``delete_members`` (the provider removes the members named; when the selection is
+    partial, its own order the rest) or ``set_size`` (the provider chooses them all:
+    it cannot remove chosen members)."""
+    can = Capability.DELETE_MEMBERS in getattr(spec.provider, "capabilities", ())
+    members = list(selection.get("members") or ())
+    out = {"select": selection.get("select"), "members": members, "why": dict(selection.get("why") or {}),
+           "count": selection.get("count"), "reason": selection.get("reason"),
+           "how": "delete_members" if can and members else "set_size"}
+    if not can:
+        out["note"] = (f"provider {getattr(spec.provider, 'name', spec.provider_key)!r} cannot remove chosen members: "
+                       "it sets the size and chooses who leaves")
+    return out
+
+
+def _finishable(run: TargetRun, ctx: SyncContext, obs: Any, current: int, now: float) -> Optional[tuple]:
+    """A scale-in of chosen members persisted and not carried out (a crash between the
+    intent and the write, or in the write): the members it names still there, when a
+    restart may finish it — it is fresh (:data:`FINISH_SCALE_IN_SECONDS`), the size
+    is between the intended one and the one it was decided at (nobody scaled the target
+    up since; a part may be done), the target is not paused, and this controller writes
+    (not dry-run, the leader). None: it is resolved as every intent is."""
+    it = run.intent
+    before = it.record.get("current_replicas")
+    if current == it.size or not isinstance(before, int) or not it.size < current <= before:
+        return None
+    if not 0 <= now - it.time <= FINISH_SCALE_IN_SECONDS:
+        return None
+    if run.spec.dry_run or ctx.dry_run or not ctx.elector.is_leader() or _pause(run, ctx, obs) is not None:
+        return None
+    present = {member_name(m): m for m in obs.members or ()}
+    left = tuple(n for n in it.members if n in present and not _leaving(present[n]))
+    if not left:
+        return None   # the members it named are gone: nothing of it is left to do
+    return it, left
+
+
+def _leaving(m: Any) -> bool:
+    return bool(m["deleting"] if type(m) is dict else m.deleting)
+
+
+def _finish(out: Outcome, finishing: tuple, current: int) -> Outcome:
+    """Carry out an interrupted scale-in of chosen members (:func:`_finishable`): the same
+    intent, for the members it names that are still there; the state stays the one as if
+    carried out, and no new decision is made at this sync."""
+    it, left = finishing
+    run, rec = out.run, out.record
+    rec.update({k: v for k, v in it.record.items() if k in _DECISION_FIELDS})
+    rec["current_replicas"] = current
+    if isinstance(it.record.get("scale_in"), dict):
+        rec["scale_in"] = it.record["scale_in"]
+    rec["recovered"] = True
+    rec["note"] = (f"finishing the scale-in decided at {it.time:.0f}, interrupted before its write was done: "
+                   f"removes {', '.join(left)}")
+    run.last_synced = out.record["time"]
+    run.dirty = True
+    out.desired, out.current, out.members = it.size, current, left
+    return out
 
 
 def _pause(run: TargetRun, ctx: SyncContext, obs: Any) -> Optional[tuple[str, Optional[int]]]:
@@ -664,7 +760,10 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
     desired = out.desired
     direction = "up" if desired > out.current else "down"
     try:
-        change = run.spec.target.set_size(desired)
+        if out.members is not None:
+            change = run.spec.target.delete_members(list(out.members), desired)
+        else:
+            change = run.spec.target.set_size(desired)
     except ProviderError as e:
         if not _commit(run):   # abandoned at its deadline: the intent stays, resolved by observing
             return
@@ -696,9 +795,26 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
         rec["note"] = change.note
     if ctx.metrics is not None:
         ctx.metrics.scale_actions.labels(run.spec.name, direction, "applied").inc()
+        sel = rec.get("scale_in")
+        if isinstance(sel, dict):
+            _count_scale_in(ctx.metrics, run.spec.name, sel, out.current - desired)
     if out.notice is not None:
         _shadow.notify(run, out.notice if change is None or getattr(change, "size", desired) == desired
                        else dataclasses.replace(out.notice, desired=change.size))
+
+
+def _count_scale_in(metrics: Any, target: str, sel: dict, removed: int) -> None:
+    """``scalebridge_scale_in_members_total``: the members a scale-in carried out removed,
+    by why each was chosen; those the provider chose (a partial selection, or a provider
+    that sets the size) as ``provider``."""
+    select = str(sel.get("select"))
+    named = list(sel.get("members") or ()) if sel.get("how") == "delete_members" else []
+    why = sel.get("why") or {}
+    for name in named[:removed]:
+        metrics.scale_in_members.labels(target, select, str(why.get(name, select))).inc()
+    rest = removed - min(len(named), removed)
+    if rest > 0:
+        metrics.scale_in_members.labels(target, select, "provider").inc(rest)
 
 
 def sync_target(run: TargetRun, now: float, ctx: SyncContext) -> tuple[dict, bool]:

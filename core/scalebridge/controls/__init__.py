@@ -5,6 +5,7 @@ Kubernetes HPA — and each semantics keeps its own. A control changes only what
 and what a decision is when it applies, through the one interface of
 :class:`~scalebridge.controls.base.Control`. Outermost first:
 
+0. :mod:`.scale_in` — which members leave on a scale-in (``policy.scale_in``);
 1. :mod:`.mode` — ``OFF``, ``ONLY_SCALE_OUT`` and ``ONLY_SCALE_IN`` (docs/protocol.md, ``mode``);
 2. :mod:`.failed` — a metric that failed to be read is seen missing, its entry says why;
 3. :mod:`.formula` — formulas, each an ``external`` metric computed from the metrics it names
@@ -38,13 +39,15 @@ from .fallback import Fallback
 from .formula import Formulas
 from .mode import Mode
 from .zero import InvalidAsZero
+from .scale_in import ScaleInSelection
 
 __all__ = ["CONTROLS", "Control", "Inner", "compile", "decide", "reads"]
 
 #: every control, outermost first
-CONTROLS: tuple[Control, ...] = (Mode(), FailedReads(), Formulas(), Activation(), Fallback(), InvalidAsZero())
+CONTROLS: tuple[Control, ...] = (ScaleInSelection(), Mode(), FailedReads(), Formulas(), Activation(), Fallback(),
+                                  InvalidAsZero())
 
-_ONLY_FAILED_READS = (CONTROLS[1],)
+_ONLY_FAILED_READS = (CONTROLS[2],)
 
 
 def compile(policy: Policy) -> CompiledPolicy:

@@ -33,6 +33,10 @@ provider. One named stage each, in this order:
      (:mod:`..stages.signals`);
    - ``observations.proposal`` (:func:`given_proposal`) replaces the metrics
      and the rules;
+   - during a rollout (``observations.rollout``), a per-member signal's tolerance is
+     judged on the demand its members carry against the intended size
+     (``current_replicas``), not on their average over the surge: a rollout never
+     moves the size by itself (:func:`_within_intended`);
    - the highest opinion (:func:`highest`).
 
    A metric that cannot be read blocks a scale-in but not a scale-out
@@ -77,7 +81,7 @@ from ..stages.cooldown import (combine_eligible, cooldown_horizon, note_scale_ac
                                start_of_cooldowns)
 from ..stages.flapping import prevent_flapping, scale_out_projections
 from ..stages.profiles import ProfileTimeline, Scope, scope_in_force
-from ..stages.proposals import ProposalError, Signal, check_utilization_targets, signal_proposal
+from ..stages.proposals import Proposal, ProposalError, Signal, check_utilization_targets, signal_proposal
 from ..stages.rate_limits import RatePolicy, limit_with_behavior
 from ..stages.rules import combine_rules, evaluate_rule
 from ..stages.scale_in_control import limit_scale_in
@@ -217,6 +221,12 @@ def target_metrics(ctx: Context, c: _Compiled, s: _Signals) -> None:
     tol_down = c.tol_down if c.tol_down is not None else tol
     results, opinions = s.results, s.opinions
     initializing: dict = {}
+    rollout = ctx.obs.rollout is not None and current > 0
+    if rollout and ctx.trace is not None:
+        r = ctx.obs.rollout
+        ctx.note("rollout", current, current, "a rollout is in progress" + (f" ({r.reason})" if r.reason else "")
+                 + ": each metric's tolerance is judged on the demand its members carry against the "
+                   "intended size, not on their average over the surge")
     for sig in c.signals:
         try:
             p = signal_proposal(ctx, sig, initializing, "scale_out")
@@ -231,10 +241,25 @@ def target_metrics(ctx: Context, c: _Compiled, s: _Signals) -> None:
             # starting (no samples) add capacity, not load (Kubernetes scales its
             # ready pods, not spec.replicas)
             replicas = max(0, -((-p.members * p.num) // p.den))
-        if replicas != current and p.within(tol_down, tol_up):
+        if replicas != current and (_within_intended(p, current, tol_down, tol_up) if rollout
+                                    else p.within(tol_down, tol_up)):
             replicas, s.within_tolerance = current, True
         results.append(MetricResult(sig.name, replicas, p.utilization, p.value))
         opinions.append((replicas, "metric"))
+
+
+def _within_intended(p, current: int, tol_down: object, tol_up: object) -> bool:
+    """During a rollout: whether the demand a per-member signal's members carry
+    (``members × average / target``) is within the tolerance of the workload's intended
+    size, ``current_replicas`` — the question the tolerance asks of a settled workload,
+    where the members are the intended size. Asked of the members' average instead, the
+    surge's extra members lower it by themselves (13 members carrying 10.5 members' worth
+    of load average 0.81 of the target) and the band is left without any change in load:
+    the size would move because of the rollout (the HPA's over-scaling,
+    kubernetes/kubernetes#72775, #138505). A group signal (no members) is judged as it is."""
+    if p.members is None:
+        return p.within(tol_down, tol_up)
+    return Proposal(p.replicas, p.members * p.num, p.den * current).within(tol_down, tol_up)
 
 
 def threshold_rules(ctx: Context, c: _Compiled, scope: Scope, s: _Signals, fallback_cd: float,

@@ -99,9 +99,11 @@ provider whose calls wait on the network, synced on the controller's worker pool
 at once: which controller writes is then decided by the state store's claim alone.
 
 Capabilities: ``METRICS``, ``VIRTUAL_CLOCK``, ``NATIVE_DECISIONS`` (``ref.native``: the target's
-native autoscaler, played by a scalebridge semantics, :mod:`scalebridge.testing.native`) and
-``EVENTS`` (kept in :attr:`FakeProvider.events`) (``capabilities: [...]`` narrows
-them; without ``METRICS``, ``read_metrics`` reads nothing). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
+native autoscaler, played by a scalebridge semantics, :mod:`scalebridge.testing.native`),
+``EVENTS`` (kept in :attr:`FakeProvider.events`) and ``DELETE_MEMBERS`` (``capabilities: [...]``
+narrows them; without ``METRICS``, ``read_metrics`` reads nothing; with ``DELETE_MEMBERS``,
+:meth:`FakeTarget.delete_members` removes the members a scale-in names, recorded for
+:meth:`FakeProvider.deleted`). Pacing is unlimited unless ``pacing: {writes_per_second, write_burst,
 reads_per_second, read_burst}`` says otherwise.
 """
 from __future__ import annotations
@@ -125,13 +127,14 @@ __all__ = ["FakeProvider", "FakeTarget", "Load", "FAULT_KINDS", "CALLS", "DEFAUL
 
 #: 2026-01-01T00:00:00Z, where a fake world's clock starts unless ``start_time`` says otherwise
 DEFAULT_START = 1767225600.0
-CALLS = ("observe", "read_metrics", "set_size", "managed_by", "native_decision")
+CALLS = ("observe", "read_metrics", "set_size", "managed_by", "native_decision", "delete_members")
 READ_CALLS = frozenset({"observe", "read_metrics", "managed_by", "native_decision"})
 FAULT_KINDS = ("throttled", "throttled_retry_after", "timeout", "5xx", "conflict", "not_found", "forbidden",
                "invalid", "applied_timeout")
 #: the mix ``faults:`` draws from unless it names its ``kinds``
 DEFAULT_FAULT_KINDS = ("throttled", "throttled_retry_after", "timeout", "5xx", "conflict")
-_OPERATION = {"observe": "get", "read_metrics": "metrics.list", "set_size": "resize", "managed_by": "autoscalers.get"}
+_OPERATION = {"observe": "get", "read_metrics": "metrics.list", "set_size": "resize", "managed_by": "autoscalers.get",
+              "delete_members": "deleteInstances"}
 _REF_KEYS = frozenset({"name", "size", "members", "load", "metrics", "cpu_request", "managed_by", "min_size",
                        "max_size", "metric_delay", "settle_observes", "settle_seconds", "native"})
 _OPTION_KEYS = frozenset({"settle_observes", "settle_seconds", "faults", "script", "hang", "world", "world_fsync",
@@ -371,20 +374,23 @@ class _State:
     pending: Optional[_Pending] = None
     history: list[list[float]] = field(default_factory=list)   # [[now, size], …] per applied write
     writes: int = 0
+    #: [[now, [member, …]], …]: the members each delete_members removed, in order
+    deleted: list[list] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"size": self.size, "next_member": self.next_member, "writes": self.writes,
                 "members": [[m.name, m.start_time, m.ready_time, m.deleting] for m in self.members],
                 "pending": None if self.pending is None else [self.pending.size, self.pending.observes_left,
                                                               self.pending.until, self.pending.operation],
-                "history": self.history}
+                "history": self.history, "deleted": self.deleted}
 
     @classmethod
     def from_json(cls, name: str, d: dict) -> "_State":
         p = d.get("pending")
         return cls(name=name, size=d["size"], next_member=d["next_member"], writes=d.get("writes", 0),
                    members=[_Member(*m) for m in d["members"]],
-                   pending=None if p is None else _Pending(*p), history=d.get("history", []))
+                   pending=None if p is None else _Pending(*p), history=d.get("history", []),
+                   deleted=d.get("deleted", []))
 
 
 class FakeTarget(Target):
@@ -482,6 +488,34 @@ class FakeTarget(Target):
                                     f"got {size!r}", operation="resize")
             change = self._apply(size, now)
             p._done(self.name, "set_size", "ok" if late is None else "applied_timeout")
+            if late is not None:
+                raise late
+            return change
+
+    def delete_members(self, members: list[str], size: int) -> SizeChange:
+        """``Capability.DELETE_MEMBERS``: the named members still there (and not leaving)
+        leave first, at most the members there less ``size``; then the size is set as
+        :meth:`set_size` sets it (the fake's own order, the last members, for any rest)."""
+        p = self.provider
+        with p.lock:
+            now = p.now
+            late = p._call(self.name, "delete_members", now)
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                p._done(self.name, "delete_members", "invalid")
+                raise ProviderError(ErrorKind.INVALID, f"{self.name}: size must be a non-negative integer, "
+                                    f"got {size!r}", operation="deleteInstances")
+            st = self.state
+            alive = [m for m in st.members if not m.deleting]
+            wanted = set(members)
+            named = [m for m in alive if m.name in wanted]
+            named.sort(key=lambda m: members.index(m.name))
+            gone = named[:max(0, len(alive) - size)]
+            for m in gone:
+                m.deleting = True
+            if gone:
+                st.deleted.append([now, [m.name for m in gone]])
+            change = self._apply(size, now)
+            p._done(self.name, "delete_members", "ok" if late is None else "applied_timeout")
             if late is not None:
                 raise late
             return change
@@ -649,7 +683,7 @@ class FakeProvider(Provider):
     name = "fake"
     semantics = "scalebridge"
     capabilities = frozenset({Capability.METRICS, Capability.VIRTUAL_CLOCK, Capability.NATIVE_DECISIONS,
-                              Capability.EVENTS})
+                              Capability.EVENTS, Capability.DELETE_MEMBERS})
     blocking = False      # in memory (and a local file): nothing to overlap
     ref_keys = frozenset({"name"})
 
@@ -797,6 +831,12 @@ class FakeProvider(Provider):
 
     def size(self, target: str) -> int:
         return self._state(target).size
+
+    def deleted(self, target: str) -> list[str]:
+        """Every member ``delete_members`` removed from ``target``, in order (across
+        processes with a world on disk)."""
+        with self.lock:
+            return [n for _, names in self._state(target).deleted for n in names]
 
     def history(self, target: str) -> list[tuple[float, int]]:
         """``(now, size)`` of every applied write on ``target``, in order (across processes

@@ -41,6 +41,7 @@ def test_the_documented_policy_is_exactly_what_the_provider_calls(world, provide
     t.set_size(3)
     world.set_state(world.instances()[0], "Pending")     # unsettled: the activities are asked
     t.observe(now + 15)
+    t.delete_members([world.instances()[-1]], 2)         # a scale-in of a chosen instance
     used = proxy.iam_actions()
     assert "autoscaling:DescribeScalingActivities" in used and "ec2:DescribeInstances" in used
     assert used == documented_actions()

@@ -288,6 +288,9 @@ def recorded_calls(k8s, kubeconfig):
     for at in (0.0, 15.0):                  # create, then patch the series
         t.record_event(ScaleNotice("rescaled", 2, 3, "DesiredWithinRange", 1796150000.0 + at, "metric", "cpu",
                                    "resource"))
+    t = p.target({"kind": "Deployment", "namespace": "shop", "name": "web"})   # a scale-in of chosen pods
+    obs = t.observe(0.0)
+    t.delete_members([obs.members[0].name], obs.current_replicas - 1)
     clock = VirtualClock(1796150000.0)
     el = p.elector("scalebridge", "scalebridge-controller", "me", clock)
     assert el.is_leader()                   # create

@@ -88,25 +88,24 @@ def test_a_custom_resource_with_a_scale_subresource(k8s, provider):
     assert writes(k8s)[-1] == ("PUT", "workers", "scale")
 
 
-def test_a_rollout_in_progress_is_in_flight(k8s, provider):
+def test_a_rollout_is_reported_and_never_in_flight(k8s, provider):
     k8s.auto_reconcile = False
     k8s.add_deployment("shop", "web", replicas=4)
+    k8s.reconcile()
     t = provider.target({"kind": "Deployment", "namespace": "shop", "name": "web"})
     obs = t.observe(0.0)
-    assert obs.in_flight and "observedGeneration 0 < generation 1" in obs.in_flight
-    k8s.reconcile()
-    assert t.observe(0.0).in_flight is None
+    assert obs.in_flight is None and obs.rollout is None
     t.set_size(6)
-    obs = t.observe(0.0)        # generation 2 not yet observed by the deployment controller
-    assert obs.current_replicas == 6 and obs.in_flight
+    obs = t.observe(0.0)        # a size not yet carried out is no rollout, and not waited on
+    assert obs.current_replicas == 6 and obs.status_replicas == 4 and obs.in_flight is None and obs.rollout is None
     obj = k8s.get("apps", "deployments", "shop", "web")
-    obj["status"]["observedGeneration"] = obj["metadata"]["generation"]     # observed, pods not there yet
+    obj["status"].update({"replicas": 7, "updatedReplicas": 2})     # a new version surging in
     k8s.put("apps", "deployments", "shop", obj)
     obs = t.observe(0.0)
-    assert "status.replicas 4 != spec.replicas 6" in obs.in_flight
+    assert obs.in_flight is None
+    assert obs.rollout.updated_replicas == 2 and "updatedReplicas 2 < status.replicas 7" in obs.rollout.reason
     k8s.reconcile()
-    obs = t.observe(0.0)
-    assert obs.in_flight is None and obs.status_replicas == 6 and len(obs.members) == 6
+    assert t.observe(0.0).rollout is None
 
 
 def test_a_missing_workload_is_not_found(k8s, provider):

@@ -97,6 +97,9 @@ class TargetRun:
     applied: Optional[dict] = None
     #: why the target's world has ended (a simulated load): it is synced no more
     ended: Optional[str] = None
+    #: (sync time, its Observation or ProviderError) from the provider's batched
+    #: observe (Provider.observe_many) of this sync, taken by the sync once
+    observed: Optional[tuple] = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -317,6 +320,17 @@ def _observations(obs: Any, metrics: dict) -> Observations:
         raise ProviderError(ErrorKind.INVALID, f"the provider's observation is not valid: {path}: {msg}") from None
 
 
+def _observed(run: TargetRun, now: float) -> Any:
+    """This sync's entry of the provider's batched observe, taken once (raised when
+    it is the target's own failure), or None: observe the target on its own."""
+    got, run.observed = run.observed, None
+    if got is None or got[0] != now:
+        return None
+    if isinstance(got[1], ProviderError):
+        raise got[1]
+    return got[1]
+
+
 def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     """Steps 1–4 of one sync of ``run``'s target at ``now``; a decision to carry out
     comes back with its intent set on ``run`` (persist it, then :func:`act`)."""
@@ -337,7 +351,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     ev: Optional[Events] = None
     t0 = time.perf_counter()
     try:
-        obs = target.observe(now)
+        obs = _observed(run, now) or target.observe(now)
         current = obs.current_replicas
         if type(current) is not int or current < 0:
             raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {current!r}, not a count")

@@ -1,0 +1,63 @@
+"""One sync's reads for many targets at once: a namespace's workloads, pods and
+pod metrics in one list call each, shared by every target of that namespace.
+
+The HPA controller does not GET a workload and LIST its pods per HPA either: it
+reads them from shared informers, a cluster-wide list then a watch per resource
+(pkg/controller/podautoscaler/horizontal.go, ``NewHorizontalController``: the
+``podInformer`` lister, and the scale client for the workload). Here a sync lists
+each namespace once per resource (``list_scope: namespace``, the default: the
+permissions of a namespaced Role are enough) or the whole cluster once
+(``list_scope: cluster``: a ClusterRole to list pods and workloads everywhere),
+and each target picks its own workload and the pods its selector matches, exactly
+as the API server would have matched them for ``?labelSelector=``.
+
+A list that fails leaves its targets to their per-target reads (each failure then
+its own target's), so one namespace's 403 never fails another namespace's targets.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, Optional
+
+__all__ = ["selector_matcher", "selector_dict"]
+
+
+def selector_dict(selector: Any) -> Optional[dict]:
+    """A typed ``V1LabelSelector`` (or its dict) as ``{matchLabels, matchExpressions}``."""
+    if selector is None:
+        return None
+    if isinstance(selector, Mapping):
+        return {"matchLabels": dict(selector.get("matchLabels") or selector.get("match_labels") or {}),
+                "matchExpressions": [dict(e) for e in selector.get("matchExpressions")
+                                     or selector.get("match_expressions") or []]}
+    return {"matchLabels": dict(selector.match_labels or {}),
+            "matchExpressions": [{"key": e.key, "operator": e.operator, "values": list(e.values or [])}
+                                 for e in selector.match_expressions or []]}
+
+
+def selector_matcher(selector: Optional[dict]) -> Optional[Callable[[Mapping[str, str]], bool]]:
+    """A predicate on a pod's labels with the meaning of
+    ``metav1.LabelSelectorAsSelector`` (k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go)
+    and ``labels.Requirement.Matches`` (k8s.io/apimachinery/pkg/labels/selector.go):
+    ``matchLabels`` are ``key=value`` (the key present with that value); ``In`` the key
+    present with one of the values; ``NotIn`` the key absent or none of the values;
+    ``Exists``; ``DoesNotExist``. None for a nil selector (``labels.Nothing``): no
+    pod matches; an operator it does not know: None too (the per-target read then
+    reports what the API server says)."""
+    if selector is None:
+        return None
+    tests: list[Callable[[Mapping[str, str]], bool]] = []
+    for k, v in (selector.get("matchLabels") or {}).items():
+        tests.append(lambda labels, k=k, v=v: labels.get(k) == v)
+    for e in selector.get("matchExpressions") or []:
+        op, key, values = e.get("operator"), e.get("key"), frozenset(e.get("values") or ())
+        if op == "In":
+            tests.append(lambda labels, k=key, vs=values: k in labels and labels[k] in vs)
+        elif op == "NotIn":
+            tests.append(lambda labels, k=key, vs=values: k not in labels or labels[k] not in vs)
+        elif op == "Exists":
+            tests.append(lambda labels, k=key: k in labels)
+        elif op == "DoesNotExist":
+            tests.append(lambda labels, k=key: k not in labels)
+        else:
+            return None
+    return lambda labels: all(t(labels) for t in tests)

@@ -424,9 +424,11 @@ class Elector:
 
 def observes_in_batches(provider: Any) -> bool:
     """Whether ``provider`` overrides :meth:`Provider.observe_many` (the controller
-    then observes its due targets in one batch per sync, before deciding them)."""
+    then observes its due targets in one batch per sync, before deciding them) and
+    has not turned it off (an instance's ``batched = False``: one target at a time,
+    as ``benchmarks/fleet.py --before`` measures)."""
     method = getattr(type(provider), "observe_many", None)
-    return method is not None and method is not Provider.observe_many
+    return method is not None and method is not Provider.observe_many and getattr(provider, "batched", True)
 
 
 def provider_semantics(provider: Any) -> str:

@@ -61,3 +61,25 @@ def selector_matcher(selector: Optional[dict]) -> Optional[Callable[[Mapping[str
         else:
             return None
     return lambda labels: all(t(labels) for t in tests)
+
+
+class LabelIndex:
+    """One namespace's listed objects (pods, pod metrics) in list order, indexed by
+    their ``(label, value)`` pairs, so that each target's selector picks its own
+    without scanning the namespace: the candidates are the objects carrying one of
+    the selector's ``matchLabels`` pairs (every match carries each of them), the
+    whole namespace for a selector of expressions only; the matcher decides."""
+
+    def __init__(self, items: list, labels_of: Callable[[Any], Mapping[str, str]]):
+        self.items = items
+        self.labels_of = labels_of
+        self.by_label: dict[tuple[str, str], list] = {}
+        for it in items:
+            for pair in (labels_of(it) or {}).items():
+                self.by_label.setdefault(pair, []).append(it)
+
+    def select(self, selector: dict, match: Callable[[Mapping[str, str]], bool]) -> list:
+        pairs = (selector.get("matchLabels") or {}).items()
+        candidates = min((self.by_label.get(p, ()) for p in pairs), key=len) if pairs else self.items
+        labels_of = self.labels_of
+        return [it for it in candidates if match(labels_of(it) or {})]

@@ -31,7 +31,7 @@ from scalebridge.protocol import Member, MetricObservation
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
                                    ProviderError, RefError, SizeChange, Target)
 
-from .batch import selector_dict, selector_matcher
+from .batch import LabelIndex, selector_dict, selector_matcher
 from .members import pod_member, pod_requests
 from .metrics import MetricsReader
 
@@ -203,12 +203,12 @@ class KubernetesProvider(Provider):
         c = self.client
         got: dict[str, Any] = {}
 
-        def by_ns(items):
+        def by_ns(items, labels_of):
             out: dict[str, list] = {}
             for it in items:
                 out.setdefault(it.metadata.namespace if not isinstance(it, dict)
                                else it["metadata"].get("namespace"), []).append(it)
-            return out
+            return {ns: LabelIndex(its, labels_of) for ns, its in out.items()}
         for kind in kinds:
             plural, typed = BUILTIN_KINDS[kind][1], BUILTIN_KINDS[kind][2]
             try:
@@ -223,7 +223,7 @@ class KubernetesProvider(Provider):
         try:
             pods = c.call("list pods", c.core.list_pod_for_all_namespaces) if namespace is None \
                 else c.call("list pods", c.core.list_namespaced_pod, namespace)
-            got["pods"] = by_ns(pods.items or [])
+            got["pods"] = by_ns(pods.items or [], lambda p: p.metadata.labels)
         except ProviderError:
             got["pods"] = None
         got["pod_metrics"] = None
@@ -233,13 +233,20 @@ class KubernetesProvider(Provider):
                               "metrics.k8s.io", "v1beta1", "pods") if namespace is None \
                     else c.call("list pods.metrics.k8s.io", c.custom.list_namespaced_custom_object,
                                 "metrics.k8s.io", "v1beta1", namespace, "pods")
-                got["pod_metrics"] = by_ns(data.get("items") or [])
+                got["pod_metrics"] = by_ns(data.get("items") or [], lambda m: (m.get("metadata") or {}).get("labels"))
             except ProviderError:
                 pass    # each target lists its own pods' metrics, as without a batch
         return got
 
-    def _hpa_list(self, namespace: str, sync: int) -> Any:
-        """The namespace's HPAs, listed once per batched sync for all its targets."""
+    def _hpa_list(self, namespace: str, sync: int) -> list:
+        """The namespace's HPAs, listed once per batched sync for all its targets (with
+        ``list_scope: cluster``, every namespace's in one list)."""
+        if self.list_scope == "cluster":
+            every = self._hpa_list_of(None, sync)
+            return every.get(namespace, [])
+        return self._hpa_list_of(namespace, sync).get(namespace, [])
+
+    def _hpa_list_of(self, namespace: Optional[str], sync: int) -> dict:
         with self._hpa_lock:
             lock = self._hpa_locks.setdefault(namespace, threading.Lock())
         with lock:      # the namespace's other targets wait for this one list
@@ -247,10 +254,17 @@ class KubernetesProvider(Provider):
             if hit is not None and hit[0] == sync:
                 return hit[1]
             c = self.client
-            hpas = c.call("list horizontalpodautoscalers",
-                          c.autoscaling.list_namespaced_horizontal_pod_autoscaler, namespace)
-            self._hpas[namespace] = (sync, hpas)
-            return hpas
+            if namespace is None:
+                hpas = c.call("list horizontalpodautoscalers",
+                              c.autoscaling.list_horizontal_pod_autoscaler_for_all_namespaces)
+            else:
+                hpas = c.call("list horizontalpodautoscalers",
+                              c.autoscaling.list_namespaced_horizontal_pod_autoscaler, namespace)
+            by_ns: dict[str, list] = {}
+            for h in hpas.items or []:
+                by_ns.setdefault(h.metadata.namespace, []).append(h)
+            self._hpas[namespace] = (sync, by_ns)
+            return by_ns
 
     def _control_client(self):
         """A second session for the Lease and the state ConfigMap, with its own rate
@@ -430,11 +444,11 @@ class KubernetesTarget(Target):
         match = selector_matcher(selector)
         if match is None:       # a selector this reader does not know: the API server's word, per target
             return self.observe(now)
-        pods = [p for p in got["pods"].get(self.namespace, ()) if match(p.metadata.labels or {})]
+        none = LabelIndex([], dict)
+        pods = got["pods"].get(self.namespace, none).select(selector, match)
         metrics = got.get("pod_metrics")
         if metrics is not None:
-            metrics = {"items": [m for m in metrics.get(self.namespace, ())
-                                 if match((m.get("metadata") or {}).get("labels") or {})]}
+            metrics = {"items": metrics.get(self.namespace, none).select(selector, match)}
         self._listed = (now, metrics)
         self._listed_sync = sync
         return self._observation(scale, in_flight, pods)
@@ -503,8 +517,8 @@ class KubernetesTarget(Target):
             hpas = self.provider._hpa_list(self.namespace, self._listed_sync)
         else:
             hpas = c.call("list horizontalpodautoscalers",
-                          c.autoscaling.list_namespaced_horizontal_pod_autoscaler, self.namespace)
-        for h in hpas.items or []:
+                          c.autoscaling.list_namespaced_horizontal_pod_autoscaler, self.namespace).items or []
+        for h in hpas:
             ref = h.spec.scale_target_ref
             group = (ref.api_version or "").rpartition("/")[0]
             if ref.kind == self.kind and ref.name == self.workload and (not ref.api_version or group == self.group):

@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Fleet scale on each cloud provider: N distinct targets (default 1,000 and
+10,000) in one ``scalebridge run`` controller, against the provider's local
+server (moto for AWS) with the real SDK, every call answered after ``--latency``
+seconds (default 20 ms, a real API's round trip) and the client held to the
+provider's documented default rate limit. Reported per provider and N: the API
+calls of one steady-state sync (the first sync's one-off reads — launch times,
+the refusal check — apart) and the sync's wall time, with reads batched
+(``Provider.observe_many``, the default) and, ``--before``, one target at a time
+as before the batch existed.
+
+Rate limits modelled (the client's own, as the SDK enforces it):
+
+- kubernetes: client-go's ``DefaultQPS`` 5 and ``DefaultBurst`` 10
+  (k8s.io/client-go/rest/config.go), the provider's default; both list scopes
+  (``namespace``: one list per namespace and resource; ``cluster``: one per
+  resource).
+- aws: moto enforces no limit; the Auto Scaling and CloudWatch limits are
+  per-account token buckets AWS does not publish for every operation — the
+  arithmetic against them is in docs/run.md's "Sizing" section.
+
+``--instructions`` adds callgrind's instruction count of one steady sync (the
+count of a run with two syncs less the one with one, valgrind's "I refs"; the
+server runs in the same process and is counted too), at ``--instruction-targets``
+(default 1,000).
+
+    .venv/bin/python benchmarks/fleet.py [--providers kubernetes,aws] [--targets 1000,10000]
+        [--latency 0.02] [--before] [--syncs 2] [--instructions]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import redirect_stderr
+from pathlib import Path
+from typing import Any, Callable
+
+# this directory holds scripts named like the SDKs (kubernetes.py): keep it off the import path
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import yaml  # noqa: E402
+
+from scalebridge.controller.clock import VirtualClock  # noqa: E402
+from scalebridge.controller.loop import build_controller  # noqa: E402
+
+T0 = 1796150000.0
+K8S_POLICY = {"semantics": "kubernetes", "min_replicas": 1, "max_replicas": 50,
+              "metrics": [{"type": "resource", "name": "cpu",
+                           "target": {"type": "Utilization", "average_utilization": 60}}]}
+
+
+class Setup:
+    """One provider's fleet: the run configuration's provider options and targets,
+    how to count the server's calls, and what to stop."""
+
+    def __init__(self, providers: dict, policy: dict, targets: list, count: Callable[[], collections.Counter],
+                 clear: Callable[[], None], close: Callable[[], None], label: str):
+        self.providers, self.policy, self.targets = providers, policy, targets
+        self.count, self.clear, self.close, self.label = count, clear, close, label
+
+
+def _serve_kubernetes(conn, n: int, latency: float, kubeconfig: str, pods: int) -> None:
+    """In a process of its own (a real API server is not in the controller's): the
+    test API server with ``n`` Deployments, answering ``count``/``clear``/``stop``."""
+    from scalebridge_kubernetes.fake_server import KubernetesServer
+    sys.setswitchinterval(0.0005)
+    k8s = KubernetesServer().start()
+    k8s.clock = lambda: T0 - 3600
+    namespaces = max(1, n // 100)
+    for i in range(n):
+        ns, name = f"ns-{i % namespaces}", f"web-{i}"
+        k8s.add_deployment(ns, name, replicas=pods, requests={"cpu": "500m"})
+        # distinct loads: each Deployment its own CPU (some settle, some want more)
+        k8s.set_pod_usage(ns, name, {"cpu": f"{200 + (i * 7) % 300}m"})
+    k8s.latency = latency
+    k8s.kubeconfig(kubeconfig)
+    conn.send("ready")
+    while True:
+        cmd = conn.recv()
+        if cmd == "count":
+            conn.send(dict(collections.Counter(
+                f"{r.verb} {r.resource}{'/' + r.subresource if r.subresource else ''}"
+                f"{'.' + r.group if r.group else ''}" for r in list(k8s.requests))))
+        elif cmd == "clear":
+            with k8s.lock:
+                k8s.requests.clear()
+            conn.send("ok")
+        else:
+            k8s.stop()
+            conn.send("stopped")
+            return
+
+
+def kubernetes_setup(n: int, latency: float, tmp: Path, scope: str, pods: int = 1) -> Setup:
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    kubeconfig = str(tmp / "kubeconfig")
+    proc = ctx.Process(target=_serve_kubernetes, args=(child, n, latency, kubeconfig, pods), daemon=True)
+    proc.start()
+    if parent.recv() != "ready":
+        raise SystemExit("the test API server did not start")
+    namespaces = max(1, n // 100)
+    targets = [{"name": f"ns-{i % namespaces}-web-{i}", "provider": "kubernetes", "policy": "p",
+                "ref": {"kind": "Deployment", "namespace": f"ns-{i % namespaces}", "name": f"web-{i}"}}
+               for i in range(n)]
+
+    def ask(cmd):
+        parent.send(cmd)
+        return parent.recv()
+
+    def close():
+        ask("stop")
+        proc.join(5)
+
+    # client-go's defaults (the provider's when qps/burst are not given)
+    opts = {"kubeconfig": kubeconfig, "list_scope": scope}
+    return Setup({"kubernetes": opts}, K8S_POLICY, targets, lambda: collections.Counter(ask("count")),
+                 lambda: ask("clear"), close,
+                 f"kubernetes list_scope={scope} ({namespaces} namespaces, {pods} pod each, client-go 5 QPS/burst 10)")
+
+
+SETUPS: dict[str, Callable[..., Setup]] = {
+    "kubernetes": lambda n, latency, tmp: kubernetes_setup(n, latency, tmp, "cluster"),
+    "kubernetes-ns": lambda n, latency, tmp: kubernetes_setup(n, latency, tmp, "namespace"),
+}
+
+
+def run(provider: str, n: int, latency: float, syncs: int, before: bool, clock_set: bool = True) -> list[dict]:
+    tmp = Path(tempfile.mkdtemp(prefix="scalebridge-fleet-"))
+    s = SETUPS[provider](n, latency, tmp)
+    try:
+        cfg = tmp / "run.yaml"
+        cfg.write_text(yaml.safe_dump({"providers": s.providers, "policies": {"p": s.policy},
+                                       "targets": s.targets, "sync_period_seconds": 15}))
+        clock = VirtualClock(T0)
+        with redirect_stderr(io.StringIO()):
+            c = build_controller(cfg, clock=clock, state=str(tmp / "state.db"), dry_run=True)
+        if before:
+            for spec in c.runtime.targets:
+                spec.provider.batched = False
+        rows = []
+        for k in range(syncs):
+            now = T0 + 15.0 * k
+            clock.set(now)
+            s.clear()
+            start = time.perf_counter()
+            with redirect_stderr(io.StringIO()):
+                report = c.sync(now)
+            seconds = time.perf_counter() - start
+            calls = s.count()
+            rows.append({"provider": provider, "label": s.label, "targets": n, "sync": k, "seconds": seconds,
+                         "calls": sum(calls.values()), "by_call": dict(calls), "failed": len(report.failed),
+                         "actions": dict(report.actions()), "mode": "per-target" if before else "batched"})
+        c.close()
+        return rows
+    finally:
+        s.close()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--providers", default="kubernetes,kubernetes-ns")
+    ap.add_argument("--targets", default="1000,10000")
+    ap.add_argument("--latency", type=float, default=0.02)
+    ap.add_argument("--syncs", type=int, default=2)
+    ap.add_argument("--before", action="store_true", help="also one target at a time (as before batching)")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--instructions", action="store_true")
+    ap.add_argument("--instruction-targets", type=int, default=1000)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    logging.disable(logging.WARNING)
+    sys.setswitchinterval(0.0005)     # the servers' threads answer sooner
+    if a.child:     # under valgrind: provider:n:syncs, no latency
+        provider, n, syncs = a.child.split(":")
+        run(provider, int(n), 0.0, int(syncs), False)
+        return 0
+    rows = []
+    for provider in a.providers.split(","):
+        for n in (int(x) for x in a.targets.split(",")):
+            for before in ((False, True) if a.before else (False,)):
+                got = run(provider, n, a.latency, a.syncs, before)
+                rows.extend(got)
+                last = got[-1]
+                print(f"{provider:<14} {last['mode']:<10} {n:>6} targets: steady sync {last['seconds']:6.2f} s, "
+                      f"{last['calls']:>6} API calls ({last['calls'] / n:.3f}/target), failed {last['failed']}; "
+                      f"first sync {got[0]['seconds']:.2f} s, {got[0]['calls']} calls  [{last['label']}]", flush=True)
+                print(f"{'':<14} by call: {json.dumps(last['by_call'], sort_keys=True)}", flush=True)
+    if a.instructions:
+        for provider in a.providers.split(","):
+            counts = []
+            for syncs in (1, 2):
+                proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                                       sys.executable, __file__, "--child",
+                                       f"{provider}:{a.instruction_targets}:{syncs}"],
+                                      env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True)
+                line = next((x for x in proc.stderr.splitlines() if "refs:" in x), None)
+                if proc.returncode != 0 or line is None:
+                    raise SystemExit(f"valgrind failed: {proc.stderr[-400:]}")
+                counts.append(int(line.split("refs:")[1].strip().replace(",", "")))
+            per = counts[1] - counts[0]
+            print(f"{provider:<14} callgrind: one steady sync of {a.instruction_targets} targets = {per:,} "
+                  f"instructions ({per / a.instruction_targets:,.0f} per target; server included)", flush=True)
+            rows.append({"provider": provider, "instructions_per_sync": per, "targets": a.instruction_targets})
+    if a.json:
+        print(json.dumps(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

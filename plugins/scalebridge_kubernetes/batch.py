@@ -83,3 +83,68 @@ class LabelIndex:
         candidates = min((self.by_label.get(p, ()) for p in pairs), key=len) if pairs else self.items
         labels_of = self.labels_of
         return [it for it in candidates if match(labels_of(it) or {})]
+
+
+class ModelView:
+    """A list item's JSON read through its typed model's attribute names
+    (``pod.status.start_time``), converted on access as the client converts it (the
+    model's ``attribute_map`` for the JSON key, its field's annotation for the type:
+    a nested model, a list or map of them, a ``datetime`` from RFC 3339) — so that
+    the plugin's readers (:func:`.members.pod_member`) read a batch's 10,000 pods
+    without the client building every field of every one first (about 1 ms a pod).
+    Only reading; the same reader code runs on typed objects and on views."""
+
+    __slots__ = ("_data", "_klass", "_seen")
+
+    def __init__(self, data: Mapping[str, Any], klass: Any):
+        self._data = data
+        self._klass = klass
+        self._seen: Optional[dict] = None
+
+    def __getattr__(self, name: str) -> Any:
+        seen = self._seen
+        if seen is None:
+            seen = self._seen = {}
+        elif name in seen:
+            return seen[name]
+        klass = self._klass
+        field = _FIELDS.get((klass, name))
+        if field is None:
+            key = klass.attribute_map.get(name)
+            if key is None:
+                raise AttributeError(f"{klass.__name__} has no attribute {name!r}")
+            field = _FIELDS[(klass, name)] = (key, _converter(klass.model_fields[name].annotation))
+        raw = self._data.get(field[0])
+        value = seen[name] = None if raw is None else field[1](raw)
+        return value
+
+    def to_dict(self) -> Mapping[str, Any]:
+        return self._data
+
+
+#: (model, attribute) -> (JSON key, converter)
+_FIELDS: dict[tuple[Any, str], tuple[str, Callable[[Any], Any]]] = {}
+
+
+def _converter(annotation: Any) -> Callable[[Any], Any]:
+    """How the client turns a field's JSON into its annotation's type."""
+    import datetime
+    import typing
+    origin = typing.get_origin(annotation)
+    if origin is typing.Union:
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _converter(args[0]) if len(args) == 1 else (lambda raw: raw)
+    if origin is typing.Annotated:
+        return _converter(typing.get_args(annotation)[0])
+    if origin is list:
+        item = _converter(typing.get_args(annotation)[0])
+        return lambda raw: [None if x is None else item(x) for x in raw]
+    if origin is dict:
+        value = _converter(typing.get_args(annotation)[1])
+        return lambda raw: {k: None if v is None else value(v) for k, v in raw.items()}
+    if annotation is datetime.datetime:
+        # RFC 3339 as the API server writes it (2026-12-07T23:00:00Z, or with fractions)
+        return datetime.datetime.fromisoformat
+    if isinstance(annotation, type) and hasattr(annotation, "attribute_map"):
+        return lambda raw: ModelView(raw, annotation)
+    return lambda raw: raw

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
+from urllib.parse import quote
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, Mapping, Optional, Sequence
 
@@ -31,7 +32,7 @@ from scalebridge.protocol import Member, MetricObservation
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
                                    ProviderError, RefError, SizeChange, Target)
 
-from .batch import LabelIndex, selector_dict, selector_matcher
+from .batch import LabelIndex, ModelView, selector_dict, selector_matcher
 from .members import pod_member, pod_requests
 from .metrics import MetricsReader
 
@@ -209,21 +210,22 @@ class KubernetesProvider(Provider):
                 out.setdefault(it.metadata.namespace if not isinstance(it, dict)
                                else it["metadata"].get("namespace"), []).append(it)
             return {ns: LabelIndex(its, labels_of) for ns, its in out.items()}
+        # raw JSON read through the typed models' names (ModelView): the same readers,
+        # without the client building every field of every object first
+        where = "" if namespace is None else f"/namespaces/{quote(namespace, safe='')}"
         for kind in kinds:
-            plural, typed = BUILTIN_KINDS[kind][1], BUILTIN_KINDS[kind][2]
+            plural = BUILTIN_KINDS[kind][1]
             try:
-                if namespace is None:
-                    res = c.call(f"list {plural}", getattr(c.apps, f"list_{typed.replace('namespaced_', '')}"
-                                                                   "_for_all_namespaces"))
-                else:
-                    res = c.call(f"list {plural}", getattr(c.apps, f"list_{typed}"), namespace)
-                got[kind] = {(w.metadata.namespace, w.metadata.name): w for w in res.items or []}
+                res = c.get_raw(f"list {plural}", f"/apis/apps/v1{where}/{plural}")
+                model = getattr(c.k8s, f"V1{kind}")
+                got[kind] = {(w["metadata"].get("namespace"), w["metadata"].get("name")): ModelView(w, model)
+                             for w in res.get("items") or []}
             except ProviderError:
                 got[kind] = None
         try:
-            pods = c.call("list pods", c.core.list_pod_for_all_namespaces) if namespace is None \
-                else c.call("list pods", c.core.list_namespaced_pod, namespace)
-            got["pods"] = by_ns(pods.items or [], lambda p: p.metadata.labels)
+            pods = c.get_raw("list pods", f"/api/v1{where}/pods")
+            got["pods"] = by_ns([ModelView(p, c.k8s.V1Pod) for p in pods.get("items") or []],
+                                lambda p: p.metadata.labels)
         except ProviderError:
             got["pods"] = None
         got["pod_metrics"] = None

@@ -342,7 +342,8 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         out.failed = True
         return out
     pace = ctx.pacing[spec.provider_key]
-    if not pace.reads.take(now):
+    # a target observed in its provider's batch made its reads there, in the batch's few calls
+    if (run.observed is None or run.observed[0] != now) and not pace.reads.take(now):
         rec["action"] = "paced"
         rec["note"] = f"provider {spec.provider_key!r} has no read left at its pacing"
         return out

@@ -35,6 +35,7 @@ from . import lifecycle
 from .client import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_ATTEMPTS, DEFAULT_READ_TIMEOUT, DEFAULT_RETRY_MODE,
                      AwsClients)
 from .metrics import read_metrics as _read_metrics
+from .metrics import read_metrics_many as _read_metrics_many
 
 __all__ = ["AwsProvider", "AutoScalingGroupTarget", "DEFAULT_METRIC_DELAY", "OPTIONS", "REF_KEYS"]
 
@@ -169,6 +170,13 @@ class AwsProvider(Provider):
                         out[i] = target._observe_group(g, now)
                     except ProviderError as e:
                         out[i] = e
+            # the metrics of every group observed, in shared GetMetricData calls (up to 500 queries each)
+            wanted = [i for i in idx if isinstance(out[i], Observation) and batch[i][1]]
+            if wanted:
+                got = _read_metrics_many(self.clients, [(batch[i][0].group, batch[i][0].metric_delay_seconds, out[i],
+                                                         list(batch[i][1])) for i in wanted], now, region=region)
+                for i, metrics in zip(wanted, got):
+                    batch[i][0]._prefetched = (now, tuple(q.name for q in batch[i][1]), metrics)
         return out
 
     def _describe_names(self, names: list[str], region: Optional[str]) -> dict[str, dict]:
@@ -319,6 +327,11 @@ class AutoScalingGroupTarget(Target):
                            details=details)
 
     def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+        pre, self._prefetched = self._prefetched, None
+        if pre is not None and pre[0] == now and pre[1] == tuple(q.name for q in queries):
+            if isinstance(pre[2], ProviderError):     # its series' call failed: this group's failure
+                raise pre[2]
+            return pre[2]
         return _read_metrics(self.clients, self.group, now, self.metric_delay_seconds, observation, queries,
                              region=self.region)
 

@@ -59,3 +59,52 @@ def test_a_failed_page_leaves_its_groups_to_their_own_reads(world, provider, pro
     t = p.target({"auto_scaling_group": "web"})
     assert p.observe_many([(t, [])], time.time()) == [None]
     assert t.observe(time.time()).current_replicas == 2      # its own read, after the page's failure
+
+
+def cpu_query(window=900.0):
+    from scalebridge.providers import MetricQuery
+    return MetricQuery("cpu", "resource", {"type": "resource", "name": "cpu"}, window, 60.0,
+                       frozenset({"series", "member_series"}), None)
+
+
+def test_the_groups_metrics_are_read_in_shared_get_metric_data_calls_as_each_alone(world, provider, proxy):
+    now = time.time()
+    for i in range(3):
+        for k, iid in enumerate(world.group(f"web-{i}", desired=2)):
+            world.put_cpu(iid, [10 * i + k, 20 + k, 30 + i], now)
+    world.group("quiet", desired=1)            # no datapoints: missing, never 0
+    names = ["web-0", "web-1", "web-2", "quiet"]
+    p = provider()
+    alone = []
+    for n in names:
+        t = p.target({"auto_scaling_group": n})
+        alone.append(t.read_metrics(now, t.observe(now), [cpu_query()]))
+    assert proxy.count("GetMetricData") == 4
+    proxy.calls.clear()
+    targets = [p.target({"auto_scaling_group": n}) for n in names]
+    batched = p.observe_many([(t, [cpu_query()]) for t in targets], now)
+    metrics = [t.read_metrics(now, o, [cpu_query()]) for t, o in zip(targets, batched)]
+    assert proxy.count("GetMetricData") == 1 and proxy.count("DescribeAutoScalingGroups") == 1
+    assert metrics == alone and metrics[3] == {}
+    assert metrics[1]["cpu"].member_series     # read, not empty
+
+
+def test_a_failed_get_metric_data_fails_the_metrics_of_its_groups_only(world, provider, proxy):
+    now = time.time()
+    for n in ("web-0", "web-1"):
+        for iid in world.group(n, desired=1):
+            world.put_cpu(iid, [50, 50, 50], now)
+    p = provider()
+    a, b = p.target({"auto_scaling_group": "web-0"}), p.target({"auto_scaling_group": "web-1"})
+    short = cpu_query(window=120.0)     # another StartTime: a call of its own
+    proxy.add(Fault.throttle(service="monitoring", action="GetMetricData", times=1))
+    got = p.observe_many([(a, [cpu_query()]), (b, [short])], now)
+    assert all(o.current_replicas == 1 for o in got)      # the observations stand
+    results = []
+    for t, o, q in ((a, got[0], cpu_query()), (b, got[1], short)):
+        try:
+            results.append(t.read_metrics(now, o, [q]))
+        except ProviderError as e:
+            results.append(e)
+    assert isinstance(results[0], ProviderError) and results[0].kind is ErrorKind.THROTTLED
+    assert results[1]["cpu"].member_series

@@ -129,7 +129,87 @@ def kubernetes_setup(n: int, latency: float, tmp: Path, scope: str, pods: int = 
                  f"kubernetes list_scope={scope} ({namespaces} namespaces, {pods} pod each, client-go 5 QPS/burst 10)")
 
 
+AWS_POLICY = {"semantics": "aws", "min_replicas": 1, "max_replicas": 10,
+              "metrics": [{"type": "resource", "name": "cpu",
+                           "target": {"type": "Utilization", "average_utilization": 50}}]}
+AWS_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
+                   "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def _serve_aws(conn, n: int, latency: float) -> None:
+    """In a process of its own: moto's server behind the recording proxy, ``n``
+    groups of one instance each with its own CPU in CloudWatch."""
+    os.environ.update(AWS_CREDENTIALS)
+    import boto3
+    import moto.server as moto_server
+    from datetime import datetime, timezone
+    from scalebridge_aws.fake_server import AwsProxy
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    upstream = f"http://{host}:{port}"
+    proxy = AwsProxy(upstream).start()
+    kw = dict(endpoint_url=upstream, region_name="us-east-1")
+    asg, ec2, cw = boto3.client("autoscaling", **kw), boto3.client("ec2", **kw), boto3.client("cloudwatch", **kw)
+    ec2.create_launch_template(LaunchTemplateName="t", LaunchTemplateData={"ImageId": "ami-12c6146b",
+                                                                            "InstanceType": "t3.micro"})
+    data = []
+    now = time.time()
+    for i in range(n):
+        asg.create_auto_scaling_group(AutoScalingGroupName=f"g-{i}", MinSize=1, MaxSize=10, DesiredCapacity=1,
+                                      LaunchTemplate={"LaunchTemplateName": "t"}, AvailabilityZones=["us-east-1a"])
+    for g in asg.get_paginator("describe_auto_scaling_groups").paginate(PaginationConfig={"PageSize": 100}):
+        for group in g["AutoScalingGroups"]:
+            i = int(group["AutoScalingGroupName"][2:])
+            for inst in group["Instances"]:
+                data.append({"MetricName": "CPUUtilization", "Unit": "Percent", "Value": 20.0 + (i * 7) % 60,
+                             "Dimensions": [{"Name": "InstanceId", "Value": inst["InstanceId"]}],
+                             "Timestamp": datetime.fromtimestamp(now - 150, timezone.utc)})
+    for k in range(0, len(data), 1000):
+        cw.put_metric_data(Namespace="AWS/EC2", MetricData=data[k:k + 1000])
+    proxy.latency = latency
+    conn.send(proxy.url)
+    while True:
+        cmd = conn.recv()
+        if cmd == "count":
+            conn.send(dict(collections.Counter(c.action for c in list(proxy.calls))))
+        elif cmd == "clear":
+            proxy.calls.clear()
+            conn.send("ok")
+        else:
+            proxy.stop()
+            server.stop()
+            conn.send("stopped")
+            return
+
+
+def aws_setup(n: int, latency: float, tmp: Path) -> Setup:
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_serve_aws, args=(child, n, latency), daemon=True)
+    proc.start()
+    url = parent.recv()
+    os.environ.update(AWS_CREDENTIALS)
+
+    def ask(cmd):
+        parent.send(cmd)
+        return parent.recv()
+
+    def close():
+        ask("stop")
+        proc.join(5)
+
+    targets = [{"name": f"g-{i}", "provider": "aws", "policy": "p", "ref": {"auto_scaling_group": f"g-{i}"}}
+               for i in range(n)]
+    # the SDK's standard retry mode (botocore); AWS's throttles are server-side (docs/run.md, Sizing)
+    opts = {"region": "us-east-1", "endpoint_url": url}
+    return Setup({"aws": opts}, AWS_POLICY, targets, lambda: collections.Counter(ask("count")), lambda: ask("clear"),
+                 close, "aws (moto behind the recording proxy, 1 instance a group)")
+
+
 SETUPS: dict[str, Callable[..., Setup]] = {
+    "aws": aws_setup,
     "kubernetes": lambda n, latency, tmp: kubernetes_setup(n, latency, tmp, "cluster"),
     "kubernetes-ns": lambda n, latency, tmp: kubernetes_setup(n, latency, tmp, "namespace"),
 }

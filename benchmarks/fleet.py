@@ -100,6 +100,14 @@ def _serve_kubernetes(conn, n: int, latency: float, kubeconfig: str, pods: int) 
             return
 
 
+def _first_answer(conn, proc):
+    """The server process's first message; its failure stops the benchmark (not a hang)."""
+    while not conn.poll(1.0):
+        if not proc.is_alive():
+            raise SystemExit(f"the server process failed (exit {proc.exitcode}): see its traceback above")
+    return conn.recv()
+
+
 def kubernetes_setup(n: int, latency: float, tmp: Path, scope: str, pods: int = 1) -> Setup:
     import multiprocessing
     ctx = multiprocessing.get_context("fork")
@@ -107,7 +115,7 @@ def kubernetes_setup(n: int, latency: float, tmp: Path, scope: str, pods: int = 
     kubeconfig = str(tmp / "kubeconfig")
     proc = ctx.Process(target=_serve_kubernetes, args=(child, n, latency, kubeconfig, pods), daemon=True)
     proc.start()
-    if parent.recv() != "ready":
+    if _first_answer(parent, proc) != "ready":
         raise SystemExit("the test API server did not start")
     namespaces = max(1, n // 100)
     targets = [{"name": f"ns-{i % namespaces}-web-{i}", "provider": "kubernetes", "policy": "p",
@@ -151,13 +159,13 @@ def _serve_aws(conn, n: int, latency: float) -> None:
     proxy = AwsProxy(upstream).start()
     kw = dict(endpoint_url=upstream, region_name="us-east-1")
     asg, ec2, cw = boto3.client("autoscaling", **kw), boto3.client("ec2", **kw), boto3.client("cloudwatch", **kw)
-    ec2.create_launch_template(LaunchTemplateName="t", LaunchTemplateData={"ImageId": "ami-12c6146b",
+    ec2.create_launch_template(LaunchTemplateName="fleet-template", LaunchTemplateData={"ImageId": "ami-12c6146b",
                                                                             "InstanceType": "t3.micro"})
     data = []
     now = time.time()
     for i in range(n):
         asg.create_auto_scaling_group(AutoScalingGroupName=f"g-{i}", MinSize=1, MaxSize=10, DesiredCapacity=1,
-                                      LaunchTemplate={"LaunchTemplateName": "t"}, AvailabilityZones=["us-east-1a"])
+                                      LaunchTemplate={"LaunchTemplateName": "fleet-template"}, AvailabilityZones=["us-east-1a"])
     for g in asg.get_paginator("describe_auto_scaling_groups").paginate(PaginationConfig={"PageSize": 100}):
         for group in g["AutoScalingGroups"]:
             i = int(group["AutoScalingGroupName"][2:])
@@ -189,7 +197,7 @@ def aws_setup(n: int, latency: float, tmp: Path) -> Setup:
     parent, child = ctx.Pipe()
     proc = ctx.Process(target=_serve_aws, args=(child, n, latency), daemon=True)
     proc.start()
-    url = parent.recv()
+    url = _first_answer(parent, proc)
     os.environ.update(AWS_CREDENTIALS)
 
     def ask(cmd):

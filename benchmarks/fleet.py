@@ -20,9 +20,9 @@ Rate limits modelled (the client's own, as the SDK enforces it):
   arithmetic against them is in docs/run.md's "Sizing" section.
 
 ``--instructions`` adds callgrind's instruction count of one steady sync (the
-count of a run with two syncs less the one with one, valgrind's "I refs"; the
-server runs in the same process and is counted too), at ``--instruction-targets``
-(default 1,000).
+count of a run with two syncs less the one with one, valgrind's "I refs" of the
+controller's process; the server's process is not counted), at
+``--instruction-targets`` (default 1,000).
 
     .venv/bin/python benchmarks/fleet.py [--providers kubernetes,aws] [--targets 1000,10000]
         [--latency 0.02] [--before] [--syncs 2] [--instructions]
@@ -292,13 +292,17 @@ def main(argv=None) -> int:
                                        sys.executable, __file__, "--child",
                                        f"{provider}:{a.instruction_targets}:{syncs}"],
                                       env={**os.environ, "PYTHONHASHSEED": "0"}, capture_output=True, text=True)
-                line = next((x for x in proc.stderr.splitlines() if "refs:" in x), None)
+                # the controller's own process (the first valgrind names), not the forked server's
+                import re
+                pid = re.search(r"==(\d+)==", proc.stderr)
+                line = next((x for x in proc.stderr.splitlines()
+                             if "refs:" in x and pid and x.startswith(f"=={pid.group(1)}==")), None)
                 if proc.returncode != 0 or line is None:
                     raise SystemExit(f"valgrind failed: {proc.stderr[-400:]}")
                 counts.append(int(line.split("refs:")[1].strip().replace(",", "")))
             per = counts[1] - counts[0]
             print(f"{provider:<14} callgrind: one steady sync of {a.instruction_targets} targets = {per:,} "
-                  f"instructions ({per / a.instruction_targets:,.0f} per target; server included)", flush=True)
+                  f"instructions ({per / a.instruction_targets:,.0f} per target; the controller's process)", flush=True)
             rows.append({"provider": provider, "instructions_per_sync": per, "targets": a.instruction_targets})
     if a.json:
         print(json.dumps(rows))

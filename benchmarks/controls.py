@@ -10,7 +10,8 @@
    in a scratch virtualenv to compare);
 2. decisions per second through ``Decider.step`` (what ``simulate`` and the
    controller run) for one policy under each semantics, without the controls' keys
-   and with a formula, with ``fallback``, and in the activation phase.
+   and with a formula, with ``fallback``, in the activation phase, with KEDA 2.20's
+   per-metric fallback in a formula (``failover``) and with ``invalid_values_as_zero``.
 
     .venv/bin/python benchmarks/controls.py [--evals 20000] [--decisions 5000]
 """
@@ -119,6 +120,12 @@ def decisions(n: int) -> None:
                                          "target": q["target"]}]},
         "fallback": {**base, "fallback": {"replicas": 4}},
         "activation": {**base, "min_replicas": 0, "metrics": [{**q, "activation_threshold": 1}]},
+        # KEDA 2.20: the scalingModifiers fallback (a nullable formula), a negative value read as 0
+        "failover": {**base, "fallback": {"replicas": 4, "behavior": "formula"},
+                     "metrics": [{**q, "name": "raw"}, {"type": "formula", "name": "queue",
+                                                       "expression": "raw != null ? raw : 8.0",
+                                                       "target": q["target"]}]},
+        "as-zero": {**base, "invalid_values_as_zero": True},
     }
     print(f"\ndecisions per second (Decider.step, {n} decisions)")
     print(f"{'semantics':12}" + "".join(f"{k:>12}" for k in variants))

@@ -44,4 +44,12 @@ DIVERGENCES: dict[str, Divergence] = {d.id: d for d in [
     Divergence("request-duplicate-key",
                "a key given twice in a JSON request is last-wins; a policy file refuses duplicate keys",
                "docs/protocol.md (input forms)"),
+    Divergence("keda-initial-cooldown-from-first-decision",
+               "initial_scale_to_zero_delay_seconds counts from the first decision on the target; KEDA's "
+               "initialCooldownPeriod counts from the ScaledObject's creation, which a decision does not know",
+               "https://keda.sh/docs/2.20/reference/scaledobject-spec/#initialcooldownperiod"),
+    Divergence("keda-non-finite-values",
+               "a NaN or infinite metric value cannot reach a decision (the protocol is JSON, which has no such "
+               "number; the Prometheus source reads NaN as no sample); KEDA >= 2.20.2 reads it as 0",
+               "kedacore/keda v2.20.2 pkg/scalers/scaler.go quantityFromFloat64 (#7889)"),
 ]}

@@ -41,6 +41,16 @@ errors on overflow and division by zero, NaN unequal to itself):
 
 The binding is imported lazily (:func:`_cel`): ``import scalebridge`` and a
 policy without formulas never load it.
+
+**Nullable metrics** (a policy whose ``fallback.behavior`` is ``formula``: KEDA 2.20's
+``scalingModifiers`` fallback, where a trigger failing past its threshold is ``nil`` in the
+formula): the metrics are declared ``google.protobuf.DoubleValue``, CEL's nullable double
+(langdef "Wrapper types"), so the checker accepts ``queue != null ? queue : backup`` —
+KEDA's ``queue ?? backup`` (expr's nil-coalescing) — and refuses what it refuses for a
+double (``queue * 2``). The binding takes no null for a wrapper-typed variable, so the
+checked expression is evaluated by a program declaring the same names ``dyn``, with a null
+metric bound to ``None``: arithmetic on a null is then a runtime error ("no matching
+overload", as expr's on a nil), and an expression that is null evaluates to ``None``.
 """
 from __future__ import annotations
 
@@ -48,7 +58,7 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
+from typing import Mapping, Optional
 
 __all__ = ["CelError", "Compiled", "compile_formula", "IDENTIFIER"]
 
@@ -103,19 +113,28 @@ class Compiled:
     names: tuple            # every metric name declared to it, in policy order
     references: frozenset   # the declared names the expression uses
     _program: object
+    nullable: bool = False  # the metrics may be null (module docstring, "Nullable metrics")
 
-    def evaluate(self, values: Mapping[str, float]) -> float:
+    def evaluate(self, values: Mapping[str, Optional[float]]) -> Optional[float]:
         """The expression's value for ``values`` (every referenced name bound to a
-        float). Raises :class:`CelError` for a runtime error (division by zero,
-        overflow) or a result that is not a finite number."""
+        float; a nullable formula's may be None, CEL's null). Raises :class:`CelError`
+        for a runtime error (division by zero, overflow, arithmetic on a null) or a
+        result that is not a finite number; None: a nullable formula evaluated to null."""
         cel = _cel()
         try:
-            v = self._program.eval(data={k: float(values[k]) for k in self.references})  # type: ignore[attr-defined]
+            if self.nullable:
+                data = {k: None if values[k] is None else float(values[k]) for k in self.references}
+            else:
+                data = {k: float(values[k]) for k in self.references}   # type: ignore[arg-type]
+            v = self._program.eval(data=data)  # type: ignore[attr-defined]
         except Exception as e:   # noqa: BLE001 - the binding's own failures are this formula's
             raise CelError(_message(str(e))) from None
         t = v.type()
         if t == cel.Type.ERROR:
-            raise CelError(_message(str(v.value())).replace("INVALID_ARGUMENT: ", "").replace("OUT_OF_RANGE: ", ""))
+            raise CelError(_message(str(v.value())).replace("INVALID_ARGUMENT: ", "").replace("OUT_OF_RANGE: ", "")
+                           .replace("UNKNOWN: ", ""))
+        if self.nullable and t == cel.Type.NULL:
+            return None
         x = v.value()
         if type(x) is bool or not isinstance(x, (int, float)):
             raise CelError(f"the expression evaluated to {t.name()} {x!r}, not a number")
@@ -126,16 +145,18 @@ class Compiled:
 
 
 @lru_cache(maxsize=256)
-def compile_formula(expression: str, names: tuple) -> Compiled:
+def compile_formula(expression: str, names: tuple, nullable: bool = False) -> Compiled:
     """Parse and type-check ``expression`` with each of ``names`` a ``double``
-    variable. Raises :class:`CelError` naming the first problem and its position:
-    a syntax error, a name it does not know (with the names it does), an
-    operation with no overload for its types, a result that is not a number."""
+    variable (``nullable``: a nullable double, module docstring). Raises
+    :class:`CelError` naming the first problem and its position: a syntax error, a
+    name it does not know (with the names it does), an operation with no overload
+    for its types, a result that is not a number."""
     cel = _cel()
     usable = tuple(n for n in names if usable_name(n))
+    declared_as = cel.Type(_NULLABLE_DOUBLE) if nullable else cel.Type.DOUBLE
 
     def check(declared: tuple):
-        env = cel.NewEnv(variables={n: cel.Type.DOUBLE for n in declared})
+        env = cel.NewEnv(variables={n: declared_as for n in declared})
         return env.compile(expression)
 
     try:
@@ -147,7 +168,8 @@ def compile_formula(expression: str, names: tuple) -> Compiled:
             msg += f"; the metrics it can name: {known}"
         raise CelError(msg) from None
     rt = program.return_type()
-    if rt not in (cel.Type.DOUBLE, cel.Type.INT, cel.Type.UINT, cel.Type.DYN):
+    if rt not in (cel.Type.DOUBLE, cel.Type.INT, cel.Type.UINT, cel.Type.DYN) and \
+            not (nullable and rt.name() in (_NULLABLE_DOUBLE, "double_wrapper", "wrapper(double)")):
         raise CelError(f"the expression is of type {rt.name().lower()}; a formula computes a number (double)")
     # the names it references: those without which it no longer type-checks
     refs = []
@@ -156,5 +178,11 @@ def compile_formula(expression: str, names: tuple) -> Compiled:
             check(tuple(x for x in usable if x != n))
         except Exception:   # noqa: BLE001
             refs.append(n)
-    return Compiled(expression, usable, frozenset(refs), program)
+    if nullable:   # checked as nullable doubles; run where a name may be bound to null
+        program = cel.NewEnv(variables={n: cel.Type.DYN for n in usable}).compile(expression)
+    return Compiled(expression, usable, frozenset(refs), program, nullable)
+
+
+#: CEL's nullable double (a wrapper type), which a null metric is declared as
+_NULLABLE_DOUBLE = "google.protobuf.DoubleValue"
 

@@ -227,14 +227,17 @@ def _with_policy_file(args, command: str, handle):
     already reported)."""
     if not getattr(args, "policy", None):
         return handle
+    from .engine import read_policy_file
     from .policy import policy_json
-    from .policyfile import load_policy_file
+    warnings: list[str] = []
     try:
-        policy = policy_json(load_policy_file(args.policy), exclude_defaults=True)
+        policy = policy_json(read_policy_file(args.policy, warnings), exclude_defaults=True)
     except PolicyError as e:
         for problem in e.problems:
             print(f"scalebridge {command}: {problem}", file=sys.stderr)
         return None
+    for line in warnings:
+        print(f"scalebridge {command}: {line}", file=sys.stderr)
 
     def with_policy(req) -> None:
         if isinstance(req, dict):
@@ -243,11 +246,24 @@ def _with_policy_file(args, command: str, handle):
     return with_policy
 
 
+def _needs_policy(handle):
+    """``handle`` of a request that has a policy; one without is said as such (not as
+    the first field the empty policy lacks)."""
+    def checked(req) -> None:
+        if isinstance(req, dict) and req.get("policy") is None:
+            raise RequestError("$.policy", "no policy: the request has none and no --policy FILE was given (pass "
+                                           "--policy POLICY.yaml, or put the policy in the request)")
+        handle(req)
+    return checked
+
+
 def _decide_each(args, command: str, handle) -> int:
     """``handle`` every request of ``args.file`` (``--policy`` put into each), after
     ``--semantics`` and ``--policy`` are known good."""
     if _unknown_semantics_flag(args, command):
         return EXIT_BAD_INPUT
+    if not getattr(args, "policy", None):
+        handle = _needs_policy(handle)
     handle = _with_policy_file(args, command, handle)
     if handle is None:
         return EXIT_BAD_INPUT
@@ -255,17 +271,57 @@ def _decide_each(args, command: str, handle) -> int:
         return _each_request(stream, args.file, command, handle)
 
 
+class _PolicyWarnings:
+    """What ``validate`` warns of a policy — each part a semantics does not read
+    (:meth:`~scalebridge.semantics.base.Semantics.ignored_parts`), a utilization target
+    written as a fraction — said once each on stderr by ``decide`` and ``explain``,
+    after the response of the first request that shows it. ``label`` names where the
+    policy came from (the ``--policy`` file, whose own warnings were said as it was
+    read, with their lines; else the requests' input)."""
+
+    def __init__(self, command: str, label: str, from_file: bool):
+        self.command, self.label, self.from_file = command, label, from_file
+        self.said: set[str] = set()
+
+    def __call__(self, req: object, names: list[str]) -> None:
+        if not isinstance(req, dict) or req.get("policy") is None:
+            return
+        from .engine import compile_policy, resolve_semantics
+        from .policy import fraction_targets
+        compiled = compile_policy(req["policy"])
+        lines: list[str] = []
+        if not self.from_file:
+            from .errors import json_path
+            lines += [f"{json_path(('policy',) + loc)}: warning: {message}"
+                      for loc, message in compiled.derived(("cli", "fractions"), lambda c: fraction_targets(c.source))]
+        for n in names:
+            lines += [f"warning: {n}: {line}" for line in compiled.derived(
+                ("cli", "ignored parts", n), lambda c, n=n: resolve_semantics(n).ignored_parts(c.source))]
+        for line in lines:
+            if line not in self.said:
+                self.said.add(line)
+                sys.stdout.flush()
+                print(f"scalebridge {self.command}: {self.label}: {line}", file=sys.stderr)
+
+
+def _warnings(args, command: str) -> _PolicyWarnings:
+    label = args.policy or ("<stdin>" if args.file == "-" else args.file)
+    return _PolicyWarnings(command, label, bool(args.policy))
+
+
 def cmd_decide(args) -> int:
     write = sys.stdout.write
     many = args.semantics == "all"
     names = builtin_semantics()
+    warn = _warnings(args, "decide")
 
     def handle(req) -> None:
         if many:
-            lines = [_dumps(resp) for resp in decide_all(req, names)]
+            resps = decide_all(req, names)
         else:
-            lines = [_dumps(decide(req, args.semantics))]
-        write("".join(line + "\n" for line in lines))
+            resps = [decide(req, args.semantics)]
+        write("".join(_dumps(resp) + "\n" for resp in resps))
+        warn(req, [r["semantics"] for r in resps])
 
     return _decide_each(args, "decide", handle)
 
@@ -273,11 +329,13 @@ def cmd_decide(args) -> int:
 def cmd_explain(args) -> int:
     from .explain import render
     names = builtin_semantics() if args.semantics == "all" else (args.semantics,)
+    warn = _warnings(args, "explain")
 
     def handle(req) -> None:
         resps = [decide(req, name, explain=True) for name in names]
         for resp in resps:
             render(resp, sys.stdout)
+        warn(req, [r["semantics"] for r in resps])
 
     return _decide_each(args, "explain", handle)
 
@@ -285,24 +343,18 @@ def cmd_explain(args) -> int:
 def cmd_validate(args) -> int:
     if _unknown_semantics_flag(args, "validate"):
         return EXIT_BAD_INPUT
-    from .engine import resolve_semantics
-    from .policyfile import load_policy_file
+    from .engine import read_policy_file, resolve_semantics
     failed = warned = False
     for path in args.files:
-        try:
-            policy = load_policy_file(path)
+        fractions: list[str] = []
+        try:   # the semantics the file names must be registered, as decide requires
+            policy = read_policy_file(path, fractions)
         except PolicyError as e:
             failed = True
             for p in e.problems:
                 print(p, file=sys.stderr)
             continue
         refused = False
-        if args.semantics and policy.semantics:   # the semantics the file names must exist, as decide requires
-            try:
-                resolve_semantics(policy.semantics, path="$.policy.semantics")
-            except RequestError as e:
-                refused = True
-                print(f"{path}: {e}", file=sys.stderr)
         if args.semantics:   # every semantics that cannot run it, not only the first
             names = builtin_semantics() if args.semantics == "all" else (args.semantics,)
             for n in names:
@@ -316,7 +368,8 @@ def cmd_validate(args) -> int:
             continue
         names = (builtin_semantics() if args.semantics == "all" else (args.semantics,)) if args.semantics else \
             ((policy.semantics,) if policy.semantics else ())
-        lines = [f"{path}: warning: {n}: {line}" for n in names for line in resolve_semantics(n).ignored_parts(policy)]
+        lines = fractions + [f"{path}: warning: {n}: {line}" for n in names
+                             for line in resolve_semantics(n).ignored_parts(policy)]
         for line in lines:
             print(line, file=sys.stderr)
         warned = warned or bool(lines)

@@ -15,8 +15,8 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from .units import parse_duration
 
-__all__ = ["EXIT_BAD_INPUT", "Parser", "say", "parsed", "number", "DURATION_MORE_THAN_ZERO",
-           "DURATION_ZERO_OR_MORE"]
+__all__ = ["EXIT_BAD_INPUT", "Parser", "say", "deprecated", "parsed", "number", "DURATION_MORE_THAN_ZERO",
+           "DURATION_ZERO_OR_MORE", "OUTPUT_FORMATS"]
 
 T = TypeVar("T")
 
@@ -36,6 +36,17 @@ def say(command: str, text: str) -> None:
     print(f"scalebridge {command}: {text}", file=sys.stderr)
 
 
+def deprecated(command: str, old: str, new: str) -> None:
+    """The one line an old spelling of a flag earns: it still works for this release,
+    and says what to write instead."""
+    say(command, f"{old} is deprecated and will be removed in the next release: {new}")
+
+
+#: what ``-o/--output`` takes, in every command that prints results: the format on stdout
+#: (a file is ``--out FILE``)
+OUTPUT_FORMATS = ("text", "json", "csv")
+
+
 #: where :func:`say` sends its lines instead of stderr (set by ``run --log-format json``)
 SAY_HOOK: Optional[Callable[[str, str], None]] = None
 
@@ -49,7 +60,14 @@ def _bad_value(e: argparse.ArgumentError) -> bool:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser (its sub-commands' too), saying a bad flag value in one line."""
+    """argparse's parser (its sub-commands' too), saying a bad flag value in one line.
+
+    ``dash_values``: the flags whose value may start with ``-`` as written (``--start
+    -7d``, a time relative to now): argparse takes ``-7d`` for a flag of its own
+    (https://docs.python.org/3/library/argparse.html#arguments-containing), so such a
+    value is joined to its flag (``--start=-7d``) before parsing."""
+
+    dash_values: frozenset[str] = frozenset()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("exit_on_error", False)
@@ -57,6 +75,8 @@ class Parser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Optional[Sequence[str]] = None,
                          namespace: Optional[argparse.Namespace] = None) -> tuple[argparse.Namespace, list[str]]:
+        if args is not None and self.dash_values:
+            args = _join_dash_values(list(args), self.dash_values, set(self._option_string_actions))
         try:
             return super().parse_known_args(args, namespace)
         except argparse.ArgumentError as e:
@@ -64,6 +84,26 @@ class Parser(argparse.ArgumentParser):
                 sys.stdout.flush()
                 self.exit(EXIT_BAD_INPUT, f"{self.prog}: {e.argument_name}: {e.message}\n")
             self.error(str(e))
+
+
+def _join_dash_values(args: list[str], flags: frozenset[str], options: set[str]) -> list[str]:
+    """``--start -7d`` as ``--start=-7d``: a value after one of ``flags`` that starts
+    with ``-`` but is none of the parser's own options (nor ``--``)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out.extend(args[i:])
+            break
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if a in flags and nxt is not None and nxt.startswith("-") and nxt != "--" and nxt.split("=")[0] not in options:
+            out.append(f"{a}={nxt}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
 
 
 def parsed(parse: Callable[[str], T], accept: Callable[[T], bool] = lambda v: True,

@@ -85,6 +85,22 @@ AWS_TT_HIGH_DATAPOINTS = 3               # 3 of 3 one-minute datapoints above th
 AWS_TT_LOW_DATAPOINTS = 15               # 15 of 15 one-minute datapoints below 90 % of it
 AWS_TT_LOW_PERCENT = 90
 AWS_TT_WINDOW_SECONDS = AWS_TT_PERIOD * AWS_TT_LOW_DATAPOINTS
+# High-resolution target tracking: "set the metric period at which the target tracking
+# observes this metric to a value lower than 60 seconds. Currently the lowest supported
+# interval is 10 seconds … A metric period greater than 60 isn't supported"
+# (https://docs.aws.amazon.com/autoscaling/ec2/userguide/policy-creating-high-resolution-metrics.html,
+# "How target tracking policy with high-resolution metrics works"); "Accepted values are 10,
+# 30, and 60" (API_TargetTrackingMetricStat.html, Period).
+AWS_TT_PERIODS = (10, 30, 60)
+# The datapoints of the high and low alarms at each period: (high M of M, low N of N). AWS
+# documents them at no period; 60 s is the observed 3/15. At 10 and 30 s scalebridge CHOOSES the
+# same counts of datapoints at the shorter period (a scale-out after 3 × 10 s, not 18 × 10 s),
+# since faster response is what the high-resolution policy is for; AWS says it "automatically
+# tunes" these alarms (docs/known-divergences.md, "AWS high-resolution target tracking").
+# Switch a period's shape here, e.g. {10: (18, 90)} for alarms spanning the one-minute minutes.
+AWS_TT_ALARM_DATAPOINTS = {60: (AWS_TT_HIGH_DATAPOINTS, AWS_TT_LOW_DATAPOINTS),
+                           30: (AWS_TT_HIGH_DATAPOINTS, AWS_TT_LOW_DATAPOINTS),
+                           10: (AWS_TT_HIGH_DATAPOINTS, AWS_TT_LOW_DATAPOINTS)}
 """The history a target-tracking metric is read over: its scale-in alarm's 15 one-minute
 datapoints (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html)."""
 AWS_FORECAST_GRAIN_SECONDS = 3600.0
@@ -111,3 +127,7 @@ mandatory; the policy's default, issue #27): https://keda.sh/docs/latest/referen
 KEDA_COOLDOWN_PERIOD = 300.0
 """ScaledObject ``cooldownPeriod``: "By default, it's 300 (5 minutes)" (scaledobject-spec, cooldownPeriod;
 pkg/scaling/executor/scale_executor.go ``defaultCooldownPeriod = 5 * 60``)."""
+KEDA_INITIAL_COOLDOWN_PERIOD = 0.0
+"""ScaledObject ``initialCooldownPeriod``: "By default, it's 0, meaning the ``cooldownPeriod`` begins immediately
+upon creation" (keda-docs 2.20 reference/scaledobject-spec.md, initialCooldownPeriod;
+kedacore/keda v2.20.2 pkg/scaling/executor/scale_executor.go ``defaultInitialCooldownPeriod = 0``)."""

@@ -153,5 +153,7 @@ def aligned(policy: Any, metrics: list[MetricResult]) -> list[MetricResult]:
 
 def carried_out(mode: Optional[str], current: int, final: int) -> bool:
     """Whether the engine will apply (and record) a move from ``current`` to ``final``:
-    ``mode`` OFF keeps the size, ONLY_SCALE_OUT keeps it on a scale-in (docs/protocol.md, ``mode``)."""
-    return mode != "OFF" and not (mode == "ONLY_SCALE_OUT" and final < current)
+    ``mode`` OFF keeps the size, ONLY_SCALE_OUT keeps it on a scale-in, ONLY_SCALE_IN on a scale-out
+    (docs/protocol.md, ``mode``)."""
+    return mode != "OFF" and not (mode == "ONLY_SCALE_OUT" and final < current) and \
+        not (mode == "ONLY_SCALE_IN" and final > current)

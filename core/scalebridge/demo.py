@@ -175,10 +175,14 @@ def _follow(console: Console, proc: subprocess.Popen, records: dict[str, list[di
                   TextColumn("{task.fields[size]}"), console=console, transient=True,
                   disable=not console.is_terminal) as bar:
         tasks = {name: bar.add_task(f"{name:<20}", total=syncs, size="") for name in records}
-        for line in stream:
+        for n, line in enumerate(stream, start=1):
             try:
                 rec = json.loads(line)
-            except ValueError:
+            except ValueError:   # the audit is JSON Lines: say what is not, never skip it silently
+                console.print(f"[yellow]audit line {n} is not a JSON record, left out:[/yellow] {line.strip()[:120]!r}")
+                continue
+            if not isinstance(rec, dict):
+                console.print(f"[yellow]audit line {n} is not a JSON object, left out:[/yellow] {line.strip()[:120]!r}")
                 continue
             name = rec.get("target")
             if name not in records:

@@ -25,7 +25,7 @@ from .decision import Context, Decision, aligned
 from .errors import (RequestError, ScalebridgeError, SemanticsFailure, _type_name, json_path, normalize_errors,
                      short_repr)
 from .policy import Int, Policy, _Model, model as dataclass_model, parse_policy
-from .protocol import (EpochSeconds, Observations, Request, Settings, StateModel, check_json_value,
+from .protocol import (EpochSeconds, Observations, Request, Settings, StateModel, check_json_value, serving,
                        parse_observations, parse_settings, without_nulls)
 from .semantics.base import Semantics
 from .stages.impossible import refuse_impossible
@@ -158,6 +158,14 @@ def resolve_semantics(name: Optional[str], path: str = "$.semantics") -> Semanti
         raise RequestError(path, str(e)) from None
 
 
+def read_policy_file(path: Any, warnings: Optional[list] = None) -> Policy:
+    """A policy file (:func:`scalebridge.policyfile.load_policy_file`) whose ``semantics:``,
+    when it names one, is a registered semantics — an unknown one is a problem at its
+    line and column, with the closest registered name; ``warnings`` as there."""
+    from .policyfile import load_policy_file
+    return load_policy_file(path, semantics=registry.current().semantics, warnings=warnings)
+
+
 def check_policy(sem: Semantics, policy: CompiledPolicy) -> None:
     """``sem.check(policy)``, once per compiled policy and semantics: a check is of the
     policy alone (the contract of :meth:`Semantics.check`). A check that raises is not
@@ -182,10 +190,21 @@ class Decider:
         self.semantics = resolve_semantics(semantics or self.compiled.semantics)
         check_policy(self.semantics, self.compiled)
         self.settings = parse_settings(settings)
+        self.semantics.check_settings(self.settings)
         if isinstance(state, dict):          # a protocol response's `state`, as decide() takes it
             state = DecisionState.from_protocol(StateModel.model_validate(state))
         self.state = state if state is not None else DecisionState()
         self.steps = 0
+
+    def learn_settings(self, known: dict, given: Union[Settings, dict, None]) -> None:
+        """Decide with the settings ``given`` (the configuration's), each one left unset
+        filled from ``known`` (what a provider knows of the autoscaler it stands for, its
+        release); checked as any settings are."""
+        base = parse_settings(given)
+        fill = {k: v for k, v in known.items() if k in Settings.model_fields and getattr(base, k) is None}
+        settings = parse_settings({**base.model_dump(exclude_none=True), **fill}) if fill else base
+        self.semantics.check_settings(settings)
+        self.settings = settings
 
     @property
     def policy(self) -> Policy:
@@ -256,6 +275,13 @@ def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
         metrics = refuse_impossible(ctx.policy, ctx.obs.metrics)
         if metrics is not ctx.obs.metrics:   # a negative reading of a ratio target: a failed metric
             ctx.obs = dataclasses.replace(ctx.obs, metrics=metrics)
+    # members in standby (a standby pool, a warm pool) are outside the target's capacity:
+    # no semantics sees them (protocol.serving); the response says how many were left out
+    members, standby = serving(ctx.obs.members)
+    if standby:
+        ctx.obs = dataclasses.replace(ctx.obs, members=members)
+        ctx.note("standby", standby, len(members),
+                 "members in standby (a standby or warm pool) are neither capacity nor failures: left out")
     try:
         d = controls.decide(semantics, ctx)
     except (ScalebridgeError, OverflowError):
@@ -263,6 +289,8 @@ def run(semantics: Semantics, ctx: Context, checked: bool = False) -> Decision:
     except Exception as e:   # a bug in the semantics (a ZeroDivisionError too): say whose, never the request
         raise SemanticsFailure(f"semantics {semantics.name!r}{registry.provided_by('semantics', semantics.name)} "
                                f"failed: {type(e).__name__}: {e}") from e
+    if standby:
+        d.extra = {**(d.extra or {}), "standby_replicas": standby}
     f = ctx.obs.forecast
     if f is not None:
         mode = predictive_mode(ctx, semantics.default_predictive_mode)

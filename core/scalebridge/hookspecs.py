@@ -87,7 +87,7 @@ def scalebridge_register_translators(register):
     only ``--target`` can give (``render --strict`` fails while one is left) — and may
     implement ``dump(native) -> str`` (JSON by default), ``import_all(text)`` (the
     format read back as policies) and ``apply(name, target, policy, dry_run, say,
-    metrics)`` (``scalebridge apply --native``, for the targets of its ``provider``).
+    metrics)`` (``scalebridge apply``, for the targets of its ``provider``).
 
     A provider plugin whose provider declares ``Capability.TRANSLATE`` registers a
     translator whose ``provider`` is that provider's name and which implements

@@ -182,6 +182,10 @@ class Metric(_Model):
     activation_threshold: Optional[Number] = Field(
         None, description="scale to and from zero: the metric is active while its value is above this "
                           "(default 0; KEDA activationThreshold, activationTarget for a formula)")
+    period_seconds: Optional[Literal[10, 30, 60]] = Field(
+        None, description="AWS target tracking: the metric period its alarms evaluate, 10, 30 or 60 s "
+                          "(CustomizedMetricSpecification.Period, TargetTrackingMetricStat.Period; default 60); "
+                          "read by the aws semantics only")
 
     @model_validator(mode="after")
     def _target_fits_type(self) -> "Metric":
@@ -221,6 +225,23 @@ def unstated_utilization(policy: "Policy") -> list[int]:
     semantics decides."""
     return [i for i, m in enumerate(policy.metrics or [])
             if m.target.type == "Utilization" and m.target.average_utilization is None]
+
+
+def fraction_targets(policy: "Policy") -> list[tuple[tuple, str]]:
+    """``(location, warning)`` for each Utilization target written as a fraction: an
+    ``average_utilization`` of 1 or less is a percent of (at most) 1 %, which is what
+    GCE's ``utilizationTarget`` 0.6 becomes when it is copied as it is — a policy that
+    asks for tens of times the members it means. Valid (a provider takes it), so a
+    warning: ``validate`` (an error with ``--strict``), ``decide`` and a ``note:`` of
+    ``render`` say it."""
+    out = []
+    for i, m in enumerate(policy.metrics or ()):
+        v = m.target.average_utilization
+        if m.target.type == "Utilization" and v is not None and 0 < v <= 1:
+            out.append((("metrics", i, "target", "average_utilization"),
+                        f"{v:g} is a fraction where a percent is expected; did you mean {round(v * 100, 6):g}, "
+                        "a percent?"))
+    return out
 
 
 # ----------------------------------------------------------------------------- behavior
@@ -645,8 +666,12 @@ class Fallback(_Model):
         KEDA_FALLBACK_FAILURE_THRESHOLD, description="consecutive failed decisions of a metric after which it falls back")
     replicas: Optional[Annotated[Int, Field(ge=0)]] = Field(
         None, description="the fallback count (required unless behavior is current_replicas)")
-    behavior: Literal["static", "current_replicas", "current_replicas_if_higher", "current_replicas_if_lower"] = \
-        "static"
+    behavior: Literal["static", "current_replicas", "current_replicas_if_higher", "current_replicas_if_lower",
+                      "formula"] = Field(
+        "static", description="formula: per metric, in the formulas (KEDA 2.20 scalingModifiers): a metric failing "
+                              "past failure_threshold is null in every formula that names it, the formula routes "
+                              "around it (`m != null ? m : other`, KEDA's `m ?? other`), and a formula that is "
+                              "null stands for `replicas`")
 
     @model_validator(mode="after")
     def _needs_replicas(self) -> "Fallback":
@@ -674,7 +699,7 @@ class Policy(_Model):
     behavior: Optional[Behavior] = None
     scale_in_control: Optional[ScaleInControl] = None
     initialization_period_seconds: Optional[NonNegDuration] = None
-    mode: Annotated[Literal["ON", "ONLY_SCALE_OUT", "OFF"], BeforeValidator(_mode)] = "ON"
+    mode: Annotated[Literal["ON", "ONLY_SCALE_OUT", "ONLY_SCALE_IN", "OFF"], BeforeValidator(_mode)] = "ON"
     rules: list[Rule] = Field(default_factory=list)
     profiles: list[Profile] = Field(default_factory=list)
     schedules: list[Schedule] = Field(default_factory=list)
@@ -686,11 +711,23 @@ class Policy(_Model):
                           "to idle_replicas (or 0); default 300 (KEDA cooldownPeriod)")
     idle_replicas: Optional[Annotated[Int, Field(ge=0)]] = Field(
         None, description="the size while no metric is active; less than min_replicas (KEDA idleReplicaCount)")
+    initial_scale_to_zero_delay_seconds: Optional[NonNegDuration] = Field(
+        None, description="while no metric has ever been seen active, how long after the first decision on the "
+                          "target before the size may go to idle; default 0 (KEDA initialCooldownPeriod, counted "
+                          "there from the ScaledObject's creation)")
+    force_activation: Optional[Bool] = Field(
+        None, description="true: every metric counts as active, so an idle target is activated and an active one "
+                          "never goes to idle (KEDA's autoscaling.keda.sh/force-activation annotation)")
+    invalid_values_as_zero: Optional[Bool] = Field(
+        None, description="true: a negative, NaN or infinite value of an external metric is read as 0, not as an "
+                          "invalid metric; activation still compares the value as read (KEDA >= 2.20.2, "
+                          "kedacore/keda#7889: pkg/scalers/scaler.go quantityFromFloat64); import --from keda sets it")
 
     @model_validator(mode="after")
     def _bounds(self) -> "Policy":
         if self.min_replicas is not None and self.max_replicas is not None and self.min_replicas > self.max_replicas:
-            raise ValueError(f"min_replicas ({self.min_replicas}) is greater than max_replicas ({self.max_replicas})")
+            raise FieldError("min_replicas", f"min_replicas ({self.min_replicas}) is greater than max_replicas "
+                                             f"({self.max_replicas})")
         if self.allowed_replicas is not None and self.allowed_replicas != sorted(set(self.allowed_replicas)):
             raise FieldError("allowed_replicas", "allowed_replicas must be strictly ascending")
         defaults = [p.name for p in self.profiles if p.recurrence is None and p.fixed_date is None]
@@ -704,6 +741,7 @@ def uses_activation(policy: "Policy") -> bool:
     """Whether the policy states a key of the activation phase (scale to and from zero,
     docs/policy.md): without one, ``min_replicas: 0`` is each provider's own."""
     return policy.idle_replicas is not None or policy.scale_to_zero_delay_seconds is not None or \
+        policy.initial_scale_to_zero_delay_seconds is not None or bool(policy.force_activation) or \
         any(m.activation_threshold is not None for m in policy.metrics or ())
 
 
@@ -713,6 +751,7 @@ def _check_controls(policy: "Policy") -> None:
     metrics = policy.metrics or []
     names = tuple(m.name for m in metrics if m.type != "formula")
     has_formula = len(names) < len(metrics)
+    nullable = policy.fallback is not None and policy.fallback.behavior == "formula"
     seen: set = set()
     for i, m in enumerate(metrics):
         if has_formula and m.name in seen:
@@ -723,7 +762,7 @@ def _check_controls(policy: "Policy") -> None:
             continue
         from .cel import CelError, compile_formula   # lazy: CEL loads only for a formula
         try:
-            c = compile_formula(m.expression, tuple(n for n in names if n != m.name))
+            c = compile_formula(m.expression, tuple(n for n in names if n != m.name), nullable)
         except CelError as e:
             raise FieldError(("metrics", i, "expression"), f"{e}") from None
         if not c.references:
@@ -734,6 +773,10 @@ def _check_controls(policy: "Policy") -> None:
             raise FieldError("idle_replicas", f"idle_replicas ({policy.idle_replicas}) must be less than "
                                               f"min_replicas ({'unset' if lo is None else lo}) "
                                               "(KEDA: idleReplicaCount must be less than minReplicaCount)")
+    if policy.fallback is not None and policy.fallback.behavior == "formula" and not has_formula:
+        raise FieldError(("fallback", "behavior"), "the formula behavior falls back inside a formula: the policy "
+                                                   "has no formula metric (KEDA: \"scalingModifiers fallback behavior "
+                                                   "requires scalingModifiers.formula to be defined\")")
     if uses_activation(policy) and not any(m.enabled for m in metrics):
         key = "idle_replicas" if policy.idle_replicas is not None else "scale_to_zero_delay_seconds" \
             if policy.scale_to_zero_delay_seconds is not None else "metrics"

@@ -7,13 +7,13 @@ YAML nodes they came from.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Collection, Optional
 
 import yaml
 from pydantic import ValidationError
 
 from .errors import PolicyError, _type_name, json_path, normalize_errors, short_repr
-from .policy import Policy, parse_policy
+from .policy import Policy, fraction_targets, parse_policy
 
 Positions = dict[tuple, tuple[int, int]]
 
@@ -252,26 +252,46 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
-def parse_policy_text(text: str, file: str = "<policy>") -> Policy:
+def parse_policy_text(text: str, file: str = "<policy>", semantics: Optional[Collection[str]] = None,
+                      warnings: Optional[list[str]] = None) -> Policy:
+    """The policy of a policy file's text. ``semantics``: the registered semantics'
+    names, which the file's ``semantics:`` must be one of (an unknown one is a problem
+    at its line, with the closest name); ``warnings``: a list each warning about the
+    policy (:func:`~scalebridge.policy.fraction_targets`) is appended to, as
+    ``file:line:column: path: warning: …``."""
     data, pos = load_yaml(text, file)
     if not isinstance(data, dict):
         raise PolicyError([f"{file}:1:1: a policy is a mapping (min_replicas, max_replicas, metrics, …), not {_type_name(data)}"])
     try:
-        return parse_policy(data)
+        policy = parse_policy(data)
     except ValidationError as e:
         raise PolicyError(validation_problems(e, file, pos)) from None
+    if semantics is not None and policy.semantics is not None and policy.semantics not in semantics:
+        import difflib
+        close = difflib.get_close_matches(policy.semantics, sorted(semantics), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ";"
+        line, col = _position(pos, ("semantics",))
+        raise PolicyError([f"{file}:{line}:{col}: policy.semantics: unknown semantics {policy.semantics!r}{hint} "
+                           f"registered are: {', '.join(sorted(semantics))}"])
+    if warnings is not None:
+        for loc, message in fraction_targets(policy):
+            line, col = _position(pos, loc)
+            warnings.append(f"{file}:{line}:{col}: {json_path(loc, root='policy')}: warning: {message}")
+    return policy
 
 
-def load_policy_file(path: str | Path) -> Policy:
-    """A policy file; ``-`` is standard input."""
+def load_policy_file(path: str | Path, semantics: Optional[Collection[str]] = None,
+                     warnings: Optional[list[str]] = None) -> Policy:
+    """A policy file; ``-`` is standard input. ``semantics`` and ``warnings``: as
+    :func:`parse_policy_text` takes them."""
     if str(path) == "-":
         from .inputfile import InputFileError, read_text
         try:
             text = read_text("-")
         except InputFileError as e:
             raise PolicyError([f"<stdin>: {e.reason}"]) from None
-        return parse_policy_text(text, "<stdin>")
-    return parse_policy_text(read_text_file(path), str(path))
+        return parse_policy_text(text, "<stdin>", semantics, warnings)
+    return parse_policy_text(read_text_file(path), str(path), semantics, warnings)
 
 
 def read_text_file(path: str | Path) -> str:

@@ -2,7 +2,10 @@
 
 Field names are the protocol's and fixed. Extensions (the protocol allows them, never
 renames): ``Member.count`` — one entry standing for ``count`` identical members,
-which lets a simulator describe a fleet of hundreds in a few entries.
+which lets a simulator describe a fleet of hundreds in a few entries; ``Member.standby`` — a
+member kept ready outside the target's capacity (a GCE MIG's suspended or stopped VM in its
+standby pool, an AWS warm-pool or Standby instance, an Azure standby-pool VM), which no
+semantics counts (:func:`serving`).
 
 What a request holds many of — members, metric observations, the observations
 themselves, a capacity forecast — are plain slotted dataclasses: validated once at the
@@ -64,6 +67,12 @@ class Settings(_Model):
     percent_rounding: Optional[Literal["ceil", "floor", "nearest"]] = None
     #: None: 0, unless the caller sets a delay (the simulator's metric lag, a provider's)
     metric_delay_seconds: Optional[NonNegDuration] = None
+    #: extension: the Kubernetes release the kubernetes semantics reproduces ("1.37"; None: the
+    #: newest it reproduces); the kubernetes provider fills it from the API server's /version
+    kubernetes_version: Optional[Annotated[str, Strict(), Field(min_length=1, max_length=64)]] = None
+    #: extension: kube-controller-manager's --feature-gates the kubernetes semantics reads
+    #: (HPAScaleToZero, HPAConfigurableTolerance); a gate left out has its release's default
+    feature_gates: Optional[dict[Annotated[str, Strict()], Bool]] = None
 
 
 @bulk
@@ -75,8 +84,15 @@ class Member(ModelAPI):
     start_time: Time = None
     deleting: Bool = False
     requests: Optional[dict[str, Optional[Quantity]]] = None
+    # extension: the provider's own words for a resource whose request is missing on this
+    # member (null or absent in ``requests``), e.g. the HPA's "missing request for cpu in
+    # container app of Pod web-0"; the metric's error quotes it (docs/protocol.md)
+    request_errors: Optional[dict[str, str]] = None
     weight: Annotated[Number, Field(gt=0)] = 1
     count: Annotated[Int, Field(ge=1, description="extension: this entry stands for `count` identical members")] = 1
+    standby: Annotated[Bool, Field(description="extension: kept ready outside the target's capacity (a standby "
+                                               "pool, a warm pool): neither capacity nor a failure; no semantics "
+                                               "counts it")] = False
 
 
 Point = tuple[EpochSeconds, Optional[FiniteFloat]]
@@ -164,6 +180,37 @@ def parse_observations(data: Any) -> Observations:
 
 
 Observations.model_validate = classmethod(_observations_model_validate)   # a null is a missing key there too
+
+
+def serving(members: Optional[list]) -> tuple[Optional[list], int]:
+    """``members`` without the standby ones, and how many standby members (with
+    ``count``) were left out: ``members`` itself when none is standby.
+
+    A standby member is outside the target's capacity: GCE's ``targetSize`` is "the
+    target number of running instances" and a standby pool's suspended and stopped VMs
+    are counted by ``targetSuspendedSize`` and ``targetStoppedSize`` instead
+    (https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers);
+    AWS warm-pool instances "count toward the desired capacity" only "as instances
+    leave the warm pool" (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-warm-pools.html);
+    Azure's standby pool VMs join the scale set when it scales out
+    (https://learn.microsoft.com/azure/virtual-machine-scale-sets/standby-pools-overview). So no
+    semantics counts one: not in the current size, not starting, not failed, and its
+    samples are no sample of the group."""
+    if not members:
+        return members, 0
+    for m in members:
+        if m.standby:
+            break
+    else:
+        return members, 0
+    kept = []
+    left = 0
+    for m in members:
+        if m.standby:
+            left += m.count
+        else:
+            kept.append(m)
+    return kept, left
 
 
 def member_name(m: Any) -> str:

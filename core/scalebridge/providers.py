@@ -57,7 +57,7 @@ if TYPE_CHECKING:   # annotations only: the contract imports no model at run tim
 
 __all__ = [
     "Capability", "Elector", "ErrorKind", "MetricQuery", "Observation", "Pacing", "Provider", "ProviderError",
-    "RefError", "SizeChange", "Target", "TargetEnded", "TargetRefused", "observes_in_batches",
+    "RefError", "SizeChange", "Target", "TargetEnded", "TargetRefused", "observes_in_batches", "parse_retry_after",
 ]
 
 
@@ -180,6 +180,10 @@ class Observation:
     #: ``paused_replicas``, when given, once the size differs
     paused: Optional[str] = None
     paused_replicas: Optional[int] = None
+    #: protocol settings the provider knows of the target's autoscaler (the kubernetes
+    #: provider: ``kubernetes_version`` from the API server's ``/version``); each fills
+    #: a setting the target's configuration leaves unset
+    settings: Optional[dict[str, Any]] = None
 
 
 @dataclass(frozen=True)
@@ -452,3 +456,42 @@ def require(module: str, extra: str, provider: str) -> Any:
     except ImportError as e:
         raise MissingExtra(f"the {provider} provider needs {module.split('.')[0]} ({e}): "
                            f"pip install 'scalebridge[{extra}]'") from None
+
+
+def parse_retry_after(value: Any, now: Optional[float] = None) -> Optional[float]:
+    """A ``Retry-After`` header's delay in seconds, as the server sent it: either
+    delay-seconds (``120``; a fraction is accepted) or an HTTP-date (``Wed, 21 Oct
+    2026 07:28:00 GMT``, and the obsolete RFC 850 and asctime forms), counted from
+    ``now`` (default: the wall clock) — RFC 9110, section 10.2.3
+    (https://www.rfc-editor.org/rfc/rfc9110#field.retry-after). A date in the past
+    is 0; a value that is neither is None (no hint). Bounding the delay is the
+    controller's business (a provider's ``max_retry_after_seconds``), not the
+    parser's: what the server asked for is kept for the audit."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("latin-1", "replace")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+        return max(0.0, seconds) if seconds == seconds and seconds != float("inf") else None
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if seconds == seconds and seconds != float("inf") else None
+    from email.utils import parsedate_to_datetime
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None:
+        return None
+    if when.tzinfo is None:   # HTTP dates are GMT
+        import datetime as _dt
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    import time as _time
+    return max(0.0, when.timestamp() - (_time.time() if now is None else now))

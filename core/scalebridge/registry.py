@@ -278,7 +278,7 @@ def translator_choices(name: str) -> str:
 
 
 def translator_for_provider(provider: str) -> Optional[Registered]:
-    """The translator whose ``provider`` is ``provider`` (``apply --native`` for its
+    """The translator whose ``provider`` is ``provider`` (``apply`` for its
     targets), or None."""
     return next((r for r in current().translators.values() if getattr(r.obj, "provider", None) == provider), None)
 

@@ -11,18 +11,21 @@
   ``*_file``, or expanded from a variable whose name says it is one — is
   remembered for this process, and every line scalebridge writes (errors, logs,
   audit records, ``observe``, ``validate``) goes through :func:`redact`, which
-  replaces it with ``***``. Messages about a secret key name the key and the
+  replaces it with ``***`` — in each of its encodings: as written, in a ``repr``, in
+  JSON, URL-quoted (:func:`encodings`). Messages about a secret key name the key and the
   type it got, never its value (:func:`shown`).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
+from urllib.parse import quote, quote_plus
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-__all__ = ["expand", "is_secret_key", "remember", "forget_all", "redact", "read_secret_file", "shown", "MASK",
+__all__ = ["expand", "is_secret_key", "remember", "encodings", "forget_all", "redact", "read_secret_file", "shown", "MASK",
            "MAX_SECRET_FILE_BYTES"]
 
 MASK = "***"
@@ -37,6 +40,7 @@ _MIN_LEN = 8
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
+_remembered: set[str] = set()
 _pattern: Optional[re.Pattern] = None
 _REF = re.compile(r"\$\$\{|\$\{([^}]*)\}?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -58,15 +62,29 @@ def is_secret_key(key: Any) -> bool:
 _SECRET_KEYS: dict[str, bool] = {}
 
 
+def encodings(value: str) -> set[str]:
+    """The forms ``value`` takes in an output: itself, as Python's ``repr`` and JSON
+    write it inside quotes (``\\``, ``\\"``, ``\\u00e9``), a repr inside a JSON log
+    line, and URL-quoted (``%5C``,
+    ``%22``, a space as ``%20`` or ``+``)."""
+    in_repr = {repr(value)[1:-1], repr('"' + value)[2:-1]}   # as repr quotes it alone, and beside a "
+    in_json = {json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    forms = {value, *in_repr, *in_json, *(json.dumps(r)[1:-1] for r in in_repr),   # a repr in a JSON log line
+             quote(value, safe=""), quote(value), quote_plus(value, safe="")}
+    return {f for f in forms if len(f) >= _MIN_LEN}
+
+
 def remember(value: Any) -> None:
-    """Mask ``value`` in every output of this process from now on."""
+    """Mask ``value`` — in each of its :func:`encodings` — in every output of this
+    process from now on."""
     global _pattern
     if not isinstance(value, str) or len(value) < _MIN_LEN:
         return
     with _lock:
-        if value in _secrets:
+        if value in _remembered:
             return
-        _secrets.add(value)
+        _remembered.add(value)
+        _secrets.update(encodings(value))
         _pattern = re.compile("|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True)))
 
 
@@ -75,6 +93,7 @@ def forget_all() -> None:
     global _pattern
     with _lock:
         _secrets.clear()
+        _remembered.clear()
         _pattern = None
 
 

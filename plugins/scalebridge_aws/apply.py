@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for ``aws`` targets: ``UpdateAutoScalingGroup``,
+"""``scalebridge apply CONFIG`` for ``aws`` targets: ``UpdateAutoScalingGroup``,
 ``PutScalingPolicy`` (each policy by name: a second apply updates it, never duplicates it),
 then ``PutMetricAlarm`` with the ``PolicyARN`` PutScalingPolicy returned, and
 ``PutScheduledUpdateGroupAction``; a scaling policy an earlier apply of the same policy

@@ -28,7 +28,7 @@ import threading
 from collections import Counter
 from typing import Any, Optional
 
-from scalebridge.providers import ErrorKind, ProviderError, require
+from scalebridge.providers import ErrorKind, ProviderError, parse_retry_after, require
 
 __all__ = ["AwsClients", "map_error", "DEFAULT_MAX_ATTEMPTS", "DEFAULT_CONNECT_TIMEOUT", "DEFAULT_READ_TIMEOUT"]
 
@@ -67,13 +67,11 @@ INVALID_CODES = frozenset({
 
 
 def _retry_after(headers: dict) -> Optional[float]:
-    v = (headers or {}).get("retry-after")
-    if v is None:
-        return None
-    try:
-        return max(0.0, float(v))
-    except ValueError:
-        return None
+    """A ``Retry-After`` (seconds or an HTTP date) where a service or a proxy in front
+    of it sends one; AWS's own throttling errors (``Throttling``,
+    ``RequestLimitExceeded``) carry none, and back off on the controller's backoff.
+    botocore gives header names in lower case."""
+    return parse_retry_after((headers or {}).get("retry-after"))
 
 
 def map_error(exc: BaseException, operation: str) -> ProviderError:

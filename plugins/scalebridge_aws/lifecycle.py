@@ -16,9 +16,10 @@ member not ``ready: false`` and not ``deleting`` is in service; a ``deleting``
 | ``ReplacingRootVolume``, ``ReplacingRootVolume:Wait``, ``ReplacingRootVolume:Proceed``, ``RootVolumeReplaced`` | ``phase: Running``, ``ready: false``: the instance stays in the group while an instance refresh replaces its root volume, then is health-checked before it is back ``InService`` (UG replace-root-volume.html) |
 | ``Terminating``, ``Terminating:Wait``, ``Terminating:Proceed`` | ``phase: Running``, ``deleting: true`` |
 | ``Terminating:Retained`` | not a member: "Retained instances do not count toward your Amazon EC2 Auto Scaling group's desired capacity. When an instance enters a retained state, Auto Scaling launches a replacement instance" (UG manage-retained-instances.html) |
-| ``EnteringStandby``, ``Standby`` | not a member: "instances that are on standby are still part of the Auto Scaling group, but they do not actively handle load" and leave the desired capacity when put on standby with a decrement (UG as-enter-exit-standby.html) |
+| ``EnteringStandby``, ``Standby`` | ``standby: true`` (neither capacity nor a failure; ``phase: Pending``, ``ready: false``): "instances that are on standby are still part of the Auto Scaling group, but they do not actively handle load" and leave the desired capacity when put on standby with a decrement (UG as-enter-exit-standby.html) |
 | ``Detaching``, ``Detached``, ``Terminated``, ``Quarantined`` | not a member |
-| ``Warmed:*`` | not a member: warm pool instances are outside the group's capacity until they leave the pool ("When instances leave the warm pool, they count toward the desired capacity of the group", UG ec2-auto-scaling-warm-pools.html) |
+| ``Warmed:Pending*``, ``Warmed:Stopped``, ``Warmed:Running``, ``Warmed:Hibernated`` | ``standby: true``: warm pool instances are outside the group's capacity until they leave the pool ("As instances leave the warm pool, they count toward the desired capacity of the group", UG ec2-auto-scaling-warm-pools.html, "Core concepts") |
+| ``Warmed:Terminating*``, ``Warmed:Terminated`` | not a member: leaving the warm pool for good |
 
 Every value of the API's ``LifecycleState`` enum is in exactly one of the sets
 below (:data:`KNOWN`); a state this module does not know is not a member.
@@ -37,7 +38,7 @@ from typing import Iterable, Mapping, Optional
 from scalebridge.protocol import Member
 
 __all__ = ["PENDING", "IN_SERVICE", "REPLACING_ROOT_VOLUME", "TERMINATING", "STANDBY", "RETAINED", "GONE",
-           "WARM_POOL", "KNOWN", "member_of", "unsettled", "weight"]
+           "WARM_POOL", "IN_POOL", "KNOWN", "member_of", "unsettled", "weight"]
 
 PENDING = frozenset({"Pending", "Pending:Wait", "Pending:Proceed"})
 IN_SERVICE = frozenset({"InService"})
@@ -51,10 +52,13 @@ WARM_POOL = frozenset({"Warmed:Pending", "Warmed:Pending:Wait", "Warmed:Pending:
                        "Warmed:Terminating", "Warmed:Terminating:Wait", "Warmed:Terminating:Proceed",
                        "Warmed:Terminating:Retained", "Warmed:Terminated", "Warmed:Stopped", "Warmed:Running",
                        "Warmed:Hibernated"})
+#: kept ready outside the group's capacity: ``standby`` members (neither capacity nor failures)
+IN_POOL = STANDBY | frozenset({"Warmed:Pending", "Warmed:Pending:Wait", "Warmed:Pending:Proceed",
+                               "Warmed:Pending:Retained", "Warmed:Stopped", "Warmed:Running", "Warmed:Hibernated"})
 KNOWN = PENDING | IN_SERVICE | REPLACING_ROOT_VOLUME | TERMINATING | STANDBY | RETAINED | GONE | WARM_POOL
 #: outside the group's capacity and no sign of an activity (a retained instance
 #: stays until someone terminates it; its replacement shows as Pending)
-_OUTSIDE = STANDBY | RETAINED
+_OUTSIDE = IN_POOL | RETAINED
 
 
 def weight(instance: Mapping) -> int:
@@ -70,8 +74,9 @@ def weight(instance: Mapping) -> int:
 
 def member_of(instance: Mapping, launch_time: Optional[float],
               ready_since: Optional[float] = None) -> Optional[Member]:
-    """The protocol member of one ``Instances[]`` entry, or None when the
-    instance is not part of the group's capacity (standby, detaching, warm pool)."""
+    """The protocol member of one ``Instances[]`` entry (``standby`` in the warm pool or
+    on standby), or None when the instance is leaving the group (detaching, retained,
+    terminated)."""
     state = instance.get("LifecycleState") or ""
     m: dict = {"name": instance["InstanceId"], "start_time": launch_time}
     w = weight(instance)
@@ -88,6 +93,8 @@ def member_of(instance: Mapping, launch_time: Optional[float],
         m.update(phase="Running", ready=False)
     elif state in TERMINATING:
         m.update(phase="Running", ready=False, deleting=True)
+    elif state in IN_POOL:
+        m.update(phase="Pending", ready=False, standby=True)
     else:
         return None
     return Member(**m)

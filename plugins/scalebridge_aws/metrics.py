@@ -291,7 +291,7 @@ def read_metrics(clients, group: str, now: float, delay: float, observation,
     """The protocol's ``observations.metrics`` for ``queries``, from GetMetricData."""
     if not queries:
         return {}
-    members = [m.name for m in (observation.members or ())]
+    members = [m.name for m in (observation.members or ()) if not m.standby]   # no warm-pool instance's metric
     series, sources = plan(group, queries, members)
     if not series:
         return {}
@@ -319,7 +319,7 @@ def read_metrics_many(clients, items: Sequence[tuple[str, float, Any, Sequence[M
             if not queries:
                 out[k] = {}
                 continue
-            series, sources = plan(group, queries, [m.name for m in (observation.members or ())])
+            series, sources = plan(group, queries, [m.name for m in (observation.members or ()) if not m.standby])
             if not series:
                 out[k] = {}
                 continue

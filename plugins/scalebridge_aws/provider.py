@@ -61,6 +61,11 @@ def _check_number(key: str, v: Any, *, minimum: float, integer: bool = False) ->
         raise RefError(key, f"must be {kind} ≥ {minimum:g}, got {v!r}")
 
 
+_WARM_POOL_NOTE = ("scalebridge does not manage this warm pool (PutWarmPool/DeleteWarmPool are the operator's): "
+                   "it sets DesiredCapacity and Auto Scaling draws instances from the pool first; the pool's "
+                   "instances are neither capacity nor failures")
+
+
 class AwsProvider(Provider):
     """``providers: {aws: {region, endpoint_url, profile}}`` — credentials from the
     standard AWS chain (environment, shared files, ``profile``, instance role).
@@ -297,6 +302,8 @@ class AutoScalingGroupTarget(Target):
             if m is None:
                 continue
             members.append(m)
+            if m.standby:   # the warm pool, or on standby: neither capacity nor a failure
+                continue
             w = m.weight
             if not m.deleting:
                 status += w
@@ -318,7 +325,9 @@ class AutoScalingGroupTarget(Target):
             wp = g["WarmPoolConfiguration"]
             details["warm_pool"] = {"size": g.get("WarmPoolSize"), "pool_state": wp.get("PoolState"),
                                     "min_size": wp.get("MinSize"),
-                                    "max_group_prepared_capacity": wp.get("MaxGroupPreparedCapacity")}
+                                    "max_group_prepared_capacity": wp.get("MaxGroupPreparedCapacity"),
+                                    "managed_by_scalebridge": False,
+                                    "note": _WARM_POOL_NOTE}
         suspended = [p.get("ProcessName") for p in g.get("SuspendedProcesses") or ()]
         if suspended:
             details["suspended_processes"] = suspended

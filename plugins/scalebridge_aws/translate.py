@@ -19,9 +19,9 @@ from pydantic import ValidationError
 
 from scalebridge.policy import Policy, _check_steps, StepAdjustment
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import (one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls,
+from scalebridge.translate.common import (drop_semantics, one_of, PLACEHOLDER, Losses, NativeError, Reader, as_policy, drop_controls,
                                           drop_unexpressed, json_document, num, path)
-from scalebridge.translate.metrics import MetricNames, neutral_of, provider_metric
+from scalebridge.translate.metrics import MetricNames, name_lost, neutral_of, provider_metric
 
 #: the neutral metrics as the ``AWS/EC2`` instance metrics, which the ``AutoScalingGroupName``
 #: dimension aggregates over a group's instances
@@ -125,12 +125,69 @@ def _metric(name: str, asg: str, ref: Mapping[str, Any], at: str, field: str, lo
         losses.add(at, f"{none_because}; {dropped}")
         return None
     if native is not None:
+        renamed = name_lost(name, f"{AWS_NAMESPACE} {native} on the group")
+        if renamed is not None:
+            losses.add(at, renamed)
         return {"MetricName": native, "Namespace": AWS_NAMESPACE, "Dimensions": group_dims}
     return {"MetricName": name,
             "Namespace": losses.placeholder(path(field, "Namespace"),
                                             f"{name!r} is no AWS/EC2 metric: pass --target metrics.{name}.source "
                                             "(namespace, dimensions) saying where it is published"),
             "Dimensions": group_dims}
+
+
+#: the group's in-service instances, the divisor of a total tracked per instance
+IN_SERVICE = {"MetricName": "GroupInServiceInstances", "Namespace": "AWS/AutoScaling"}
+#: the expression of the backlog-per-instance recipe
+PER_INSTANCE = "m1 / m2"
+
+
+def backlog_per_instance(metric: dict, asg: str, name: str) -> dict:
+    """A ``CustomizedMetricSpecification`` tracking a total (an ``external`` or ``object``
+    metric with an ``AverageValue`` target: the total per replica) as target tracking
+    tracks it, per in-service instance: metric math ``m1 / m2``, ``m2`` the group's
+    ``GroupInServiceInstances`` — AWS's own recipe, "Scaling policy based on Amazon SQS"
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html) with
+    "Create a target tracking scaling policy using metric math"
+    (https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-target-tracking-metric-math.html).
+    The ``aws`` semantics decides such a metric the same way (semantics/aws.py: totals
+    divided by the in-service capacity)."""
+    stat: dict = {"Metric": {k: metric[k] for k in ("MetricName", "Namespace", "Dimensions")}, "Stat": "Average"}
+    if metric.get("Unit"):
+        stat["Unit"] = metric["Unit"]
+    return {"Metrics": [
+        {"Id": "m1", "MetricStat": stat, "ReturnData": False},
+        {"Id": "m2", "MetricStat": {"Metric": {**IN_SERVICE, "Dimensions": [{"Name": "AutoScalingGroupName",
+                                                                            "Value": asg}]},
+                                    "Stat": "Average"}, "ReturnData": False},
+        {"Id": "e1", "Expression": PER_INSTANCE, "Label": f"{name} per in-service instance", "ReturnData": True}]}
+
+
+def _on_the_group(dimensions: Any) -> bool:
+    """Dimensions that are the group's alone (``AutoScalingGroupName``), as render writes a
+    neutral metric's: the ``AWS/EC2`` instance metric aggregated over the group."""
+    return isinstance(dimensions, list) and len(dimensions) == 1 and isinstance(dimensions[0], dict) and \
+        dimensions[0].get("Name") == "AutoScalingGroupName"
+
+
+def neutral_name(name: str, namespace: Any, dimensions: Any) -> str:
+    """The policy metric name of a CloudWatch metric: the neutral name an ``AWS/EC2``
+    metric on the group stands for (``CPUUtilization`` → ``cpu``, :data:`METRIC_NAMES`),
+    else the metric's own name — what render wrote, read back."""
+    if namespace == AWS_NAMESPACE and _on_the_group(dimensions):
+        return METRIC_NAMES.of(name) or name
+    return name
+
+
+def _predefined_period(m, at: str, losses: Losses) -> None:
+    """A predefined metric (``ASGAverageCPUUtilization``…) takes no ``Period``: only
+    ``CustomizedMetricSpecification`` and its ``Metrics[].MetricStat`` do
+    (API_PredefinedMetricSpecification.html has none), so a high-resolution period on one is a loss."""
+    if m.period_seconds is not None and m.period_seconds != 60:
+        losses.add(path(at, "period_seconds"),
+                   f"a {m.period_seconds}-second period: AWS's predefined metrics are one-minute metrics (a "
+                   "high-resolution policy needs a customized metric: pass --target "
+                   f"metrics.{m.name}.source); dropped")
 
 
 def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] = None) -> tuple[dict, Losses]:
@@ -163,18 +220,35 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
             spec = {"PredefinedMetricSpecification": {"PredefinedMetricType": "ASGAverageCPUUtilization"}}
             value = t.average_utilization
             cpu_target = cpu_target or value
+            _predefined_period(m, at, losses)
         elif m.type == "pods" and t.type == "AverageValue" and t.rate is None and neutral_of(m.name) in \
                 _PREDEFINED_OUT and not source_of(ref, m.name) and not isinstance(t.average_value, str):
             spec = {"PredefinedMetricSpecification": {"PredefinedMetricType": _PREDEFINED_OUT[neutral_of(m.name)]}}
             value = t.average_value
+            _predefined_period(m, at, losses)
         elif m.type in ("pods", "external", "object") and t.type == "AverageValue" and t.rate is None \
                 and not isinstance(t.average_value, str):
             field = f"PutScalingPolicy[{len(out['PutScalingPolicy'])}].TargetTrackingConfiguration." \
                     "CustomizedMetricSpecification"
-            metric = _metric(m.name, asg, ref, at, field, losses)
-            if metric is None:
-                continue
-            spec = {"CustomizedMetricSpecification": {**metric, "Statistic": "Average"}}
+            if m.type == "pods":   # a per-instance value, which target tracking compares as it is
+                metric = _metric(m.name, asg, ref, at, field, losses)
+                if metric is None:
+                    continue
+                spec = {"CustomizedMetricSpecification": {**metric, "Statistic": "Average"}}
+                if m.period_seconds is not None:
+                    # "Period — The period of the metric in seconds. The default value is 60. Accepted
+                    # values are 10, 30, and 60. For high resolution metric, set the value to less than 60"
+                    # (API_CustomizedMetricSpecification.html; policy-creating-high-resolution-metrics.html)
+                    spec["CustomizedMetricSpecification"]["Period"] = int(m.period_seconds)
+            else:   # the group's total: per in-service instance, by metric math
+                metric = _metric(m.name, asg, ref, at, path(field, "Metrics[0].MetricStat.Metric"), losses)
+                if metric is None:
+                    continue
+                spec = {"CustomizedMetricSpecification": backlog_per_instance(metric, asg, m.name)}
+                if m.period_seconds is not None:   # each query's TargetTrackingMetricStat.Period
+                    for q in spec["CustomizedMetricSpecification"]["Metrics"]:
+                        if "MetricStat" in q:
+                            q["MetricStat"]["Period"] = int(m.period_seconds)
             value = t.average_value
         else:
             losses.add(at, f"target tracking has no {m.type} metric with target type {t.type}"
@@ -222,6 +296,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         "default_replicas": "an Auto Scaling group keeps its size when alarms lack data; dropped",
         "allowed_replicas": "an Auto Scaling group scales to any count; dropped"})
     drop_controls(p, losses, "an Auto Scaling group")
+    drop_semantics(p, losses, "aws", "an Auto Scaling group")
     return {k: v for k, v in out.items()}, losses
 
 
@@ -327,6 +402,12 @@ def _rule(r, i: int, asg: str, base: str, ref: Mapping[str, Any], out: dict, los
         body["AdjustmentType"] = _ADJ_OUT[a.type]
         v = int(a.value)
         body["ScalingAdjustment"] = v if (a.direction == "Increase" or a.type == "ExactCount") else -v
+        if a.type == "ExactCount" and (a.direction == "Increase") != r.operator.startswith("Greater"):
+            # ExactCapacity has no direction (PutScalingPolicy: "ScalingAdjustment ... the exact capacity"):
+            # import reads it from the alarm's comparison, as a threshold above scales out
+            losses.add(path(at, "action", "direction"), f"an ExactCapacity adjustment has no direction; "
+                                                        f"{a.direction} on a {r.operator} alarm is read back as "
+                                                        f"{'Increase' if r.operator.startswith('Greater') else 'Decrease'}")
         if a.cooldown_seconds is not None:
             body["Cooldown"] = int(a.cooldown_seconds)
         if r.min_adjustment_magnitude is not None:
@@ -343,7 +424,7 @@ def _rule(r, i: int, asg: str, base: str, ref: Mapping[str, Any], out: dict, los
     account = str(ref["account"]) if ref.get("account") else losses.placeholder(
         field, "the account of the policy's ARN: pass --target account")
     losses.placeholder(field, f"the id of the policy's ARN: use the PolicyARN that PutScalingPolicy returns for "
-                              f"{name} (AWS gives a policy its id when it creates it; scalebridge apply --native "
+                              f"{name} (AWS gives a policy its id when it creates it; scalebridge apply "
                               "does this)", POLICY_ID)
     arn = policy_arn(name, asg, region, account)
     alarm: dict = {"AlarmName": f"{name}-alarm", **metric,
@@ -506,6 +587,15 @@ def _import_one(rd: Reader, groups: list, policies: list, alarms: list, schedule
         for i, r in enumerate(rules):
             if r.get("name") == f"{base}-rule-{i}":
                 del r["name"]
+        group = _group_label(groups, policies)
+        if group is not None and group != base:
+            # the name render wrote into the scaling policies' names (NAME-metric-0): the policy's,
+            # so that render → import → render is a fixed point; the group is the target's
+            at = groups[0][0] if groups else policies[0][0]
+            losses.note(rd.where(*at, "AutoScalingGroupName"),
+                        f"the policy is named {base!r} after its scaling policies' names ({base}-…, as render "
+                        f"writes them); the group {group!r} is the target (--target auto_scaling_group, a run "
+                        "configuration target's ref)")
     elif _group_label(groups, policies):
         policy["name"] = _group_label(groups, policies)
     if metrics:
@@ -617,6 +707,7 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
                 raise NativeError(rd.where(*cat, "TargetValue"), "required field is missing")
             rd.losses.add(rd.where(*at), f"target tracking policy {name!r} without a known TargetValue; dropped")
             return
+        period = None
         if cfg.get("PredefinedMetricSpecification"):
             pm = rd.mapping(cfg["PredefinedMetricSpecification"], *cat, "PredefinedMetricSpecification")
             rd.unknown(pm, {"PredefinedMetricType", "ResourceLabel"}, *cat, "PredefinedMetricSpecification")
@@ -632,28 +723,45 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
             cm = rd.mapping(cfg["CustomizedMetricSpecification"], *cat, "CustomizedMetricSpecification")
             mat = cat + ("CustomizedMetricSpecification",)
             rd.unknown(cm, _CUSTOMIZED_FIELDS, *mat)
+            mtype = "pods"
             if "Metrics" in cm:
-                rd.losses.add(rd.where(*mat, "Metrics"), "metric math: the expression is the metric source's "
-                                                        "business; read as one customized metric named by its policy")
-                mname = name or "metric_math"
+                total = _per_instance_total(rd, cm["Metrics"], mat + ("Metrics",))
+                if total is not None:
+                    mname, mtype = total, "external"
+                else:
+                    rd.losses.add(rd.where(*mat, "Metrics"), "metric math: the expression is the metric source's "
+                                                            "business; read as one customized metric named by its "
+                                                            "policy")
+                    mname = name or "metric_math"
             else:
-                mname = rd.string(cm.get("MetricName"), *mat, "MetricName") or "metric"
+                raw_name = rd.string(cm.get("MetricName"), *mat, "MetricName") or "metric"
+                mname = neutral_name(raw_name, cm.get("Namespace"), cm.get("Dimensions"))
                 if cm.get("Statistic", "Average") != "Average":
                     rd.losses.add(rd.where(*mat, "Statistic"), f"{cm.get('Statistic')}: the metric source's "
                                                               "business; read as the per-member value")
-            if cm.get("Dimensions"):
-                rd.losses.note(rd.where(*mat, "Dimensions"), "dimensions are the metric source's business")
-            period = rd.number(cm.get("Period"), *mat, "Period", integer=True)
-            if period is not None and period != 60:
-                # "Accepted values are 10, 30, and 60 ... less than 60" for a high-resolution metric
-                # (API_CustomizedMetricSpecification.html): target tracking then evaluates that often
-                rd.losses.add(rd.where(*mat, "Period"), f"a {period}-second (high-resolution) metric period; the "
-                                                        "policy reads the metric as its source reports it; dropped")
-            mtype, ttype = "pods", "AverageValue"
+                if cm.get("Dimensions") and mname == raw_name:
+                    rd.losses.note(rd.where(*mat, "Dimensions"), "dimensions are the metric source's business")
+            period = _period(rd, cm.get("Period"), *mat, "Period")
+            if period is None and isinstance(cm.get("Metrics"), list):
+                # metric math: each Metrics[].MetricStat.Period (TargetTrackingMetricStat.Period)
+                found = set()
+                for k, q in enumerate(cm["Metrics"]):
+                    stat = q.get("MetricStat") if isinstance(q, dict) else None
+                    if isinstance(stat, dict) and "Period" in stat:
+                        found.add(_period(rd, stat["Period"], *mat, "Metrics", k, "MetricStat", "Period"))
+                if len(found) == 1:
+                    period = found.pop()
+                elif found:
+                    rd.losses.add(rd.where(*mat, "Metrics"), f"metric periods {sorted(found)}: read at the "
+                                                            f"shortest, {min(found)} seconds")
+                    period = min(found)
+            ttype = "AverageValue"
         else:
             raise NativeError(rd.where(*cat), "needs PredefinedMetricSpecification or CustomizedMetricSpecification")
         key = "average_utilization" if ttype == "Utilization" else "average_value"
         m: dict = {"type": mtype, "name": mname, "target": {"type": ttype, key: num(tv)}}
+        if period is not None:
+            m["period_seconds"] = period
         if cfg.get("DisableScaleIn") is True:
             m["disable_scale_in"] = True
         w = rd.number(sp.get("EstimatedInstanceWarmup"), *at, "EstimatedInstanceWarmup", integer=True)
@@ -701,6 +809,15 @@ def _policy(rd: Reader, sp: dict, at: tuple, alarm_of: dict, metrics: list, rule
                     aat, alarm, rules, steps)
 
 
+def _period(rd: Reader, value: Any, *at) -> Optional[int]:
+    """A target tracking metric's ``Period``: "Accepted values are 10, 30, and 60"
+    (API_TargetTrackingMetricStat.html, API_CustomizedMetricSpecification.html); None when absent."""
+    period = rd.number(value, *at, integer=True)
+    if period is not None and period not in (10, 30, 60):
+        raise NativeError(rd.where(*at), f"expected 10, 30 or 60 (seconds), got {period!r}")
+    return period
+
+
 def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tuple, alarm: dict,
                 rules: list, steps: Optional[list]) -> None:
     rule: dict = {}
@@ -710,7 +827,7 @@ def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tupl
     if mname is None:
         rd.losses.add(rd.where(*aat), "an alarm without a plain metric (metric math); its rule dropped")
         return
-    rule["metric"] = mname
+    rule["metric"] = neutral_name(mname, alarm.get("Namespace"), alarm.get("Dimensions"))
     op = alarm.get("ComparisonOperator")
     if not one_of(op, _OPS_IN):
         raise NativeError(rd.where(*aat, "ComparisonOperator"), f"expected one of {', '.join(_OPS_IN)}, got {op!r}")
@@ -736,7 +853,7 @@ def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tupl
             raise NativeError(rd.where(*aat, "Statistic"), f"expected one of {', '.join(_STAT_IN)}, got {st!r}")
         rule["statistic"] = _STAT_IN[st]
     d = rd.number(alarm.get("DatapointsToAlarm"), *aat, "DatapointsToAlarm", integer=True)
-    if d is not None and d != n:
+    if d is not None:   # even when it is EvaluationPeriods (what it means unsaid): render writes it back
         rule["datapoints_to_alarm"] = d
     if alarm.get("TreatMissingData", "missing") != "missing":
         rule["treat_missing_data"] = alarm["TreatMissingData"]
@@ -781,6 +898,40 @@ def _alarm_rule(rd: Reader, sp: dict, at: tuple, kind: str, name: Any, aat: tupl
     rules.append(rule)
 
 
+def _per_instance_total(rd: Reader, queries: Any, at: tuple) -> Optional[str]:
+    """The metric name of the backlog-per-instance recipe (:func:`backlog_per_instance`):
+    the one returned query is ``m1 / m2`` (either way round: the total over the group's
+    ``GroupInServiceInstances``) and the total a plain metric; None for any other metric
+    math (left to the caller's loss line)."""
+    if not isinstance(queries, list) or not all(isinstance(q, dict) and isinstance(q.get("Id"), str) for q in queries):
+        return None
+    by_id = {q["Id"]: q for q in queries}
+    returned = [q for q in by_id.values() if q.get("ReturnData", True) is True]
+    if len(returned) != 1 or not isinstance(returned[0].get("Expression"), str):
+        return None
+    parts = [p.strip() for p in returned[0]["Expression"].split("/")]
+    if len(parts) != 2 or not all(p in by_id for p in parts):
+        return None
+    total, divisor = (by_id[p].get("MetricStat") for p in parts)
+    if not isinstance(total, dict) or not isinstance(divisor, dict):
+        return None
+    tm, dm = total.get("Metric") or {}, divisor.get("Metric") or {}
+    if not isinstance(tm, dict) or not isinstance(dm, dict) or \
+            any(dm.get(k) != v for k, v in IN_SERVICE.items()) or not _on_the_group(dm.get("Dimensions")):
+        return None
+    name = tm.get("MetricName")
+    if not isinstance(name, str) or not name:
+        return None
+    k = queries.index(by_id[parts[0]])
+    if total.get("Stat", "Average") != "Average":
+        rd.losses.note(rd.where(*at, k, "MetricStat", "Stat"), f"{total.get('Stat')}: the metric source's business "
+                                                               "(the total per period it reads)")
+    if tm.get("Dimensions") and neutral_name(name, tm.get("Namespace"), tm.get("Dimensions")) == name:
+        rd.losses.note(rd.where(*at, k, "MetricStat", "Metric", "Dimensions"),
+                       "dimensions are the metric source's business")
+    return neutral_name(name, tm.get("Namespace"), tm.get("Dimensions"))
+
+
 def _inline_alarm(sp: dict):
     """DescribePolicies lists a policy's alarms by name only: no metric, no threshold."""
     return None
@@ -811,5 +962,5 @@ class ScalingPoliciesTranslator(Translator):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        from .apply import apply_native   # the SDK calls: imported only by apply
         return apply_native(self, name, target, policy, dry_run, say, metrics)

@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for ``azure`` targets: the
+"""``scalebridge apply CONFIG`` for ``azure`` targets: the
 ``Microsoft.Insights/autoscalesettings`` resource of the scale set, in its resource group
 and location, through ``autoscale_settings.create_or_update``
 (https://learn.microsoft.com/en-us/rest/api/monitor/autoscale-settings/create-or-update),

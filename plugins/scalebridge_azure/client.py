@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Mapping, Optional, TypeVar
 
-from scalebridge.providers import ErrorKind, ProviderError, RefError, require
+from scalebridge.providers import ErrorKind, ProviderError, RefError, parse_retry_after, require
 from scalebridge.secrets import shown
 
 PUBLIC_ARM_ENDPOINT = "https://management.azure.com"
@@ -39,16 +39,16 @@ T = TypeVar("T")
 
 
 def _retry_after(headers: Mapping[str, str]) -> Optional[float]:
-    for key in ("Retry-After", "retry-after", "x-ms-retry-after-ms"):
+    """ARM's ``Retry-After`` (seconds, or an HTTP date), or ``retry-after-ms`` /
+    ``x-ms-retry-after-ms`` in milliseconds (azure-core's ``RetryPolicy`` reads the same
+    three, ``get_retry_after``); the controller bounds the hold."""
+    for key in ("retry-after-ms", "x-ms-retry-after-ms"):
         v = headers.get(key)
-        if v is None:
-            continue
-        try:
-            s = float(v)
-        except ValueError:
-            return None
-        return s / 1000.0 if key == "x-ms-retry-after-ms" else s
-    return None
+        if v is not None:
+            ms = parse_retry_after(v, now=0.0)
+            if ms is not None:
+                return ms / 1000.0
+    return parse_retry_after(headers.get("Retry-After") or headers.get("retry-after"))
 
 
 def map_error(e: BaseException, operation: str) -> ProviderError:

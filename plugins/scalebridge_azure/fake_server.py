@@ -206,6 +206,7 @@ class _ScaleSet:
     next_instance: int = 0
     vms: dict[str, dict] = field(default_factory=dict)   # instance id → vm state
     boot_seconds: float = 0.0                            # a new VM is Creating for this long
+    standby_pool: int = 0   # VMs of an attached standby pool (Flexible only), deallocated, in no capacity
 
     @property
     def id(self) -> str:
@@ -429,6 +430,25 @@ class ArmServer(HttpServer):
             if not instance_view:
                 vm["properties"].pop("instanceView")
             out.append(vm)
+        if flexible:
+            # an attached Microsoft.StandbyPool/standbyVirtualMachinePools: its VMs are no scale set instances
+            # (not in sku.capacity); their instance view says ``isVMInStandbyPool`` ("[Preview Feature]
+            # Specifies whether the VM is currently in or out of the Standby Pool",
+            # azure-mgmt-compute VirtualMachineInstanceView.is_vm_in_standby_pool)
+            for k in range(ss.standby_pool):
+                name = f"{ss.name}_pool_{k}"
+                vm = {"name": name, "type": "Microsoft.Compute/virtualMachines", "location": ss.location,
+                      "id": (f"/subscriptions/{ss.subscription}/resourceGroups/{ss.group}/providers/"
+                             f"Microsoft.Compute/virtualMachines/{name}"),
+                      "properties": {"provisioningState": "Succeeded", "timeCreated": _iso(ss.created),
+                                     "virtualMachineScaleSet": {"id": ss.id},
+                                     "instanceView": {"isVMInStandbyPool": True, "statuses": [
+                                         {"code": "ProvisioningState/succeeded", "level": "Info"},
+                                         {"code": "PowerState/deallocated", "level": "Info",
+                                          "displayStatus": "VM deallocated"}]}}}
+                if not instance_view:
+                    vm["properties"].pop("instanceView")
+                out.append(vm)
         return out
 
 

@@ -174,13 +174,17 @@ class ScaleSetTarget(Target):
         members = self._members(compute, mode)
         state = vmss.provisioning_state or "Succeeded"
         in_flight = None if state == "Succeeded" else f"scale set provisioningState is {state}"
-        live = [m for m in members if not m.deleting] if members is not None else None
+        live = [m for m in members if not m.deleting and not m.standby] if members is not None else None
+        details = {"provisioning_state": state, "orchestration_mode": mode, "sku": sku.name,
+                   "location": vmss.location}
+        pool = sum(1 for m in members or () if m.standby)
+        if pool:
+            details["standby_pool"] = {"standby_members": pool, "managed_by_scalebridge": False,
+                                       "note": _STANDBY_POOL_NOTE}
         return Observation(
             current_replicas=int(sku.capacity),
             status_replicas=len(live) if live is not None else None,
-            members=members, in_flight=in_flight,
-            details={"provisioning_state": state, "orchestration_mode": mode, "sku": sku.name,
-                     "location": vmss.location})
+            members=members, in_flight=in_flight, details=details)
 
     def _members(self, compute: Any, mode: str) -> Optional[list[Member]]:
         call = self.session.call
@@ -271,10 +275,26 @@ def _group_of(resource_id: Optional[str]) -> Optional[str]:
     return m.group(1) if m else None
 
 
+_STANDBY_POOL_NOTE = (
+    "scalebridge does not manage this standby pool (Microsoft.StandbyPool/standbyVirtualMachinePools, "
+    "azure-mgmt-standbypool): it sets sku.capacity and the scale set draws VMs from the pool first; the pool's "
+    "VMs are neither capacity nor failures")
+
+
 def member(vm: Any) -> Member:
-    """A scale set instance as a protocol member."""
+    """A scale set instance as a protocol member; a VM of an attached standby pool
+    (instance view ``isVMInStandbyPool``) is ``standby``: no scale set instance, so in no
+    capacity ("When your scale set requires more instances, rather than creating new
+    instances from scratch, the scale set instead uses virtual machines from the standby
+    pool", https://learn.microsoft.com/azure/virtual-machine-scale-sets/standby-pools-overview,
+    "Scaling"), and no failure."""
+    view = getattr(vm, "instance_view", None)
+    if getattr(view, "is_vm_in_standby_pool", None) is True:
+        created = getattr(vm, "time_created", None)
+        return Member(name=vm.name, phase="Pending", ready=False, standby=True,
+                      start_time=created.timestamp() if created is not None else None)
     state = vm.provisioning_state or "Succeeded"
-    statuses = list(getattr(getattr(vm, "instance_view", None), "statuses", None) or [])
+    statuses = list(getattr(view, "statuses", None) or [])
     codes = {s.code for s in statuses if s.code}
     running = "PowerState/running" in codes
     ready_at = next((s.time for s in statuses if (s.code or "").lower() == "provisioningstate/succeeded"

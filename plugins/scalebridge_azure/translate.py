@@ -9,17 +9,19 @@ profiles with ``capacity`` (strings), ``rules`` (``metricTrigger``, ``scaleActio
 from __future__ import annotations
 
 import datetime as _dt
+import difflib
 import json
+import re
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from scalebridge import constants as C
 from scalebridge.policy import Policy, Rule
 from scalebridge.timezones import WINDOWS_TO_IANA, resolve_zone, to_epoch
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
-                                          drop_unexpressed, iso_duration, json_document, num, parse_iso_duration,
-                                          path, resources)
-from scalebridge.translate.metrics import MetricNames, provider_metric
+from scalebridge.translate.common import (drop_semantics, one_of, Losses, NativeError, Parameters, Reader, as_policy,
+                                          drop_controls, drop_unexpressed, is_template, iso_duration, json_document,
+                                          num, parse_iso_duration, path, resources)
+from scalebridge.translate.metrics import MetricNames, name_lost, provider_metric
 
 #: the neutral metrics as a scale set's platform metrics, by their REST API names
 #: (https://learn.microsoft.com/azure/azure-monitor/reference/supported-metrics/microsoft-compute-virtualmachinescalesets-metrics)
@@ -35,6 +37,9 @@ METRIC_NAMES = MetricNames(
                       "OS Disk Queue Depth", "Data Disk Queue Depth"}))
 
 RESOURCE_TYPE = "Microsoft.Insights/autoscalesettings"
+#: the setting's and its default profile's names for a policy without a name
+UNNAMED_SETTING = "scalebridge"
+UNNAMED_PROFILE = "default"
 API_VERSION = "2022-10-01"
 _AGG_OUT = {"Min": "Minimum", "Max": "Maximum", "Sum": "Total"}
 _AGG_IN = {"Minimum": "Min", "Maximum": "Max", "Total": "Sum", "Average": "Average", "Count": "Count", "Last": "Last"}
@@ -96,13 +101,24 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     uri = _scale_set_uri(ref, losses)
     profiles = []
     has_default = any(pr.recurrence is None and pr.fixed_date is None for pr in p.profiles)
+    default_profile = next((pr for pr in p.profiles if pr.recurrence is None and pr.fixed_date is None), None)
+    if default_profile is not None and default_profile.name in top_level_names(p.name or UNNAMED_SETTING):
+        k = p.profiles.index(default_profile)
+        losses.add(path("profiles", k, "name"), f"{default_profile.name!r} is the name the policy's own bounds and "
+                                                "rules are written under: import reads this default profile back "
+                                                "as them, and a decision then names no profile")
     if p.min_replicas is not None and p.max_replicas is not None:
         if has_default:
-            losses.add("min_replicas", "the policy's own capacity and rules apply outside its profiles, and a "
-                                       "default profile already covers that in Azure; dropped with its rules")
+            same = (p.min_replicas, p.max_replicas) == (default_profile.capacity.minimum,
+                                                         default_profile.capacity.maximum)
+            if not same or p.rules or p.default_replicas is not None:
+                # (the bounds of the default profile as the policy's own, for providers without profiles,
+                # lose nothing: what import writes for a default profile of its own name)
+                losses.add("min_replicas", "the policy's own capacity and rules apply outside its profiles, and a "
+                                           "default profile already covers that in Azure; dropped with its rules")
         else:
             default = p.default_replicas if p.default_replicas is not None else p.min_replicas
-            profiles.append({"name": p.name or "default",
+            profiles.append({"name": p.name or UNNAMED_PROFILE,
                              "capacity": {"minimum": str(p.min_replicas), "maximum": str(p.max_replicas),
                                           "default": str(default)},
                              "rules": _rules(p.rules, ("rules",), uri, ref, losses,
@@ -131,7 +147,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         raise NativeError("min_replicas", "an Azure autoscale setting needs a profile: give min_replicas and "
                                           "max_replicas, or profiles")
     _within_limits(profiles, losses, p.min_replicas is not None and p.max_replicas is not None and not has_default)
-    props: dict = {"name": p.name or "scalebridge", "enabled": p.mode != "OFF", "targetResourceUri": uri,
+    props: dict = {"name": p.name or UNNAMED_SETTING, "enabled": p.mode != "OFF", "targetResourceUri": uri,
                    "profiles": profiles}
     if p.mode == "OFF":
         losses.add("mode", "mode OFF approximated as enabled: false (Azure then reports no recommendation)")
@@ -139,6 +155,10 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         losses.add("mode", "Azure has no scale-out-only mode; scale-in rules were left out")
         for pr in profiles:
             pr["rules"] = [r for r in pr["rules"] if r["scaleAction"]["direction"] != "Decrease"]
+    if p.mode == "ONLY_SCALE_IN":
+        losses.add("mode", "Azure has no scale-in-only mode; scale-out rules were left out")
+        for pr in profiles:
+            pr["rules"] = [r for r in pr["rules"] if r["scaleAction"]["direction"] != "Increase"]
     if p.predictive is not None and p.predictive.mode not in (None, "Disabled"):
         pap: dict = {"scaleMode": "Enabled" if p.predictive.mode == "ForecastAndScale" else "ForecastOnly"}
         if p.predictive.look_ahead_seconds is not None:
@@ -157,9 +177,10 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         "allowed_replicas": "the allowed sizes are the service's own (ServiceAllowedNextValue); dropped",
         "initialization_period_seconds": "Azure has no initialization period; dropped"})
     drop_controls(p, losses, "Azure autoscale")
+    drop_semantics(p, losses, "azure", "Azure autoscale")
     location = ref.get("location") or losses.placeholder("location", "pass --target location (the scale set's "
                                                                      "region, such as westeurope)")
-    return {"type": RESOURCE_TYPE, "apiVersion": API_VERSION, "name": p.name or "scalebridge",
+    return {"type": RESOURCE_TYPE, "apiVersion": API_VERSION, "name": p.name or UNNAMED_SETTING,
             "location": location, "properties": props}, losses
 
 
@@ -173,6 +194,10 @@ def _trigger_metric(r: Rule, where: str, uri: str, ref: Mapping[str, Any], losse
         losses.add(path(where, "metric"), f"{none_because}; rule dropped")
         return None
     out: dict = {"metricName": source.get("metric_name") or native or r.metric}
+    if native is not None and not source.get("metric_name"):
+        renamed = name_lost(r.metric, f"the scale set's {native!r}")
+        if renamed is not None:
+            losses.add(path(where, "metric"), renamed)
     if source.get("metric_namespace"):
         out["metricNamespace"] = source["metric_namespace"]
     out["metricResourceUri"] = source.get("resource_uri") or uri
@@ -291,21 +316,135 @@ def _holding_settings(obj: dict) -> Iterable[tuple[str, Any]]:
         yield "properties.template", props["template"]
 
 
-def import_all(text_or_obj: Any) -> list[tuple[dict, Losses]]:
-    """Every autoscale setting of the input (an ARM template's, nested ones too)."""
-    found = resources(json_document(text_or_obj), _setting, _holding_settings)
+def import_all(text_or_obj: Any, parameters: Optional[Parameters] = None) -> list[tuple[dict, Losses]]:
+    """Every autoscale setting of the input (an ARM template's, nested ones too), its
+    template's parameters resolved (:func:`resolve_parameters`)."""
+    doc = json_document(text_or_obj)
+    used: list[str] = []
+    doc = resolve_parameters(doc, parameters or Parameters(), used)
+    found = resources(doc, _setting, _holding_settings)
     if not found:
         raise NativeError("$", f"no {RESOURCE_TYPE} resource in the input")
-    return [_import_one(s, root) for root, s in found]
+    out = [_import_one(s, root) for root, s in found]
+    if used:
+        for _, losses in out:
+            losses.note("$.parameters", "read as their defaultValue: " + ", ".join(used)
+                        + " (set one with --parameters KEY=VALUE)")
+    return out
+
+
+#: a whole value that is one template parameter, as ARM writes it: ``[parameters('name')]``
+#: (https://learn.microsoft.com/azure/azure-resource-manager/templates/template-functions-deployment#parameters)
+_PARAMETER = re.compile(r"^\s*\[\s*parameters\(\s*'([^']*)'\s*\)\s*\]\s*$")
+
+
+def resolve_parameters(doc: Any, given: Parameters, used: list) -> Any:
+    """``doc`` with each value that is exactly ``[parameters('NAME')]`` replaced by the
+    parameter's value, as a deployment would: ``--parameters`` (``given``, a later one
+    winning), else the template's ``defaultValue`` — itself resolved when it is another
+    plain parameter, never when it needs the deployment (``[resourceGroup().location]``).
+    Anything else (``variables(…)``, ``concat(…)``, a parameter with no value) stays an
+    expression, a loss line where it matters; a nested template (``properties.template``)
+    resolves its own parameters from their defaults. ``used`` collects ``NAME=VALUE`` of
+    each default read. A ``KEY=VALUE`` is read as the declared type, as the az CLI reads it
+    (azure-cli src/azure-cli/azure/cli/command_modules/resource/custom.py,
+    ``_try_parse_key_value_object``: object/array JSON, bool ``true``, int ``int()``); a
+    name the template does not declare is refused, listing the ones it does."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("parameters"), dict) or "resources" not in doc:
+        if given:
+            raise NativeError("--parameters", "the input is no ARM template with parameters (a deployment "
+                                              "template's \"parameters\" and \"resources\")")
+        return doc
+    declared = {k: v for k, v in doc["parameters"].items() if isinstance(v, dict)}
+    values: dict = {}
+    for key, value, is_text, where in given.items:
+        if key not in declared:
+            close = difflib.get_close_matches(key, list(declared), n=1)
+            raise NativeError(where, f"unrecognized template parameter {key!r}"
+                                     + (f"; did you mean {close[0]!r}?" if close else "")
+                                     + f" allowed parameters: {', '.join(sorted(declared)) or 'none'}")
+        values[key] = _typed(value, declared[key].get("type"), where) if is_text else value
+    defaults: dict = {}
+    for key, decl in declared.items():
+        if key in values or "defaultValue" not in decl:
+            continue
+        default = decl["defaultValue"]
+        m = _PARAMETER.match(default) if isinstance(default, str) else None
+        if m and m.group(1) in values:
+            default = values[m.group(1)]
+        elif m and isinstance(declared.get(m.group(1)), dict) and "defaultValue" in declared[m.group(1)] \
+                and not is_template(declared[m.group(1)]["defaultValue"]):
+            default = declared[m.group(1)]["defaultValue"]
+        if is_template(default):
+            continue        # a deployment's function: left as the expression it is
+        defaults[key] = default
+
+    def read(name: str) -> Any:
+        if name in values:
+            return values[name]
+        if name in defaults:
+            shown = f"{name}={json.dumps(defaults[name])}"
+            if shown not in used:
+                used.append(shown)
+            return defaults[name]
+        raise KeyError(name)
+
+    def walk(v: Any, nested: bool = False) -> Any:
+        if isinstance(v, str):
+            m = _PARAMETER.match(v)
+            if m:
+                try:
+                    return read(m.group(1))
+                except KeyError:
+                    return v
+            return v
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            out = {}
+            for k, x in v.items():
+                if k == "template" and isinstance(x, dict):
+                    out[k] = resolve_parameters(x, Parameters(), used)   # a nested template's own
+                else:
+                    out[k] = walk(x)
+            return out
+        return v
+
+    return {**doc, "resources": walk(doc["resources"])}
+
+
+def _typed(value: str, declared_type: Any, where: str) -> Any:
+    kind = declared_type.lower() if isinstance(declared_type, str) else "string"
+    if kind in ("object", "array", "secureobject"):
+        try:
+            return json.loads(value)
+        except ValueError as e:
+            raise NativeError(where, f"the parameter is of type {declared_type}: not JSON: {e}") from None
+    if kind == "bool":
+        return value.lower() == "true"
+    if kind == "int":
+        try:
+            return int(value)
+        except ValueError:
+            raise NativeError(where, f"the parameter is of type {declared_type}: expected an integer, "
+                                     f"got {value!r}") from None
+    return value
+
+
+def _hint(v: Any) -> str:
+    """How to resolve an expression left in: a parameter with no value is set with --parameters."""
+    m = _PARAMETER.match(v) if isinstance(v, str) else None
+    return f"no defaultValue: pass --parameters {m.group(1)}=VALUE" if m else ""
 
 
 def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
     losses = Losses()
-    rd = Reader(losses, root)
+    rd = Reader(losses, root, _hint)
     props = rd.mapping(res.get("properties"), "properties")
     policy: dict = {"semantics": "azure"}
     name = props.get("name", res.get("name"))
-    if isinstance(name, str) and not rd.template(name, *(("properties", "name") if "name" in props else ("name",))):
+    if isinstance(name, str) and not rd.template(name, *(("properties", "name") if "name" in props else ("name",))) \
+            and not _unnamed(name, props.get("profiles")):
         policy["name"] = name
     if props.get("enabled") is False:
         policy["mode"] = "OFF"
@@ -329,7 +468,7 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
             raise NativeError(rd.where(*at, "capacity"), "required field is missing")
         c = {f: rd.count(cap.get(f), *at, "capacity", f) for f in ("minimum", "maximum", "default")}
         rd.ordered(c["minimum"], c["maximum"], at + ("capacity", "minimum"), at + ("capacity", "maximum"))
-        rules = [r for r in (_rule(rd, rule, at + ("rules", i))
+        rules = [r for r in (_rule(rd, rule, at + ("rules", i), props.get("targetResourceUri"))
                              for i, rule in enumerate(rd.listing(pr.get("rules"), *at, "rules"))) if r]
         pname = pr.get("name") if isinstance(pr.get("name"), str) else f"profile-{k}"
         if "recurrence" not in pr and "fixedDate" not in pr and not default_seen:
@@ -338,11 +477,15 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
                 policy["min_replicas"] = c["minimum"]
             if c["maximum"] is not None:
                 policy["max_replicas"] = c["maximum"]
-            if c["default"] is not None and c["default"] != c["minimum"]:
-                policy["default_replicas"] = c["default"]
-            if rules:
-                policy["rules"] = rules
-            continue
+            if pname in top_level_names(name) or None in c.values():
+                # the policy's own bounds and rules, as render writes them (named after the policy)
+                if c["default"] is not None and c["default"] != c["minimum"]:
+                    policy["default_replicas"] = c["default"]
+                if rules:
+                    policy["rules"] = rules
+                continue
+            # a default profile of its own name, which Azure reports a decision under: kept as one (and
+            # its bounds as the policy's, for the providers that have no profiles)
         if None in c.values():
             losses.add(rd.where(*at, "capacity"), "a profile with unresolved capacity; dropped")
             continue
@@ -373,7 +516,39 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
     return policy, losses
 
 
-def _rule(rd: Reader, rule: Any, at: tuple) -> Optional[dict]:
+def neutral_name(name: Any, trigger: dict, target_uri: Any) -> Any:
+    """The policy metric name of a rule's metric: the neutral name a scale set's platform
+    metric stands for (``Percentage CPU`` → ``cpu``, :data:`METRIC_NAMES`) when it is the
+    setting's own scale set's (``metricResourceUri`` the setting's ``targetResourceUri``, or
+    none) in the platform namespace; else the metric's own name."""
+    uri = trigger.get("metricResourceUri")
+    own = uri is None or (isinstance(uri, str) and isinstance(target_uri, str) and uri.lower() == target_uri.lower())
+    namespace = trigger.get("metricNamespace")
+    platform = namespace is None or (isinstance(namespace, str) and
+                                     namespace.lower() == "microsoft.compute/virtualmachinescalesets")
+    if isinstance(name, str) and own and platform:
+        return METRIC_NAMES.of(name) or name
+    return name
+
+
+def top_level_names(setting: Any) -> tuple:
+    """The names render gives the default profile it writes from a policy's own bounds and
+    rules: the policy's name (the setting's), else ``default``."""
+    return (setting, UNNAMED_PROFILE) if setting == UNNAMED_SETTING or not isinstance(setting, str) else (setting,)
+
+
+def _unnamed(setting: str, profiles: Any) -> bool:
+    """A setting render wrote for a policy without a name: named ``scalebridge``, its default
+    profile ``default`` (a named policy names both after itself). Its import has no name,
+    so that render → import → render is a fixed point."""
+    if setting != UNNAMED_SETTING or not isinstance(profiles, list):
+        return False
+    default = next((p for p in profiles if isinstance(p, dict) and "recurrence" not in p and "fixedDate" not in p),
+                   None)
+    return default is not None and default.get("name") == UNNAMED_PROFILE
+
+
+def _rule(rd: Reader, rule: Any, at: tuple, target_uri: Any = None) -> Optional[dict]:
     rule = rd.mapping(rule, *at)
     rd.unknown(rule, {"metricTrigger", "scaleAction"}, *at)
     t = rd.mapping(rule.get("metricTrigger"), *at, "metricTrigger")
@@ -391,7 +566,7 @@ def _rule(rd: Reader, rule: Any, at: tuple) -> Optional[dict]:
         rd.losses.add(rd.where(*ta, "dimensions"), "metric dimensions are the metric source's business; dropped")
     if t.get("metricNamespace"):
         rd.losses.note(rd.where(*ta, "metricNamespace"), "the metric namespace is the metric source's business")
-    out: dict = {"metric": rd.string(t["metricName"], *ta, "metricName")}
+    out: dict = {"metric": neutral_name(rd.string(t["metricName"], *ta, "metricName"), t, target_uri)}
     stat = t.get("statistic", "Average")
     if not one_of(stat, _STATS):
         raise NativeError(rd.where(*ta, "statistic"), f"expected one of {', '.join(sorted(_STATS))}, got {stat!r}")
@@ -511,10 +686,12 @@ class AutoscaleSettingTranslator(Translator):
     def dump(self, native: Any) -> str:
         return dump(native)
 
-    def import_all(self, text: str) -> list[tuple[dict, Losses]]:
-        return import_all(text)
+    parameters = "an ARM template's parameters (its defaultValues otherwise)"
+
+    def import_all(self, text: str, parameters: Optional[Parameters] = None) -> list[tuple[dict, Losses]]:
+        return import_all(text, parameters)
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        from .apply import apply_native   # the SDK calls: imported only by apply
         return apply_native(self, name, target, policy, dry_run, say, metrics)

@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for ``gce`` targets: the Compute ``Autoscaler`` of the
+"""``scalebridge apply CONFIG`` for ``gce`` targets: the Compute ``Autoscaler`` of the
 managed instance group (the one the group's ``status.autoscaler`` names, else the one whose
 ``target`` is the group's selfLink), inserted or patched through ``AutoscalersClient`` /
 ``RegionAutoscalersClient`` (https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers/insert,

@@ -29,7 +29,7 @@ import uuid
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
-from scalebridge.providers import ErrorKind, MissingExtra, ProviderError, RefError, require
+from scalebridge.providers import ErrorKind, MissingExtra, ProviderError, RefError, parse_retry_after, require
 
 __all__ = ["GceClients", "map_error", "operation_error", "is_loopback", "check_compute_endpoint"]
 
@@ -69,13 +69,12 @@ def check_compute_endpoint(value: Any) -> str:
 
 
 def _retry_after(exc: Any) -> Optional[float]:
+    """The ``Retry-After`` (seconds or an HTTP date) of a REST answer, when the server
+    sent one; a rate quota's ``rateLimitExceeded`` usually carries none (the quota
+    refills at the next minute, https://cloud.google.com/compute/api-quota)."""
     resp = getattr(exc, "response", None)
     headers = getattr(resp, "headers", None)
-    raw = headers.get("Retry-After") if headers is not None else None
-    try:
-        return float(raw) if raw is not None else None
-    except ValueError:
-        return None
+    return parse_retry_after(headers.get("Retry-After") if headers is not None else None)
 
 
 def _reasons(exc: Any) -> set[str]:

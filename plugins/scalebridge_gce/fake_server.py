@@ -27,6 +27,26 @@ group), and the group reports ``status.isStable`` false meanwhile
 errors for matching requests; :meth:`ComputeServer.fail_next_operation` makes the
 next resize operation finish ``DONE`` with an ``error`` (403 ``QUOTA_EXCEEDED``).
 
+Standby pools, as "About suspending and stopping VMs in a MIG"
+(https://cloud.google.com/compute/docs/instance-groups/suspended-and-stopped-vms-in-mig) and
+"Accelerate MIG scale out with standby pools"
+(https://cloud.google.com/compute/docs/instance-groups/accelerate-mig-scale-out-with-standby-pools)
+describe them: a group made with ``suspended``/``stopped`` VMs and a ``standby_mode``
+answers ``standbyPolicy`` (``mode``, ``initialDelaySec``), ``targetSuspendedSize`` and
+``targetStoppedSize``; ``targetSize`` counts running VMs only. ``suspendInstances``,
+``resumeInstances``, ``stopInstances`` and ``startInstances`` (body ``{"instances":
+[URL…]}``) move the named VMs between the pool and the running VMs, each changing
+``targetSize`` and the pool's target by the number of VMs
+(google-cloud-compute ``InstanceGroupManagersClient.resume_instances``: "increases the
+targetSize and decreases the targetSuspendedSize … by the number of instances that you
+resume"); an instance not of the group, or not in the state the call needs, is a 400. A
+``resize`` up of a ``SCALE_OUT_POOL`` group resumes suspended VMs first, then starts
+stopped ones, then creates the rest, and refills the pool with new VMs
+(``standbyPolicy.mode`` ``SCALE_OUT_POOL``: "MIG automatically resumes or starts VMs in
+the standby pool when the group scales out, and replenishes the standby pool
+afterwards"); a ``MANUAL`` group ("MIG does not automatically resume or start VMs in the
+standby pool") only creates. A resize down deletes running VMs, never standby ones.
+
 Autoscaler writes, as the ``autoscalers`` / ``regionAutoscalers`` reference documents
 them: ``insert`` (``POST .../autoscalers``), ``patch`` (``PATCH
 .../autoscalers?autoscaler=NAME``, JSON merge patch) and ``update`` (``PUT``, same
@@ -86,6 +106,7 @@ class Vm:
     status: str = "RUNNING"
     action: str = "NONE"
     machine_type: str = "n1-standard-2"
+    goal: str = "RUNNING"   # the status the current action ends in (SUSPENDED, STOPPED for the pool)
 
 
 @dataclass
@@ -103,6 +124,10 @@ class Mig:
     id: int = 0
     reads: int = 0
     settle_at: Optional[int] = None
+    standby_mode: Optional[str] = None   # standbyPolicy.mode (MANUAL, SCALE_OUT_POOL); None: no standbyPolicy
+    initial_delay_sec: int = 0
+    target_suspended_size: int = 0
+    target_stopped_size: int = 0
 
     @property
     def scope(self) -> str:
@@ -178,10 +203,13 @@ class ComputeServer(HttpServer):
                 size: int = 2, zones: Optional[list[str]] = None, machine_type: str = "n1-standard-2",
                 autoscaler_mode: Optional[str] = None, project: Optional[str] = None,
                 started: Optional[list[float]] = None, actions: Optional[list[str]] = None,
-                names: Optional[list[str]] = None) -> Mig:
+                names: Optional[list[str]] = None, suspended: int = 0, stopped: int = 0,
+                standby_mode: Optional[str] = None) -> Mig:
         """A group of ``size`` RUNNING instances (``started``: each one's start time,
         default an hour ago; ``actions``: each one's current action, default NONE).
-        A regional group spreads its instances over ``zones`` (default ``{region}-a,b,c``)."""
+        A regional group spreads its instances over ``zones`` (default ``{region}-a,b,c``).
+        ``suspended``/``stopped`` VMs beside them make its standby pool (``standby_mode``:
+        its ``standbyPolicy.mode``, default MANUAL when it has a pool)."""
         if (zone is None) == (region is None):
             raise ValueError("give zone or region")
         project = project or self.project
@@ -196,6 +224,16 @@ class ComputeServer(HttpServer):
             if vm.action in ("CREATING", "CREATING_WITHOUT_RETRIES"):
                 vm.status = "PROVISIONING"
             mig.vms.append(vm)
+        for status, n in (("SUSPENDED", suspended), ("STOPPED", stopped)):
+            for _ in range(n):
+                vm = self._new_vm(mig, len(mig.vms), now - 3600)
+                vm.status = vm.goal = status
+                mig.vms.append(vm)
+        mig.target_suspended_size, mig.target_stopped_size = suspended, stopped
+        if standby_mode is not None or suspended or stopped:
+            if standby_mode not in (None, "MANUAL", "SCALE_OUT_POOL"):
+                raise ValueError(f"standby_mode: MANUAL or SCALE_OUT_POOL, not {standby_mode!r}")
+            mig.standby_mode = standby_mode or "MANUAL"
         with self._lock:
             self.migs[(project, mig.scope, name)] = mig
         return mig
@@ -220,7 +258,9 @@ class ComputeServer(HttpServer):
                     if v.action == "DELETING":
                         continue
                     if v.action != "NONE":
-                        v.action, v.status, v.started = "NONE", "RUNNING", now
+                        v.action, v.status = "NONE", v.goal
+                        if v.goal == "RUNNING":
+                            v.started = now
                     kept.append(v)
                 m.vms = kept
                 m.settle_at = None
@@ -268,6 +308,10 @@ class ComputeServer(HttpServer):
                "instanceTemplate": f"{BASE}/projects/{m.project}/global/instanceTemplates/{m.name}-tpl",
                "targetSize": m.target_size, "currentActions": counts, "status": status,
                "selfLink": m.link, "fingerprint": "fp"}
+        if m.standby_mode is not None:
+            out["standbyPolicy"] = {"mode": m.standby_mode, "initialDelaySec": m.initial_delay_sec}
+            out["targetSuspendedSize"] = m.target_suspended_size
+            out["targetStoppedSize"] = m.target_stopped_size
         if m.zone:
             out["zone"] = f"{BASE}/projects/{m.project}/zones/{m.zone}"
         else:
@@ -404,13 +448,25 @@ class ComputeServer(HttpServer):
             self._finish(op)
         return op
 
+    def _create(self, m: Mig, goal: str = "RUNNING") -> Vm:
+        v = self._new_vm(m, len(m.vms), self.clock())
+        v.action, v.status, v.started, v.goal = "CREATING", "PROVISIONING", None, goal
+        m.vms.append(v)
+        return v
+
     def _apply_resize(self, m: Mig, size: int) -> None:
-        live = [v for v in m.vms if v.action != "DELETING"]
+        live = [v for v in m.vms if v.action != "DELETING" and v.goal == "RUNNING"]
         if size > len(live):
-            for i in range(size - len(live)):
-                v = self._new_vm(m, len(m.vms) + i, self.clock())
-                v.action, v.status, v.started = "CREATING", "PROVISIONING", None
-                m.vms.append(v)
+            need = size - len(live)
+            if m.standby_mode == "SCALE_OUT_POOL":
+                # suspended first, then stopped, then new VMs; the pool is refilled after
+                for status, action in (("SUSPENDED", "RESUMING"), ("STOPPED", "STARTING")):
+                    for v in [v for v in m.vms if v.status == status and v.action == "NONE"][:need]:
+                        v.action, v.goal = action, "RUNNING"
+                        need -= 1
+                        self._create(m, status)
+            for _ in range(need):
+                self._create(m)
         elif size < len(live):
             # newest first, as a MIG deletes on resize down
             for v in sorted(live, key=lambda v: v.created, reverse=True)[:len(live) - size]:
@@ -418,6 +474,44 @@ class ComputeServer(HttpServer):
         m.target_size = size
         if self.settle_after is not None:
             m.settle_at = m.reads + self.settle_after
+
+    _STANDBY_VERBS = {   # verb: (the status it needs, its action, the goal, the pool it moves from or to)
+        "suspendInstances": ("RUNNING", "SUSPENDING", "SUSPENDED", "target_suspended_size"),
+        "stopInstances": ("RUNNING", "STOPPING", "STOPPED", "target_stopped_size"),
+        "resumeInstances": ("SUSPENDED", "RESUMING", "RUNNING", "target_suspended_size"),
+        "startInstances": ("STOPPED", "STARTING", "RUNNING", "target_stopped_size"),
+    }
+
+    def _standby_verb(self, m: Mig, verb: str, body: bytes) -> dict:
+        need, action, goal, pool = self._STANDBY_VERBS[verb]
+        try:
+            sent = json.loads(body or b"{}")
+        except ValueError:
+            raise _HttpError(400, "Invalid JSON payload received.") from None
+        urls = sent.get("instances") if isinstance(sent, dict) else None
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+            raise _HttpError(400, "Invalid value for field 'resource.instances': must name at least one instance.")
+        if len(urls) > 1000:
+            raise _HttpError(400, "Invalid value for field 'resource.instances': at most 1000 instances.")
+        by_name = {v.name: v for v in m.vms}
+        chosen = []
+        for u in urls:
+            v = by_name.get(u.rstrip("/").rsplit("/", 1)[-1])
+            if v is None or not u.endswith(f"/zones/{v.zone}/instances/{v.name}"):
+                raise _HttpError(400, f"Instance '{u}' is not a member of the managed instance group.")
+            if v.status != need or v.action != "NONE":
+                raise _HttpError(400, f"Instance '{u}' is {v.status} ({v.action}), not {need}.")
+            chosen.append(v)
+        for v in chosen:
+            v.action, v.goal = action, goal
+        n = len(chosen)
+        sign = 1 if goal == "RUNNING" else -1
+        m.target_size += sign * n
+        setattr(m, pool, getattr(m, pool) - sign * n)
+        if self.settle_after is not None:
+            m.settle_at = m.reads + self.settle_after
+        op = self._operation(m.project, m.scope, verb, f"compute.instanceGroupManagers.{verb}", m.link, str(m.id))
+        return self._poll_view(op)
 
     def _finish(self, op: dict) -> None:
         op["status"], op["progress"], op["endTime"] = "DONE", 100, rfc3339(self.clock())
@@ -512,6 +606,8 @@ class ComputeServer(HttpServer):
                     if rid:
                         self._requests[rid] = op
                 return 200, {k: v for k, v in op.items() if not k.startswith("_")}
+            if method == "POST" and verb in self._STANDBY_VERBS:
+                return 200, self._standby_verb(mig, verb, body)
         elif coll == "operations" and name:
             op = self.operations.get((project, scope, name))
             if op is None:

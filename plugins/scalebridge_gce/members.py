@@ -18,7 +18,20 @@ map to ``phase``/``ready``/``deleting``:
 - ``DELETING``, ``ABANDONING``: ``deleting`` (leaving the group);
 - ``RESTARTING``, ``STOPPING``, ``SUSPENDING`` on a running instance: ``Running``,
   not ready;
-- ``STOPPED``, ``SUSPENDED``, ``TERMINATED``: ``Failed`` (not serving, not starting).
+- ``STOPPED``, ``SUSPENDED``, ``TERMINATED``: ``Failed`` (not serving, not starting);
+- in a group with a standby pool (``targetSuspendedSize`` or ``targetStoppedSize`` above
+  0): ``SUSPENDED``/``STOPPED`` VMs, and those the group is ``SUSPENDING``/``STOPPING``,
+  are ``standby`` — outside the group's capacity, not failed: ``targetSize`` is "the
+  target number of running instances" and the pool's VMs are counted by
+  ``targetSuspendedSize``/``targetStoppedSize``
+  (https://cloud.google.com/compute/docs/reference/rest/v1/instanceGroupManagers;
+  https://cloud.google.com/compute/docs/instance-groups/suspended-and-stopped-vms-in-mig).
+  A stopped VM may read ``TERMINATED`` ("The instance has stopped (either by explicit
+  action or underlying failure)", ``ManagedInstance.instanceStatus``): in a group with a
+  stopped pool one is standby while the pool holds fewer than ``targetStoppedSize``.
+  VMs the group is creating beyond ``targetSize`` refill the pool ("replenishes the standby
+  pool afterwards", ``standbyPolicy.mode`` ``SCALE_OUT_POOL``): standby too
+  (:func:`pool_members`).
 
 ``start_time`` is the instance's ``lastStartTimestamp`` (else its
 ``creationTimestamp``): the ``gce`` semantics counts the initialization period
@@ -32,11 +45,12 @@ so that CPU utilization is that of the group's total vCPUs, as GCE computes it
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import replace
 from typing import Any, Optional
 
 from scalebridge.protocol import Member
 
-__all__ = ["enum_name", "member", "rfc3339", "unsettled", "zone_of"]
+__all__ = ["enum_name", "member", "pool_members", "rfc3339", "standby_pool", "unsettled", "zone_of"]
 
 _STARTING = frozenset(("CREATING", "CREATING_WITHOUT_RETRIES", "RECREATING", "VERIFYING", "STARTING",
                        "RESUMING"))
@@ -90,6 +104,51 @@ def member(mi: Any, start_time: Optional[float], vcpus: Optional[int]) -> Member
     else:
         out.update(phase="Running", ready=True)
     return Member(name=mi.name, start_time=start_time, requests={"cpu": vcpus} if vcpus else None, **out)
+
+
+_TO_POOL = frozenset(("SUSPENDING", "STOPPING"))
+
+
+def standby_pool(igm: Any) -> Optional[dict]:
+    """The group's standby pool as ``observe`` details show it (None without one)."""
+    suspended = int(getattr(igm, "target_suspended_size", 0) or 0)
+    stopped = int(getattr(igm, "target_stopped_size", 0) or 0)
+    policy = getattr(igm, "standby_policy", None)
+    mode = enum_name(policy.mode) if policy is not None and "mode" in policy else ""
+    if not (suspended or stopped or mode):
+        return None
+    return {"mode": mode or "MANUAL", "target_suspended_size": suspended, "target_stopped_size": stopped}
+
+
+def pool_members(igm: Any, managed: list, members: list[Member]) -> list[Member]:
+    """``members`` with those in the group's standby pool marked ``standby``
+    (module docstring); ``members`` itself when the group has no pool."""
+    pool = standby_pool(igm)
+    if pool is None or not (pool["target_suspended_size"] or pool["target_stopped_size"]):
+        return members
+    out = list(members)
+    stopped_room = pool["target_stopped_size"] - sum(
+        1 for mi in managed if enum_name(mi.instance_status) in ("STOPPED", "STOPPING"))
+    for i, mi in enumerate(managed):
+        action = enum_name(mi.current_action) or "NONE"
+        status = enum_name(mi.instance_status)
+        if action in _LEAVING:
+            continue
+        if action in _TO_POOL or (action == "NONE" and status in ("SUSPENDED", "SUSPENDING", "STOPPED", "STOPPING")):
+            out[i] = replace(out[i], standby=True, phase="Pending", ready=False)
+        elif action == "NONE" and status == "TERMINATED" and stopped_room > 0:
+            stopped_room -= 1
+            out[i] = replace(out[i], standby=True, phase="Pending", ready=False)
+    serving = sum(1 for m in out if not m.standby and not m.deleting)
+    excess = serving - int(igm.target_size)
+    for i in reversed(range(len(out))):   # the newest creations refill the pool
+        if excess <= 0:
+            break
+        if not out[i].standby and not out[i].deleting and \
+                (enum_name(managed[i].current_action) or "NONE") in ("CREATING", "CREATING_WITHOUT_RETRIES"):
+            out[i] = replace(out[i], standby=True)
+            excess -= 1
+    return out
 
 
 def unsettled(igm: Any) -> Optional[str]:

@@ -204,7 +204,8 @@ def _scaled(v: float, src: Source) -> Any:
 def read_metrics(target: "GceTarget", now: float, observation: Observation,
                  queries: list[MetricQuery]) -> dict[str, MetricObservation]:
     members = {m.name: m for m in observation.members or ()}
-    ids = dict(target.instance_ids)
+    # a standby-pool VM's samples are no sample of the group: not asked for
+    ids = {k: v for k, v in target.instance_ids.items() if not getattr(members.get(v), "standby", False)}
     end = now - target.metric_delay_seconds
     out: dict[str, MetricObservation] = {}
     for q in queries:

@@ -15,6 +15,18 @@ project}``. Each sync:
 - act: ``instanceGroupManagers.resize`` / ``regionInstanceGroupManagers.resize``
   with the absolute size, polled through the operations API until ``DONE`` or
   ``operation_wait_seconds``;
+- standby pools (``standbyPolicy``, ``targetSuspendedSize``, ``targetStoppedSize``): the
+  pool's suspended and stopped VMs are ``standby`` members, neither capacity nor failures
+  (:func:`.members.pool_members`); ``targetSize`` stays the running VMs. A scale-out of a
+  ``SCALE_OUT_POOL`` group is the same ``resize``: the MIG "automatically resumes or starts
+  VMs in the standby pool when the group scales out, and replenishes the standby pool
+  afterwards" (``InstanceGroupManagerStandbyPolicy.Mode``), which is how Google's
+  "Accelerate MIG scale out with standby pools" page
+  (https://cloud.google.com/compute/docs/instance-groups/accelerate-mig-scale-out-with-standby-pools,
+  "Use MIG API for autoscaling") asks another autoscaler to "use the endpoints of the MIG
+  API to handle suspended and stopped VMs". A ``MANUAL`` pool is the operator's: "MIG does
+  not automatically resume or start VMs in the standby pool", and scalebridge neither
+  resumes, starts, suspends nor stops its VMs (``observe`` says so);
 - refuse: a group whose autoscaler (``status.autoscaler``) is not in mode ``OFF``;
   an autoscaler in mode ``OFF`` still computes a recommended size but leaves the
   target size alone
@@ -37,7 +49,7 @@ from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observati
                                    ProviderError, RefError, SizeChange, Target)
 
 from .client import GceClients, check_compute_endpoint, is_loopback, operation_error
-from .members import enum_name, member, rfc3339, unsettled, zone_of
+from .members import enum_name, member, pool_members, rfc3339, standby_pool, unsettled, zone_of
 
 __all__ = ["GceProvider", "GceTarget"]
 
@@ -50,6 +62,11 @@ REF_KEYS = ("project", "zone", "region", "instance_group_manager")
 #: instances.list filters name at most this many instances per call
 _NAMES_PER_LIST = 100
 _DONE = "DONE"
+_POOL_NOTE = ("standbyPolicy.mode SCALE_OUT_POOL: a resize up resumes or starts the pool's VMs first and the "
+              "MIG refills the pool; its VMs are neither capacity nor failures")
+_MANUAL_NOTE = ("standbyPolicy.mode MANUAL: scalebridge does not manage this standby pool (it resizes; the MIG "
+                "creates new VMs and leaves the pool's VMs to suspendInstances/resumeInstances by hand); its VMs "
+                "are neither capacity nor failures")
 
 
 class GceProvider(Provider):
@@ -188,14 +205,21 @@ class GceTarget(Target):
             members.append(member(mi, started, vcpus))
             if mi.id:
                 self.instance_ids[str(mi.id)] = mi.name
+        members = pool_members(igm, managed, members)
         in_flight = unsettled(igm) or self._operation_in_flight(igm)
-        present = sum(1 for m in members if not m.deleting)
+        present = sum(1 for m in members if not m.deleting and not m.standby)
         acts = {k: getattr(igm.current_actions, k) for k in ("creating", "verifying", "recreating", "deleting",
                                                              "abandoning", "restarting", "refreshing")
                 if igm.current_actions and getattr(igm.current_actions, k, 0)}
         details = {"self_link": igm.self_link, "is_stable": bool(igm.status.is_stable),
                    "current_actions": acts, "autoscaler": igm.status.autoscaler or None,
                    "instance_template": igm.instance_template or None}
+        pool = standby_pool(igm)
+        if pool is not None:
+            pool["standby_members"] = sum(1 for m in members if m.standby)
+            pool["managed_by_scalebridge"] = pool["mode"] == "SCALE_OUT_POOL"
+            pool["note"] = (_POOL_NOTE if pool["mode"] == "SCALE_OUT_POOL" else _MANUAL_NOTE)
+            details["standby_pool"] = pool
         return Observation(current_replicas=int(igm.target_size), status_replicas=present, members=members,
                            in_flight=in_flight, details=details)
 
@@ -318,8 +342,11 @@ class GceTarget(Target):
         if err is not None:
             raise err
         # DONE: scheduled; the group has the VMs when status.isStable
-        return SizeChange(size, in_flight=True, operation=op.name,
-                          note="resize scheduled (operation DONE); the group settles when status.isStable")
+        note = "resize scheduled (operation DONE); the group settles when status.isStable"
+        pool = standby_pool(self._igm) if self._igm is not None else None
+        if pool is not None and pool["mode"] == "SCALE_OUT_POOL" and size > int(self._igm.target_size):
+            note += "; standbyPolicy SCALE_OUT_POOL: the MIG resumes or starts standby VMs first"
+        return SizeChange(size, in_flight=True, operation=op.name, note=note)
 
     def wait(self, op: Any) -> Any:
         """Poll with ``operations.wait`` (the server answers when the operation is DONE

@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from scalebridge.policy import Policy
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
+from scalebridge.translate.common import (drop_semantics, one_of, Losses, NativeError, Reader, as_policy, drop_controls,
                                           drop_unexpressed, json_document, num, path, resources)
-from scalebridge.translate.metrics import MetricNames, provider_metric
+from scalebridge.translate.metrics import MetricNames, name_lost, provider_metric
 
 #: the neutral metrics as Compute Engine's Cloud Monitoring metric types
 #: (https://cloud.google.com/monitoring/api/metrics_gcp_c#gcp-compute)
@@ -49,7 +49,15 @@ TARGET_KEYS: dict[str, TargetKey] = {
 }
 
 
-def _fraction(percent: float) -> Union[int, float]:
+def _fraction(percent: float, at: str = "", losses: Optional[Losses] = None) -> Union[int, float]:
+    """A utilization percent as GCE's ``utilizationTarget``, a fraction "in the range (0, 1]"
+    (https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers: cpuUtilization,
+    loadBalancingUtilization): a target above 100 % is written as 1, with a loss line."""
+    if percent > 100 and losses is not None:
+        losses.add(path(at, "target", "average_utilization"), f"GCE takes a utilization target of at most 100 % "
+                                                              f"(utilizationTarget in (0, 1]); {percent:g} written "
+                                                              "as 1")
+        percent = 100
     return num(round(percent / 100, 10))
 
 
@@ -80,6 +88,9 @@ def _custom_metric(name: str, ref: Mapping[str, Any], at: str, k: int, losses: L
         if none_because is not None:
             losses.add(at, f"{none_because}; dropped")
             return None
+        renamed = name_lost(name, native or name)
+        if renamed is not None:
+            losses.add(at, renamed)
         out["metric"] = native or (name if "/" in name else losses.placeholder(
             f"autoscalingPolicy.customMetricUtilizations[{k}].metric",
             f"a Cloud Monitoring metric type: pass --target metrics.{name}.source.metric_type", name))
@@ -101,7 +112,10 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     ap["maxNumReplicas"] = p.max_replicas
     if p.initialization_period_seconds is not None:
         ap["coolDownPeriodSec"] = int(p.initialization_period_seconds)
-    if p.mode != "ON":
+    if p.mode == "ONLY_SCALE_IN":
+        losses.add("mode", "a GCE autoscaler has no scale-in-only mode (autoscalingPolicy.mode: ON, OFF, "
+                           "ONLY_SCALE_OUT); written as ON")
+    elif p.mode != "ON":
         ap["mode"] = p.mode
     custom = []
     for i, m in enumerate(p.metrics or []):
@@ -122,16 +136,16 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
                 losses.add(at, "a GCE autoscaler has one CPU signal; dropped")
                 continue
             ap["cpuUtilization"] = {"utilizationTarget": _fraction(60 if t.average_utilization is None
-                                                                   else t.average_utilization)}
+                                                                   else t.average_utilization, at, losses)}
         elif m.type == "load_balancing" and t.type == "Utilization" and t.rate is None:
             if "loadBalancingUtilization" in ap:
                 losses.add(at, "a GCE autoscaler has one load-balancing signal; dropped")
                 continue
             ap["loadBalancingUtilization"] = {"utilizationTarget": _fraction(80 if t.average_utilization is None
-                                                                             else t.average_utilization)}
-            if m.name != LB_NAME:
-                losses.note(path(at, "name"), f"GCE's load-balancing signal has no name; import reads it back as "
-                                              f"{LB_NAME!r}")
+                                                                             else t.average_utilization, at, losses)}
+            if m.name != LB_NAME:   # the observations the policy reads by its name are not the ones import reads
+                losses.add(path(at, "name"), f"GCE's load-balancing signal has no name; import reads it back as "
+                                             f"{LB_NAME!r}")
         elif m.type == "pods" and t.type == "AverageValue" and not isinstance(t.average_value, str):
             metric = _custom_metric(m.name, ref, at, len(custom), losses)
             if metric is not None:
@@ -209,6 +223,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         "default_replicas": "GCE keeps the group's size when metrics cannot be read; dropped",
         "allowed_replicas": "GCE scales to any count; dropped"})
     drop_controls(p, losses, "a GCE autoscaler")
+    drop_semantics(p, losses, "gce", "a GCE autoscaler")
     return {"name": p.name or "scalebridge", "target": target, "autoscalingPolicy": ap}, losses
 
 
@@ -310,6 +325,8 @@ def _import_one(res: dict, root: str) -> tuple[dict, Losses]:
             if "metric" not in c:
                 raise NativeError(rd.where(*cat, "metric"), "required field is missing")
             continue
+        # a Compute Engine metric standing for a neutral one is read as it (received_bytes_count: network_in)
+        name = METRIC_NAMES.of(name) or name
         if c.get("filter"):
             losses.add(rd.where(*cat, "filter"), "a Cloud Monitoring filter is the metric source's business; dropped")
         ut, sia = c.get("utilizationTarget"), c.get("singleInstanceAssignment")
@@ -412,5 +429,5 @@ class AutoscalerTranslator(Translator):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        from .apply import apply_native   # the SDK calls: imported only by apply
         return apply_native(self, name, target, policy, dry_run, say, metrics)

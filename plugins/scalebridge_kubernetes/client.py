@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from typing import Any, Callable, Optional
 
-from scalebridge.providers import ErrorKind, ProviderError, RefError, require
+from scalebridge.providers import ErrorKind, ProviderError, RefError, parse_retry_after, require
 
 #: k8s.io/client-go/rest/config.go: DefaultQPS, DefaultBurst
 DEFAULT_QPS = 5.0
@@ -61,13 +62,13 @@ class TokenBucket:
 
 
 def _retry_after(headers: Any) -> Optional[float]:
+    """The ``Retry-After`` of a 429 (or 503), in seconds or an HTTP date, as the API
+    server sent it (API Priority and Fairness answers 429 with one,
+    https://kubernetes.io/docs/concepts/cluster-administration/flow-control/); the
+    controller bounds the hold."""
     if not headers:
         return None
-    value = headers.get("Retry-After") or headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+    return parse_retry_after(headers.get("Retry-After") or headers.get("retry-after"))
 
 
 def _status_message(body: Any) -> Optional[str]:
@@ -123,6 +124,9 @@ class KubeClient:
         self.custom = self.k8s.CustomObjectsApi(self.api_client)
         self.autoscaling = self.k8s.AutoscalingV2Api(self.api_client)
         self.coordination = self.k8s.CoordinationV1Api(self.api_client)
+        self._release: Optional[str] = None
+        self._release_read = False
+        self._release_lock = threading.Lock()
 
     # -- configuration -----------------------------------------------------------------
     def _configure(self, kubeconfig, context, in_cluster, sa_dir, environ):
@@ -184,6 +188,32 @@ class KubeClient:
             raise map_api_error(e.status or 0, e.reason or "", e.body, e.headers, operation) from None
         except (self._urllib3.exceptions.HTTPError, OSError) as e:   # connection, timeout, protocol
             raise self._transport_error(e, operation) from None
+
+    def release(self) -> Optional[str]:
+        """The API server's release as ``"1.37"`` (``GET /version``: ``major``.``minor``,
+        else ``gitVersion``), read once per session; None when it cannot be read (the
+        semantics then decides as the newest release it reproduces). A transient failure
+        is tried again on the next call."""
+        with self._release_lock:        # one read, whichever thread asks first
+            return self._read_release()
+
+    def _read_release(self) -> Optional[str]:
+        if not self._release_read:
+            try:
+                info = self.get_raw("get version", "/version")
+            except ProviderError as e:
+                if e.kind is ErrorKind.TRANSIENT or e.kind is ErrorKind.THROTTLED:
+                    return None
+                info = {}
+            self._release_read = True
+            major = str(info.get("major") or "").rstrip("+")
+            minor = str(info.get("minor") or "").rstrip("+")
+            if major.isdigit() and minor.isdigit():
+                self._release = f"{int(major)}.{int(minor)}"
+            else:
+                m = re.match(r"v?(\d+)\.(\d+)", str(info.get("gitVersion") or ""))
+                self._release = f"{m.group(1)}.{m.group(2)}" if m else None
+        return self._release
 
     def get_raw(self, operation: str, path: str, query: Optional[dict] = None) -> dict:
         """GET ``path`` (already escaped) as JSON, through the client's session and

@@ -7,8 +7,18 @@ k8s.io/client-go/tools/leaderelection/leaderelection.go), over the client's
   ``renewTime`` and ``leaseTransitions`` with a PUT carrying the Lease's
   ``resourceVersion``: of two candidates only one update wins, the other gets 409.
 - A candidate takes the Lease over only when the record it observed has not
-  changed for ``lease_duration`` of *its own* clock (client-go's ``observedTime``:
-  no clock skew between replicas matters).
+  changed for ``lease_duration`` of *its own* monotonic clock (client-go's
+  ``observedTime``, a Go ``time.Time`` whose monotonic reading ``Add`` and ``After``
+  use: https://pkg.go.dev/time#hdr-Monotonic_Clocks). The ``renewTime`` and
+  ``acquireTime`` it writes are wall time, for people (``kubectl get lease``); no
+  replica compares them with its own clock, so no skew between the replicas' wall
+  clocks or with the API server's matters, and a step of a replica's wall clock
+  (NTP) changes nothing. What the lease does rest on is the replicas' clocks
+  *running* at the same rate: a leader stops writing ``renew_deadline`` after its
+  last renewal and a candidate takes over ``lease_duration`` after it last saw the
+  record change, so the 5 s between them (the defaults) absorb a renewal's round
+  trip and a drift of the rates (a few parts per million on NTP-disciplined
+  hosts, far less than 5 s in 15 s).
 - The leader renews every ``retry_period``; when no renewal succeeded for
   ``renew_deadline`` it stops being the leader (client-go's
   ``OnStoppedLeading``). As ``renew_deadline < lease_duration``, a deposed leader
@@ -43,11 +53,13 @@ def _micro(t: float) -> _dt.datetime:
 class LeaseElector(Elector):
     """One replica's campaign for the Lease ``namespace``/``name`` as ``identity``.
 
-    ``clock`` has ``now()`` (seconds) and ``sleep(seconds, stop_event)``. With
+    ``clock`` has ``now()`` (wall seconds, written in the Lease), ``monotonic()``
+    (what the lease is timed on; a clock without it is timed on ``now()``) and
+    ``sleep(seconds, stop_event)``. With
     ``background`` (the default on a real clock) a thread campaigns every retry
     period; without it each :meth:`is_leader` call first runs the attempt that is
     due (a virtual clock, tests). ``events`` records ``(time, "acquired"|"renewed"|
-    "lost"|"released")`` for inspection."""
+    "lost"|"released")`` for inspection (times on the monotonic reading)."""
 
     def __init__(self, client: Any, namespace: str, name: str, identity: str, clock: Any, *,
                  lease_duration: float = LEASE_DURATION, renew_deadline: float = RENEW_DEADLINE,
@@ -98,8 +110,9 @@ class LeaseElector(Elector):
 
     def _body(self, now: float, acquire: Optional[Any], transitions: int) -> Any:
         k8s = self.client.k8s
+        wall = self.clock.now()   # for people reading the Lease; nothing here compares it
         spec = k8s.V1LeaseSpec(holder_identity=self.identity, lease_duration_seconds=int(self.lease_duration),
-                               acquire_time=acquire or _micro(now), renew_time=_micro(now),
+                               acquire_time=acquire or _micro(wall), renew_time=_micro(wall),
                                lease_transitions=transitions)
         meta = k8s.V1ObjectMeta(name=self.name, namespace=self.namespace,
                                 resource_version=self._lease.metadata.resource_version if self._lease else None)
@@ -114,10 +127,15 @@ class LeaseElector(Elector):
         self._observe(lease, now)
         return True
 
+    def _mono(self) -> float:
+        m = getattr(self.clock, "monotonic", None)
+        return m() if m is not None else self.clock.now()
+
     def try_acquire_or_renew(self, now: Optional[float] = None) -> bool:
         """One attempt (``tryAcquireOrRenew``): True when this replica holds the Lease
-        afterwards."""
-        now = self.clock.now() if now is None else now
+        afterwards. ``now`` is the monotonic reading the lease is timed on (default:
+        the clock's); the times written in the Lease are the clock's wall time."""
+        now = self._mono() if now is None else now
         with self._lock:
             ok = self._attempt(now)
             self.attempts.append((now, ok))
@@ -166,7 +184,7 @@ class LeaseElector(Elector):
     # -- the contract ------------------------------------------------------------------
     def tick(self) -> None:
         """Run the attempt due on the clock (every retry period)."""
-        now = self.clock.now()
+        now = self._mono()
         with self._lock:
             if now < self._next_attempt:
                 return
@@ -178,7 +196,7 @@ class LeaseElector(Elector):
             self.tick()
         with self._lock:
             return self._last_renew is not None and self._held_by_me() and \
-                self.clock.now() - self._last_renew < self.renew_deadline
+                self._mono() - self._last_renew < self.renew_deadline
 
     def start(self) -> None:
         if not self.background or self._thread is not None:
@@ -204,10 +222,10 @@ class LeaseElector(Elector):
         with self._lock:
             if self._last_renew is None or not self._held_by_me() or self._lease is None:
                 return
-            now = self.clock.now()
+            now, wall = self._mono(), self.clock.now()
             k8s = self.client.k8s
-            spec = k8s.V1LeaseSpec(holder_identity="", lease_duration_seconds=1, acquire_time=_micro(now),
-                                   renew_time=_micro(now), lease_transitions=self._lease.spec.lease_transitions or 0)
+            spec = k8s.V1LeaseSpec(holder_identity="", lease_duration_seconds=1, acquire_time=_micro(wall),
+                                   renew_time=_micro(wall), lease_transitions=self._lease.spec.lease_transitions or 0)
             meta = k8s.V1ObjectMeta(name=self.name, namespace=self.namespace,
                                     resource_version=self._lease.metadata.resource_version)
             body = k8s.V1Lease(api_version="coordination.k8s.io/v1", kind="Lease", metadata=meta, spec=spec)

@@ -40,12 +40,13 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from scalebridge.testing.fault_queue import take_fault
 from scalebridge.testing.local_server import HttpServer, QuietHandler
 from scalebridge.testing.merge_patch import merge_patch
+from scalebridge.semantics.kubernetes_release import gate_default, parse_version
 
 __all__ = ["ApiRequest", "Fault", "KubernetesServer", "format_time", "parse_label_selector"]
 
@@ -220,13 +221,14 @@ class ApiRequest:
 class Fault:
     """One injected fault: requests matching ``method`` (None: any) and
     ``path_contains`` answer ``status`` (0: answer normally) after sleeping
-    ``delay`` seconds, with ``Retry-After`` when ``retry_after`` is set; ``times``
-    requests, or every one while ``times`` is None."""
+    ``delay`` seconds, with ``Retry-After`` when ``retry_after`` is set (seconds, or a
+    string sent as it is: an HTTP date); ``times`` requests, or every one while
+    ``times`` is None."""
 
     status: int = 0
     method: Optional[str] = None
     path_contains: Optional[str] = None
-    retry_after: Optional[float] = None
+    retry_after: Optional[Union[float, str]] = None
     delay: float = 0.0
     times: Optional[int] = 1
     message: str = "injected fault"
@@ -279,8 +281,13 @@ class KubernetesServer(HttpServer):
     thread_name = "kubernetes-server"
 
     def __init__(self, *, clock: Callable[[], float] = time.time, token: Optional[str] = None,
-                 auto_reconcile: bool = True, host: str = "127.0.0.1", port: int = 0):
+                 auto_reconcile: bool = True, host: str = "127.0.0.1", port: int = 0,
+                 git_version: str = "v1.37.0", feature_gates: Optional[dict[str, bool]] = None):
         self.clock = clock
+        #: what ``GET /version`` says (k8s.io/apimachinery/pkg/version.Info), and the
+        #: kube-apiserver's --feature-gates its HPA validation reads (unset: the release's defaults)
+        self.git_version = git_version
+        self.feature_gates = dict(feature_gates or {})
         self.token = token
         self.auto_reconcile = auto_reconcile
         self.lock = threading.RLock()
@@ -334,7 +341,7 @@ class KubernetesServer(HttpServer):
 
     # -- faults ------------------------------------------------------------------------
     def inject(self, status: int = 0, *, method: Optional[str] = None, path_contains: Optional[str] = None,
-               retry_after: Optional[float] = None, delay: float = 0.0, times: Optional[int] = 1,
+               retry_after: Optional[Union[float, str]] = None, delay: float = 0.0, times: Optional[int] = 1,
                message: str = "injected fault") -> Fault:
         """Queue a fault (see :class:`Fault`); the first matching fault answers."""
         f = Fault(status, method, path_contains, retry_after, delay, times, message)
@@ -667,8 +674,9 @@ class KubernetesServer(HttpServer):
             if fault.delay:
                 time.sleep(fault.delay)
             if fault.status:
-                hdrs = {"Retry-After": str(int(fault.retry_after) if float(fault.retry_after).is_integer()
-                                           else fault.retry_after)} if fault.retry_after is not None else {}
+                ra = fault.retry_after   # seconds, or a string sent as it is (an HTTP date)
+                hdrs = {"Retry-After": ra if isinstance(ra, str) else
+                        str(int(ra) if float(ra).is_integer() else ra)} if ra is not None else {}
                 rec.status = fault.status
                 err = ApiError(fault.status, REASONS.get(fault.status, "InternalError"), fault.message)
                 return fault.status, err.status(), hdrs
@@ -721,6 +729,10 @@ class KubernetesServer(HttpServer):
         return ApiRequest(method, path, verb, group, resource, sub, namespace, name)
 
     def _route(self, method: str, path: str, query: dict, body: Any, ctype: str) -> tuple[int, dict]:
+        if path.rstrip("/") == "/version":
+            if method != "GET":
+                raise ApiError(405, "MethodNotAllowed", f"{method} is not supported on /version")
+            return 200, self._version_info()
         group, version, rest = self._split(path)
         if group == "metrics.k8s.io":
             return 200, self._pod_metrics(rest, query)
@@ -759,7 +771,7 @@ class KubernetesServer(HttpServer):
                                    f'{plural}{"." + group if group else ""} "{body["metadata"]["name"]}" already exists',
                                    details={"name": body["metadata"]["name"], "kind": plural})
                 body["metadata"].pop("resourceVersion", None)
-                self._validate(group, plural, body)
+                self._validate(group, plural, body, None)
                 return 201, copy.deepcopy(self._write(group, plural, namespace, body))
             old = self._bucket(group, plural, namespace).get(name)
             if old is None:
@@ -778,7 +790,7 @@ class KubernetesServer(HttpServer):
                 new = merged
             elif "status" in old and group != "coordination.k8s.io":
                 new["status"] = copy.deepcopy(old["status"])
-            self._validate(group, plural, new)
+            self._validate(group, plural, new, old)
             return 200, copy.deepcopy(self._write(group, plural, namespace, new, old=old))
 
     @staticmethod
@@ -804,12 +816,29 @@ class KubernetesServer(HttpServer):
                                          "modified; please apply your changes to the latest version and try again",
                         details={"name": name, "group": group, "kind": plural})
 
-    @staticmethod
-    def _validate(group: str, plural: str, obj: dict) -> None:
-        """A ConfigMap's ``data`` and ``binaryData`` hold at most 1 MiB, keys included
-        (pkg/apis/core/validation/validation.go, ``ValidateConfigMap``: ``MaxSecretSize``)."""
+    def _version_info(self) -> dict:
+        """``GET /version``: k8s.io/apimachinery/pkg/version.Info."""
+        m = re.match(r"v?(\d+)\.(\d+)", self.git_version)
+        major, minor = (m.group(1), m.group(2)) if m else ("", "")
+        return {"major": major, "minor": minor, "gitVersion": self.git_version, "gitCommit": "0" * 40,
+                "gitTreeState": "clean", "buildDate": "2026-12-01T00:00:00Z", "goVersion": "go1.25.4",
+                "compiler": "gc", "platform": "linux/amd64"}
+
+    def gate(self, name: str) -> bool:
+        """A kube-apiserver feature gate as this server runs: set, or its release's default."""
+        if name in self.feature_gates:
+            return bool(self.feature_gates[name])
+        v = parse_version(self.git_version)
+        return bool(gate_default(name, v)) if v is not None else False
+
+    def _validate(self, group: str, plural: str, obj: dict, old: Optional[dict]) -> None:
+        if (group, plural) == ("autoscaling", "horizontalpodautoscalers"):
+            self._validate_hpa(obj, old)
+            return
         if (group, plural) != ("", "configmaps"):
             return
+        # A ConfigMap's ``data`` and ``binaryData`` hold at most 1 MiB, keys included
+        # (pkg/apis/core/validation/validation.go, ``ValidateConfigMap``: ``MaxSecretSize``)
         total = sum(len(k) + len(str(v).encode()) for part in ("data", "binaryData")
                     for k, v in (obj.get(part) or {}).items())
         if total > MAX_CONFIGMAP_BYTES:
@@ -817,6 +846,48 @@ class KubernetesServer(HttpServer):
             raise ApiError(422, "Invalid", f'ConfigMap "{name}" is invalid: []: Too long: may not be more than '
                                            f"{MAX_CONFIGMAP_BYTES} bytes",
                            details={"name": name, "kind": "ConfigMap"})
+
+    def _validate_hpa(self, obj: dict, old: Optional[dict]) -> None:
+        """What kube-apiserver does with an autoscaling/v2 HPA that its feature gates decide:
+
+        - pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go, ``dropDisabledFields``:
+          without ``HPAConfigurableTolerance`` a ``behavior.scaleUp/scaleDown.tolerance`` is
+          dropped, unless the old object already used it;
+        - pkg/apis/autoscaling/validation/validation.go, ``validateHorizontalPodAutoscalerSpec``:
+          ``minReplicas`` at least 1, or at least 0 with ``HPAScaleToZero``; whatever the gate,
+          ``validateMetrics``: "must specify at least one Object or External metric to support
+          scaling to zero replicas"; ``maxReplicas`` at least 1 and at least ``minReplicas``."""
+        spec = obj.get("spec") or {}
+        name = (obj.get("metadata") or {}).get("name", "")
+        old_behavior = ((old or {}).get("spec") or {}).get("behavior") or {}
+        old_used = any("tolerance" in (old_behavior.get(k) or {}) for k in ("scaleUp", "scaleDown"))
+        if not self.gate("HPAConfigurableTolerance") and not old_used:
+            for k in ("scaleUp", "scaleDown"):
+                rules = (spec.get("behavior") or {}).get(k)
+                if isinstance(rules, dict):
+                    rules.pop("tolerance", None)
+        problems = []
+        # validationOptionsForHorizontalPodAutoscaler (strategy.go): an update of an HPA that
+        # already had minReplicas 0 keeps the lower bound 0 whatever the gate (ratcheting)
+        old_zero = ((old or {}).get("spec") or {}).get("minReplicas") == 0
+        lowest = 0 if self.gate("HPAScaleToZero") or old_zero else 1
+        min_r = spec.get("minReplicas", 1)
+        max_r = spec.get("maxReplicas")
+        if isinstance(min_r, int) and min_r < lowest:
+            problems.append(f"spec.minReplicas: Invalid value: {min_r}: must be greater than or equal to {lowest}")
+        if not isinstance(max_r, int) or max_r < 1:
+            problems.append(f"spec.maxReplicas: Invalid value: {max_r!r}: must be greater than 0")
+        elif isinstance(min_r, int) and max_r < min_r:
+            problems.append(f"spec.maxReplicas: Invalid value: {max_r}: must be greater than or equal to "
+                            "`minReplicas`")
+        if min_r == 0 and not any(
+                (m or {}).get("type") in ("Object", "External") for m in spec.get("metrics") or []):
+            problems.append("spec.metrics: Forbidden: must specify at least one Object or External metric to "
+                            "support scaling to zero replicas")
+        if problems:
+            raise ApiError(422, "Invalid", f'HorizontalPodAutoscaler.autoscaling "{name}" is invalid: '
+                                           + ", ".join(problems),
+                           details={"name": name, "group": "autoscaling", "kind": "HorizontalPodAutoscaler"})
 
     def _precondition(self, group: str, plural: str, name: str, old: dict, new: dict) -> None:
         rv = (new.get("metadata") or {}).get("resourceVersion")

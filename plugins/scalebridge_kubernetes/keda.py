@@ -38,7 +38,8 @@ from scalebridge.policy import _QUANTITY_PATTERN, Policy
 from scalebridge.units import exact
 from . import translate as hpa
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import Losses, NativeError, Reader, as_policy, drop_unexpressed, num, one_of, path, yaml_document
+from scalebridge.translate.common import (Losses, NativeError, Reader, as_policy, drop_semantics, drop_unexpressed, num,
+                                          one_of, path, yaml_document)
 from .keda_expr import Untranslatable, cel_to_expr, expr_to_cel
 
 API_VERSION = "keda.sh/v1alpha1"
@@ -55,10 +56,13 @@ PAUSED = "autoscaling.keda.sh/paused"
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
 PAUSED_SCALE_IN = "autoscaling.keda.sh/paused-scale-in"
 PAUSED_SCALE_OUT = "autoscaling.keda.sh/paused-scale-out"
-#: fallback.behavior (CRD enum) <-> the policy's
+#: force activation (concepts/scaling-deployments.md, "Forcing activation"; KEDA 2.18+)
+FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"
+#: fallback.behavior (CRD enum) <-> the policy's; scalingModifiers is KEDA 2.20's per-trigger
+#: fallback inside the formula (reference/scaledobject-spec.md, "scalingModifiers behavior")
 _FALLBACK = {"static": "static", "current_replicas": "currentReplicas",
              "current_replicas_if_higher": "currentReplicasIfHigher",
-             "current_replicas_if_lower": "currentReplicasIfLower"}
+             "current_replicas_if_lower": "currentReplicasIfLower", "formula": "scalingModifiers"}
 _FALLBACK_BACK = {v: k for k, v in _FALLBACK.items()}
 
 #: the keys of every metric source a trigger is written from (the Prometheus metric source, the
@@ -155,7 +159,16 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     triggers, formula = _triggers(p, ref, losses)
     fb = _fallback(p, losses)
     if fb is not None:
+        if fb.get("behavior") == "scalingModifiers" and formula is None:
+            # the webhook: "scalingModifiers fallback behavior requires scalingModifiers.formula to be defined"
+            del fb["behavior"]
+            losses.add(path("fallback", "behavior"), "formula: the policy's formula is not written (above), and "
+                                                     "KEDA's scalingModifiers fallback needs one; written as static")
         spec["fallback"] = fb
+    if not p.invalid_values_as_zero and any(m.type not in ("resource", "container_resource", "formula")
+                                            for m in p.metrics or ()):
+        losses.note("invalid_values_as_zero", "KEDA >= 2.20.2 reads a negative, NaN or infinite scaler value as 0 "
+                                              "(kedacore/keda#7889); this policy makes it an invalid metric")
     advanced: dict = {}
     behavior = _behavior(p, losses)
     if behavior is not None:
@@ -173,6 +186,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         raise NativeError("metrics", "a ScaledObject needs at least one trigger (spec.triggers minItems 1); the "
                                      "policy has no metric KEDA can read")
     spec["triggers"] = triggers
+    drop_semantics(p, losses, "kubernetes", "KEDA's HPA")
     drop_unexpressed(p, losses, {
         "rules": "KEDA has no threshold rules; dropped",
         "profiles": "KEDA has no instance profiles; dropped",
@@ -190,12 +204,18 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
 def _pause(p: Policy, ref: Mapping[str, Any], losses: Losses) -> dict:
     """``mode`` and the target's pause as KEDA's annotations: OFF is ``paused`` (KEDA holds
     the current count), ONLY_SCALE_OUT ``paused-scale-in`` (the HPA's scale-down select policy
-    Disabled, and no scale to zero): concepts/scaling-deployments.md, "Pausing autoscaling"."""
+    Disabled, and no scale to zero), ONLY_SCALE_IN ``paused-scale-out`` (scale-up Disabled, no
+    scale from zero): concepts/scaling-deployments.md, "Pausing autoscaling" (KEDA 2.18+);
+    ``force_activation`` the ``force-activation`` annotation ("Forcing activation")."""
     out: dict = {}
     if p.mode == "OFF" or ref.get("paused"):
         out[PAUSED] = "true"
     if p.mode == "ONLY_SCALE_OUT":
         out[PAUSED_SCALE_IN] = "true"
+    if p.mode == "ONLY_SCALE_IN":
+        out[PAUSED_SCALE_OUT] = "true"
+    if p.force_activation:
+        out[FORCE_ACTIVATION] = "true"
     if ref.get("paused_replicas") is not None:
         out[PAUSED_REPLICAS] = str(ref["paused_replicas"])
     return out
@@ -226,6 +246,14 @@ def _bounds(p: Policy, spec: dict, losses: Losses) -> None:
         spec["cooldownPeriod"] = int(d)
         if d != int(d):
             losses.add("scale_to_zero_delay_seconds", f"whole seconds only; {d:g} truncated to {int(d)}")
+    if p.initial_scale_to_zero_delay_seconds is not None:
+        d = p.initial_scale_to_zero_delay_seconds
+        spec["initialCooldownPeriod"] = int(d)
+        if d != int(d):
+            losses.add("initial_scale_to_zero_delay_seconds", f"whole seconds only; {d:g} truncated to {int(d)}")
+        losses.note("initial_scale_to_zero_delay_seconds", "KEDA counts initialCooldownPeriod from the "
+                                                           "ScaledObject's creation, scalebridge from its first "
+                                                           "decision on the target")
     from scalebridge.policy import uses_activation
     if p.min_replicas == 0 and not uses_activation(p):
         losses.add("min_replicas", "0 without an activation key: KEDA scales to and from zero on its activation "
@@ -249,8 +277,9 @@ def _triggers(p: Policy, ref: Mapping[str, Any], losses: Losses) -> tuple[list, 
                                                          "the formula is dropped")
         else:
             from scalebridge.cel import compile_formula
-            named = set(compile_formula(m.expression, tuple(x.name for x in metrics if x.type != "formula"))
-                        .references)
+            nullable = p.fallback is not None and p.fallback.behavior == "formula"
+            named = set(compile_formula(m.expression, tuple(x.name for x in metrics if x.type != "formula"),
+                                        nullable).references)
             formula = {"formula": text, "target": _number(m.target.average_value if m.target.type == "AverageValue"
                                                           else m.target.value),
                        "metricType": m.target.type}
@@ -292,6 +321,10 @@ def _triggers(p: Policy, ref: Mapping[str, Any], losses: Losses) -> tuple[list, 
                                             "written as one (its value a total, not per pod or of an object)")
         if resource:
             trigger = _resource_trigger(m, where, losses)
+        elif any(t.get("name") == m.name for t in triggers):
+            losses.add(where, f"KEDA's trigger names are unique (ValidateTriggers: a name 'defined multiple times' "
+                              f"is refused), and another trigger is named {m.name!r}; dropped")
+            continue
         else:
             trigger = {"type": kind, "name": m.name}
             if t.type == "Value":
@@ -474,7 +507,8 @@ def _fallback(p: Policy, losses: Losses) -> Optional[dict]:
     out: dict = {"failureThreshold": fb.failure_threshold, "replicas": fb.replicas if fb.replicas is not None else 0}
     if fb.behavior != "static":
         out["behavior"] = _FALLBACK[fb.behavior]
-    if any(m.type in ("resource", "container_resource") and m.enabled for m in p.metrics or ()):
+    if fb.behavior != "formula" and any(m.type in ("resource", "container_resource") and m.enabled
+                                        for m in p.metrics or ()):
         losses.add("fallback", "KEDA's fallback does not cover cpu and memory triggers (\"supported for all "
                                "triggers … except CPU & memory\"); scalebridge's does")
     return out
@@ -562,20 +596,34 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
         losses.note(rd.where("spec", "pollingInterval"), f"the run configuration's sync_period_seconds: {polling} "
                                                          "(how often a controller reads the metrics), not part of a "
                                                          "policy")
-    if rd.count(spec.get("initialCooldownPeriod"), "spec", "initialCooldownPeriod"):
-        losses.add(rd.where("spec", "initialCooldownPeriod"), "no delay before the first scale to zero in a "
-                                                              "policy; dropped")
+    initial = rd.count(spec.get("initialCooldownPeriod"), "spec", "initialCooldownPeriod")
+    if initial is not None and (mn == 0 or idle is not None):
+        # KEDA 2.20 scaleToZeroOrIdle: while LastActiveTime is nil, creation + initialCooldownPeriod
+        policy["initial_scale_to_zero_delay_seconds"] = initial
+        if initial:
+            losses.note(rd.where("spec", "initialCooldownPeriod"), "counted from the first decision on the target "
+                                                                   "(KEDA counts from the ScaledObject's creation)")
+    elif initial:
+        losses.note(rd.where("spec", "initialCooldownPeriod"), "applies only when scaling to 0 "
+                                                               "(scaledobject-spec.md), which minReplicaCount ≥ 1 "
+                                                               "without idleReplicaCount never does")
     _import_pause(rd, rd.mapping(meta.get("annotations"), "metadata", "annotations"), policy)
     triggers = rd.listing(spec.get("triggers"), "spec", "triggers")
     if not triggers:
         raise NativeError(rd.where("spec", "triggers"), "required: at least one trigger (minItems 1)")
     metrics = [_import_trigger(rd, rd.mapping(t, "spec", "triggers", i), i) for i, t in enumerate(triggers)]
+    # a name given twice is refused, as KEDA refuses it ("triggerName %q is defined multiple times in the
+    # ScaledObject/ScaledJob, but it must be unique": apis/keda/v1alpha1/scaletriggers_types.go
+    # ValidateTriggers); two unnamed triggers of one resource (cpu, memory) are two metrics of that name
     seen: dict = {}
-    for i, m in enumerate(metrics):
-        if m["name"] in seen:
-            raise NativeError(rd.where("spec", "triggers", i, "name"), f"{m['name']!r} is also trigger "
-                                                                       f"{seen[m['name']]}'s name")
-        seen[m["name"]] = i
+    for i, t in enumerate(triggers):
+        given = t.get("name") if isinstance(t, dict) else None
+        if not given:
+            continue
+        if given in seen:
+            raise NativeError(rd.where("spec", "triggers", i, "name"), f"{given!r} is also trigger "
+                                                                       f"{seen[given]}'s name")
+        seen[given] = i
     advanced = rd.mapping(spec.get("advanced"), "spec", "advanced")
     rd.unknown(advanced, {"restoreToOriginalReplicaCount", "horizontalPodAutoscalerConfig", "scalingModifiers"},
                "spec", "advanced")
@@ -591,13 +639,21 @@ def _import_one(doc: dict, root: str) -> tuple[dict, Losses]:
     if hpa_config.get("behavior") is not None:
         policy["behavior"] = _import_behavior(rd, hpa_config["behavior"])
     mods = rd.mapping(advanced.get("scalingModifiers"), "spec", "advanced", "scalingModifiers")
+    fallback = rd.mapping(spec["fallback"], "spec", "fallback") if "fallback" in spec else None
+    per_trigger = fallback is not None and fallback.get("behavior") == "scalingModifiers"
+    formula = None
     if mods:
-        formula = _import_formula(rd, mods, metrics)
+        formula = _import_formula(rd, mods, metrics, per_trigger)
         if formula is not None:
             metrics.append(formula)
     policy["metrics"] = metrics
-    if "fallback" in spec:
-        policy["fallback"] = _import_fallback(rd, rd.mapping(spec["fallback"], "spec", "fallback"), metrics)
+    if any(m["type"] == "external" for m in metrics):
+        # KEDA >= 2.20.2: a scaler's negative, NaN or infinite value is reported as 0 (kedacore/keda#7889,
+        # pkg/scalers/scaler.go quantityFromFloat64, called by GenerateMetricInMili in every scaler but
+        # cpu/memory)
+        policy["invalid_values_as_zero"] = True
+    if fallback is not None:
+        policy["fallback"] = _import_fallback(rd, fallback, metrics, formula is not None)
     return policy, losses
 
 
@@ -619,10 +675,14 @@ def _import_pause(rd: Reader, ann: dict, policy: dict) -> None:
     """The pause annotations (concepts/scaling-deployments.md, "Pausing autoscaling"):
     ``paused`` holds the current count — the policy's ``mode: OFF``; ``paused-replicas``
     sets a count and holds it, which is the target's pause (``scalebridge pause --replicas``);
-    ``paused-scale-in`` is ``mode: ONLY_SCALE_OUT``."""
+    ``paused-scale-in`` is ``mode: ONLY_SCALE_OUT``, ``paused-scale-out`` ``mode: ONLY_SCALE_IN``,
+    both ``mode: OFF`` (KEDA 2.18+: each disables one direction of the HPA and blocks the scale to
+    or from zero); ``force-activation`` is ``force_activation``. ``paused`` and ``paused-replicas``
+    win (scaledobject_controller.go checks them first, and handlePause stops the scale loop).
+    A value is read as KEDA's ``getBoolAnnotation`` reads it (:func:`_annotation_true`)."""
     at = ("metadata", "annotations")
     replicas = ann.get(PAUSED_REPLICAS)
-    paused = str(ann.get(PAUSED, "")).lower() == "true"
+    paused = _annotation_true(ann, PAUSED)
     if replicas is not None:
         n = rd.count(replicas, *at, PAUSED_REPLICAS)
         paused = True
@@ -633,10 +693,34 @@ def _import_pause(rd: Reader, ann: dict, policy: dict) -> None:
         policy["mode"] = "OFF"
         rd.losses.note(rd.where(*at, PAUSED), "read as mode OFF (the size is held); to pause one target of a run "
                                              "configuration instead, `paused: true` on it or `scalebridge pause`")
-    elif str(ann.get(PAUSED_SCALE_IN, "")).lower() == "true":
+        return
+    no_in, no_out = _annotation_true(ann, PAUSED_SCALE_IN), _annotation_true(ann, PAUSED_SCALE_OUT)
+    if no_in and no_out:
+        policy["mode"] = "OFF"
+        rd.losses.note(rd.where(*at), "paused-scale-in and paused-scale-out together: read as mode OFF (KEDA's "
+                                      "docs recommend autoscaling.keda.sh/paused for that)")
+    elif no_in:
         policy["mode"] = "ONLY_SCALE_OUT"
-    if str(ann.get(PAUSED_SCALE_OUT, "")).lower() == "true" and not paused:
-        rd.losses.add(rd.where(*at, PAUSED_SCALE_OUT), "a policy has no scale-in-only mode; dropped")
+    elif no_out:
+        policy["mode"] = "ONLY_SCALE_IN"
+    if _annotation_true(ann, FORCE_ACTIVATION):
+        policy["force_activation"] = True
+
+
+_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+             "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
+def _annotation_true(ann: Mapping[str, Any], key: str) -> bool:
+    """KEDA 2.20 ``getBoolAnnotation`` (apis/keda/v1alpha1/scaledobject_types.go): absent is
+    false; else Go's ``strconv.ParseBool``, and "if annotation value is not a boolean, we assume
+    true"."""
+    if key not in ann:
+        return False
+    v = ann[key]
+    if isinstance(v, bool):
+        return v
+    return _GO_BOOLS.get(str(v), True)
 
 
 _RESOURCE_FIELDS = {"value", "containerName"}
@@ -918,11 +1002,12 @@ def _unknown_target(md: dict) -> tuple[Any, Any, Optional[str]]:
     return 1, None, None
 
 
-def _import_formula(rd: Reader, mods: dict, metrics: list) -> Optional[dict]:
+def _import_formula(rd: Reader, mods: dict, metrics: list, nullable: bool = False) -> Optional[dict]:
     """advanced.scalingModifiers (scaledobject-spec.md "scalingModifiers"): ``formula`` and
     ``target`` mandatory, ``activationTarget`` default 0, ``metricType`` AverageValue or Value
     (default AverageValue). The composite metric replaces every trigger but cpu and memory
-    (controllers/keda/hpa.go): those the formula does not name are disabled."""
+    (controllers/keda/hpa.go): those the formula does not name are disabled. ``nullable``:
+    ``fallback.behavior: scalingModifiers``, under which a trigger may be ``nil`` (``??``)."""
     at = ("spec", "advanced", "scalingModifiers")
     rd.unknown(mods, {"formula", "target", "activationTarget", "metricType"}, *at)
     formula = rd.string(mods.get("formula"), *at, "formula")
@@ -937,9 +1022,9 @@ def _import_formula(rd: Reader, mods: dict, metrics: list) -> Optional[dict]:
         raise NativeError(rd.where(*at, "metricType"), f"expected AverageValue or Value, got {mt!r}")
     names = tuple(m["name"] for m in metrics)
     try:
-        expression = expr_to_cel(formula, names)
+        expression = expr_to_cel(formula, names, nullable)
         from scalebridge.cel import CelError, compile_formula
-        compiled = compile_formula(expression, names)
+        compiled = compile_formula(expression, names, nullable)
     except (Untranslatable, ValueError) as e:
         rd.losses.add(rd.where(*at, "formula"), f"not expressible as a CEL formula ({e}); dropped: the triggers "
                                                 "are decided on as separate metrics")
@@ -955,9 +1040,10 @@ def _import_formula(rd: Reader, mods: dict, metrics: list) -> Optional[dict]:
     return out
 
 
-def _import_fallback(rd: Reader, fb: dict, metrics: list) -> dict:
+def _import_fallback(rd: Reader, fb: dict, metrics: list, has_formula: bool = False) -> dict:
     """fallback (scaledobject-spec.md): ``failureThreshold`` and ``replicas`` mandatory,
-    ``behavior`` default static."""
+    ``behavior`` default static; ``scalingModifiers`` (2.20) is the policy's ``formula``
+    behavior — per trigger, inside the formula — which needs the formula."""
     at = ("spec", "fallback")
     rd.unknown(fb, {"failureThreshold", "replicas", "behavior"}, *at)
     for k in ("failureThreshold", "replicas"):
@@ -965,9 +1051,11 @@ def _import_fallback(rd: Reader, fb: dict, metrics: list) -> dict:
             raise NativeError(rd.where(*at, k), "required field is missing (mandatory if fallback is included)")
     out: dict = {"failure_threshold": rd.count(fb["failureThreshold"], *at, "failureThreshold")}
     behavior = fb.get("behavior") or "static"
-    if behavior == "scalingModifiers":
-        rd.losses.add(rd.where(*at, "behavior"), "per-trigger fallback through the formula's ?? has no counterpart: "
-                                                 "read as static")
+    if behavior == "scalingModifiers" and not has_formula:
+        if not any(m["type"] == "formula" for m in metrics):
+            # the webhook: "scalingModifiers fallback behavior requires scalingModifiers.formula to be defined"
+            rd.losses.add(rd.where(*at, "behavior"), "scalingModifiers without a formula (which KEDA's webhook "
+                                                     "refuses) or with one not read: read as static")
         behavior = "static"
     if behavior not in _FALLBACK_BACK:
         raise NativeError(rd.where(*at, "behavior"), f"expected one of static, currentReplicas, "
@@ -976,7 +1064,7 @@ def _import_fallback(rd: Reader, fb: dict, metrics: list) -> dict:
     out["behavior"] = _FALLBACK_BACK[behavior]
     if out["behavior"] != "current_replicas":
         out["replicas"] = rd.count(fb["replicas"], *at, "replicas")
-    if any(m["type"] in ("resource", "container_resource") for m in metrics):
+    if out["behavior"] != "formula" and any(m["type"] in ("resource", "container_resource") for m in metrics):
         rd.losses.note(rd.where(*at), "scalebridge's fallback covers cpu and memory too, which KEDA's does not")
     return out
 

@@ -19,8 +19,15 @@ literals, with three differences this module bridges:
   ``list.filter(x, …)``; ``and``/``or``/``not`` are ``&&``/``||``/``!``; ``max``,
   ``min`` and ``abs`` are written as conditionals; ``float``/``len`` are CEL's
   ``double``/``size``.
+- expr's ``??`` (nil-coalescing) means something only where a trigger can be ``nil``:
+  under ``fallback.behavior: scalingModifiers`` (KEDA 2.20: a trigger failing past
+  ``failureThreshold`` is ``nil`` in the formula, pkg/scaling/modifiers/formula.go
+  ``scalingModifierTriggerValue``), a policy's ``fallback.behavior: formula``, whose
+  metrics are CEL's nullable doubles (:mod:`scalebridge.cel`). There a chain
+  ``a ?? b ?? 8`` is ``a != null ? a : (b != null ? b : 8.0)`` and back; each operand but
+  the last must be a trigger's name (what can be ``nil``).
 - What has no counterpart is refused with :class:`Untranslatable` (the caller
-  reports a loss line): expr's ``??`` (nil-coalescing, KEDA's per-trigger fallback),
+  reports a loss line): ``??`` without that fallback, ``nil`` elsewhere,
   ``**``/``^``, ``%`` on floats, strings, other builtins; CEL's integer division.
 """
 from __future__ import annotations
@@ -149,7 +156,7 @@ class _Parser:
             if v in ("true", "false"):
                 return ("bool", v)
             if v in ("nil", "null"):
-                raise Untranslatable(f"{v}")
+                return ("null", v)
             if self.at("("):
                 return ("call", v, self.args())
             return ("var", v)
@@ -184,13 +191,39 @@ _TERNARY = -1
 # ----------------------------------------------------------------------------- expr -> CEL
 
 
-def expr_to_cel(formula: str, names: tuple = ()) -> str:
+def expr_to_cel(formula: str, names: tuple = (), nullable: bool = False) -> str:
     """KEDA's ``formula`` as a CEL expression over doubles; :class:`Untranslatable` when
     it uses what CEL cannot say. ``names`` (the triggers' names) keep the comprehension
-    variable clear of them."""
+    variable clear of them; ``nullable``: the triggers may be ``nil`` (``fallback.behavior:
+    scalingModifiers``), so ``??`` has a meaning."""
     var = next(v for v in ("x", "x_", "elem", "elem_") if v not in names)
-    text, _, _ = _cel(_Parser(formula).parse(), var, None)
+    text, _, _ = _cel(_coalesced(_Parser(formula).parse(), nullable), var, None)
     return text
+
+
+def _coalesced(node, nullable: bool):
+    """``node`` with each chain of ``??`` as one ``("coalesce", operands)``."""
+    if not isinstance(node, tuple):
+        return node
+    if node[0] == "bin" and node[1] == "??":
+        if not nullable:
+            raise Untranslatable("expr's ?? (nil-coalescing) needs fallback.behavior scalingModifiers, under which "
+                                 "a failing trigger is nil; without it no trigger is nil")
+        operands: list = []
+
+        def flatten(n):
+            if isinstance(n, tuple) and n[0] == "bin" and n[1] == "??":
+                flatten(n[2])
+                flatten(n[3])
+            else:
+                operands.append(_coalesced(n, nullable))
+        flatten(node)
+        for o in operands[:-1]:
+            if o[0] != "var":
+                raise Untranslatable("?? after something that is not a trigger's name (only a trigger can be nil)")
+        return ("coalesce", operands)
+    return tuple(_coalesced(x, nullable) if isinstance(x, tuple) else
+                 [_coalesced(y, nullable) for y in x] if isinstance(x, list) else x for x in node)
 
 
 def _as_double(text: str, typ: str, prec: int, node) -> tuple[str, str, int]:
@@ -216,6 +249,15 @@ def _cel(node, var: str, elem: Optional[str]) -> tuple[str, str, int]:
         if elem is None:
             raise Untranslatable("# outside a predicate")
         return elem, "double", _ATOM
+    if k == "null":
+        raise Untranslatable(f"{node[1]} outside a ?? chain")
+    if k == "coalesce":
+        *heads, last = node[1]
+        text, _, p = _as_double(*_cel(last, var, elem), last)
+        for h in reversed(heads):
+            name = h[1]
+            text, p = f"{name} != null ? {name} : {_paren(text, p, _ATOM)}", _TERNARY
+        return text, "double", p
     if k == "list":
         items = [_as_double(*_cel(x, var, elem), x)[0] for x in node[1]]
         return "[" + ", ".join(items) + "]", "list", _ATOM
@@ -339,6 +381,11 @@ def _expr(node, var: Optional[str]) -> tuple[str, str, int]:
             raise Untranslatable("CEL's integer division truncates; expr's / divides as floats")
         typ = "bool" if op in ("&&", "||") or prec == _PREC["=="] else ("int" if a[1] == b[1] == "int" else "double")
         return f"{_paren(a[0], a[2], prec)} {op} {_paren(b[0], b[2], prec + 1)}", typ, prec
+    if k == "null":
+        raise Untranslatable(f"{node[1]} outside a null test of a metric (m != null ? m : other, expr's m ?? other)")
+    if k == "cond" and _null_test(node):
+        rest = _expr(node[3], var)
+        return f"{node[2][1]} ?? {_paren(rest[0], rest[2], _PREC['??'])}", "double", _PREC["??"]
     if k == "cond":
         c, a, b = _expr(node[1], var), _expr(node[2], var), _expr(node[3], var)
         return (f"{_paren(c[0], c[2], 0)} ? {_paren(a[0], a[2], 0)} : {_paren(b[0], b[2], _TERNARY)}",
@@ -355,6 +402,14 @@ def _expr(node, var: Optional[str]) -> tuple[str, str, int]:
             return f"len({_expr(args[0], var)[0]})", "int", _ATOM
         raise Untranslatable(f"CEL's {name}() has no expr counterpart here")
     raise Untranslatable(f"{k}")
+
+
+def _null_test(node) -> bool:
+    """``m != null ? m : other`` (or ``null != m``): expr's ``m ?? other``."""
+    c, a = node[1], node[2]
+    if a[0] != "var" or c[0] != "bin" or c[1] != "!=":
+        return False
+    return (c[2] == a and c[3][0] == "null") or (c[3] == a and c[2][0] == "null")
 
 
 _EXPR_MACROS = {"all": ("all", "bool"), "exists": ("any", "bool"), "exists_one": ("one", "bool"),

@@ -11,8 +11,12 @@ controller reads.
 - ``calculateRequests`` (same file): pod-level ``spec.resources.requests`` when
   set (KEP-2837), else the sum over the containers and the restartable
   (``restartPolicy: Always``) init containers; a resource some container does not
-  request is ``null`` for the pod ("missing request for cpu in container …").
-  For a ``container_resource`` metric the request is that one container's.
+  request is ``null`` for the pod, and the member's ``request_errors`` carry the
+  controller's own text for it: ``calculatePodRequestsFromContainers`` "missing request
+  for cpu in container app of Pod web-0" (the first container without it),
+  ``calculatePodLevelRequests`` "missing pod-level request for cpu in Pod web-0".
+  For a ``container_resource`` metric the request is that one container's, and a pod
+  without that container says "container app not found in Pod web-0".
 """
 from __future__ import annotations
 
@@ -31,42 +35,59 @@ def quantity_of_milli(milli: int) -> Any:
     return milli // 1000 if milli % 1000 == 0 else f"{milli}m"
 
 
-def _requests_of(containers: Iterable[Any]) -> dict:
+def _requests_of(containers: list[Any], resources: Iterable[str], pod: str) -> tuple[dict, dict]:
+    """``calculatePodRequestsFromContainers``: the sum over ``containers`` of every
+    resource some container requests, and of each of ``resources``; a resource one of
+    them lacks is null, with the text for the first container lacking it."""
     out: dict[str, Any] = {}
-    missing: set[str] = set()
-    containers = list(containers)
-    names = set()
+    errors: dict[str, str] = {}
+    names = set(resources)
     for c in containers:
-        req = (c.resources.requests if c.resources is not None else None) or {}
-        names.update(req)
-    for resource in names:
+        names.update((c.resources.requests if c.resources is not None else None) or {})
+    for resource in sorted(names):
         total = 0
         for c in containers:
             req = (c.resources.requests if c.resources is not None else None) or {}
             if resource not in req:
-                missing.add(resource)
+                errors[resource] = f"missing request for {resource} in container {c.name} of Pod {pod}"
                 break
             total += milli_value(req[resource])
-        out[resource] = None if resource in missing else quantity_of_milli(total)
-    return out
+        out[resource] = None if resource in errors else quantity_of_milli(total)
+    return out, errors
+
+
+def requests_and_errors(pod: Any, container: Optional[str] = None,
+                        resources: Iterable[str] = ()) -> tuple[dict, dict]:
+    """Requests per resource of one pod (``calculateRequests``), or of ``container``,
+    and the controller's text for each resource of ``resources`` it cannot give."""
+    spec = pod.spec
+    name = pod.metadata.name
+    if container is None and spec.resources is not None and spec.resources.requests:
+        # calculatePodLevelRequests: pod-level requests, when set, are the pod's (KEP-2837)
+        got = {r: quantity_of_milli(milli_value(q)) for r, q in spec.resources.requests.items()}
+        return got, {r: f"missing pod-level request for {r} in Pod {name}" for r in resources if r not in got}
+    containers = list(spec.containers or [])
+    containers += [c for c in (spec.init_containers or []) if c.restart_policy == "Always"]
+    if container is not None:
+        containers = [c for c in containers if c.name == container]
+        if not containers:
+            return {}, {r: f"container {container} not found in Pod {name}" for r in resources}
+    return _requests_of(containers, resources, name)
 
 
 def pod_requests(pod: Any, container: Optional[str] = None) -> Optional[dict]:
     """Requests per resource of one pod (``calculateRequests``), or of ``container``;
     None when the container is not in the pod."""
     spec = pod.spec
-    if container is None and spec.resources is not None and spec.resources.requests:
-        return {r: quantity_of_milli(milli_value(q)) for r, q in spec.resources.requests.items()}
-    containers = list(spec.containers or [])
-    containers += [c for c in (spec.init_containers or []) if c.restart_policy == "Always"]
-    if container is not None:
-        chosen = [c for c in containers if c.name == container]
-        return _requests_of(chosen) if chosen else None
-    return _requests_of(containers)
+    if container is not None and not any(c.name == container for c in (spec.containers or []) + [
+            c for c in (spec.init_containers or []) if c.restart_policy == "Always"]):
+        return None
+    return requests_and_errors(pod, container)[0]
 
 
-def pod_member(pod: Any, container: Optional[str] = None) -> Member:
-    """One pod as a protocol member (see the module docstring)."""
+def pod_member(pod: Any, container: Optional[str] = None, resources: Iterable[str] = ()) -> Member:
+    """One pod as a protocol member (see the module docstring); ``resources`` are those
+    the policy measures, whose missing requests the member explains."""
     status = pod.status
     ready: Optional[bool] = None
     transition: Optional[float] = None
@@ -83,5 +104,7 @@ def pod_member(pod: Any, container: Optional[str] = None) -> Member:
         # "Unknown" (the node is unreachable): groupPods ignores only Failed and Pending
         # pods, so it is read like a running one
         phase = "Running"
+    requests, errors = requests_and_errors(pod, container, resources)
     return Member(name=pod.metadata.name, phase=phase, ready=ready, start_time=start, ready_transition_time=transition,
-                  deleting=pod.metadata.deletion_timestamp is not None, requests=pod_requests(pod, container) or None)
+                  deleting=pod.metadata.deletion_timestamp is not None, requests=requests or None,
+                  request_errors=errors or None)

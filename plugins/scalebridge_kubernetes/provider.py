@@ -33,7 +33,7 @@ from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observati
                                    ProviderError, RefError, SizeChange, Target)
 
 from .batch import LabelIndex, ModelView, selector_dict, selector_matcher
-from .members import pod_member, pod_requests
+from .members import pod_member, requests_and_errors
 from .metrics import MetricsReader
 
 #: built-in scalable kinds: kind -> (apiVersion, plural, typed read/replace scale, typed read)
@@ -319,6 +319,8 @@ class KubernetesTarget(Target):
         self._containers: dict[str, str] = {}   # resource -> container, for container_resource metrics
         self._listed: Optional[tuple[float, Optional[dict]]] = None   # (sync time, its pod metrics) of a batch
         self._listed_sync = 0
+        self._resources: set[str] = {"cpu"}       # resources whose missing requests members explain
+        self._release_given = False
 
     def size_history_query(self) -> Optional[str]:
         """kube-state-metrics' replicas of this workload, for ``backtest`` (see
@@ -404,6 +406,11 @@ class KubernetesTarget(Target):
         members' requests are that container's (``calculateRequests``)."""
         self._containers = {m.name: m.container for m in (policy.metrics or [])
                             if m.type == "container_resource" and m.enabled and m.container}
+        # the resources whose missing requests a member explains in the controller's words;
+        # a policy naming no metric gets the HPA's default CPU metric
+        self._resources = {m.name for m in (policy.metrics or []) if m.type == "resource"} or {"cpu"}
+        # a release the configuration names is decided as: the server is not asked
+        self._release_given = getattr(settings, "kubernetes_version", None) is not None
 
     def observe(self, now: float) -> Observation:
         self._listed = None
@@ -462,16 +469,28 @@ class KubernetesTarget(Target):
         return Observation(current_replicas=int(scale["replicas"]), status_replicas=scale["status_replicas"],
                            members=members, in_flight=in_flight, paused=paused, paused_replicas=paused_replicas,
                            details={"selector": scale["selector"], "resource_version": scale["resource_version"],
-                                    "pods": len(members)})
+                                    "pods": len(members)}, settings=self._known_settings())
+
+    def _known_settings(self) -> Optional[dict]:
+        """The API server's release (``GET /version``, once per session): the kubernetes
+        semantics decides as that release's controller (docs/kubernetes.md, "Releases")."""
+        if self._release_given:
+            return None
+        rel = self.client.release()
+        return {"kubernetes_version": rel} if rel else None
 
     def _member(self, pod: Any) -> Member:
-        m = pod_member(pod)
+        m = pod_member(pod, resources=self._resources)
         if self._containers:
             requests = dict(m.requests or {})
+            errors = dict(m.request_errors or {})
             for resource, container in self._containers.items():
-                own = pod_requests(pod, container)
-                requests[resource] = None if own is None else own.get(resource)
+                own, why = requests_and_errors(pod, container, (resource,))
+                requests[resource] = own.get(resource)
+                errors.pop(resource, None)
+                errors.update(why)
             m.requests = requests
+            m.request_errors = errors or None
         return m
 
     def read_metrics(self, now: float, observation: Observation,

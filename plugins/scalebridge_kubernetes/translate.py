@@ -13,8 +13,10 @@ import re
 from typing import Any, Callable, Mapping, Optional, Union
 
 from scalebridge.policy import _QUANTITY_PATTERN, Policy
+from scalebridge.semantics.kubernetes_release import release
+from scalebridge.units import exact
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
-from scalebridge.translate.common import (one_of, Losses, NativeError, Reader, as_policy, drop_controls,
+from scalebridge.translate.common import (drop_semantics, one_of, Losses, NativeError, Reader, as_policy, drop_controls,
                                           drop_unexpressed, num, path, yaml_document)
 
 API_VERSION = "autoscaling/v2"
@@ -42,6 +44,10 @@ TARGET_KEYS: dict[str, TargetKey] = {
                              pattern(r"([a-z0-9.-]+/)?v[0-9]+((alpha|beta)[0-9]+)?", "such as apps/v1")),
     "resource": TargetKey("the workload's resource (plural), as the run configuration's ref has it",
                           pattern(r"[a-z0-9.-]+", "a plural resource name such as deployments")),
+    "kubernetes_version": TargetKey("the cluster's Kubernetes release (1.33-1.37): what its API server keeps of the "
+                                    "HPA is said as losses (apply --native reads it from the server)",
+                                    pattern(r"v?[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.+-]*)?",
+                                            "a release such as 1.37")),
     METRICS_KEY: TargetKey("each policy metric's source, as a run configuration target's metrics:",
                            valid_metric_sources(SOURCE_KEYS, "kubernetes")),
 }
@@ -86,6 +92,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     if p.max_replicas is None:
         raise NativeError("max_replicas", "an HPA requires maxReplicas; the policy has no max_replicas")
     spec["maxReplicas"] = p.max_replicas
+    keeps_tolerance = release_losses(p, ref.get("kubernetes_version"), losses)
     metrics = []
     for i, m in enumerate(p.metrics or []):
         where = path("metrics", i)
@@ -127,6 +134,9 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     if metrics:
         spec["metrics"] = metrics
     behavior = _behavior(p, losses)
+    if behavior is not None and not keeps_tolerance:   # not written where the API server drops it
+        for rules in behavior.values():
+            rules.pop("tolerance", None)
     if behavior is not None:
         spec["behavior"] = behavior
     drop_unexpressed(p, losses, {
@@ -141,6 +151,7 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         "initialization_period_seconds": "the controller's --horizontal-pod-autoscaler-cpu-initialization-period "
                                          "flag, not part of an HPA; dropped"})
     drop_controls(p, losses, "an HPA")
+    drop_semantics(p, losses, "kubernetes", "an HPA")
     return {"apiVersion": API_VERSION, "kind": "HorizontalPodAutoscaler", "metadata": meta, "spec": spec}, losses
 
 
@@ -162,6 +173,40 @@ def _described_object(name: str, source: Mapping[str, Any], where: str, losses: 
                                                                           how, "v1"),
             "kind": given.get("kind") or losses.placeholder(path(where, "describedObject.kind"), how, "Service"),
             "name": given.get("name") or losses.placeholder(path(where, "describedObject.name"), how)}
+
+
+def release_losses(p: Policy, version: Optional[str], losses: Losses) -> bool:
+    """What the API server of ``version`` keeps of an HPA with this policy's fields that
+    releases differ on: a per-direction ``tolerance`` is dropped without the
+    ``HPAConfigurableTolerance`` gate (strategy.go ``dropDisabledFields``: beta, on, from
+    1.35; alpha 1.33-1.34; no field before 1.33), and ``minReplicas: 0`` is refused without
+    ``HPAScaleToZero`` (validation.go: "must be greater than or equal to 1"; beta, on, from
+    1.37). Without a version, a note says which releases keep them. Whether the release
+    keeps a tolerance."""
+    sides = (p.behavior.scale_up, p.behavior.scale_down) if p.behavior is not None else ()
+    tolerance = p.tolerance is not None or any(r is not None and r.tolerance is not None for r in sides)
+    zero = p.min_replicas == 0
+    if not (tolerance or zero):
+        return True
+    if version is None:
+        if tolerance:
+            losses.note("behavior.tolerance", "kept by Kubernetes 1.35+ (HPAConfigurableTolerance, beta); 1.33-1.34 "
+                                              "drop it unless the alpha gate is on, older releases have no such "
+                                              "field (pass --target kubernetes_version to check yours)")
+        if zero:
+            losses.note("spec.minReplicas", "0 is accepted by Kubernetes 1.37+ (HPAScaleToZero, beta); older API "
+                                            "servers refuse it unless the alpha gate is on (pass --target "
+                                            "kubernetes_version to check yours)")
+        return True
+    r = release(version, None)
+    if tolerance and not r.configurable_tolerance:
+        losses.add("behavior.tolerance", f"dropped by the API server of {r.name} (HPAConfigurableTolerance is off "
+                                         "there: strategy.go dropDisabledFields); the HPA uses the controller's "
+                                         "--horizontal-pod-autoscaler-tolerance")
+    if zero and not r.scale_to_zero:
+        losses.add("spec.minReplicas", f"0 is refused by the API server of {r.name} (\"must be greater than or "
+                                       "equal to 1\": HPAScaleToZero is off there)")
+    return r.configurable_tolerance
 
 
 def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
@@ -191,12 +236,13 @@ def _behavior(p: Policy, losses: Losses) -> Optional[dict]:
                 r["tolerance"] = num(rules.tolerance)
         if p.tolerance is not None and "tolerance" not in r:
             r["tolerance"] = num(p.tolerance)
-        if p.mode != "ON" and (side == "scale_down" or p.mode == "OFF"):
+        if p.mode == "OFF" or (p.mode == "ONLY_SCALE_OUT" and side == "scale_down") or \
+                (p.mode == "ONLY_SCALE_IN" and side == "scale_up"):
             r["selectPolicy"] = "Disabled"
         if rules is not None or r:
             out[key] = r
     if p.mode != "ON":
-        sides = "scaleUp and scaleDown" if p.mode == "OFF" else "scaleDown"
+        sides = {"OFF": "scaleUp and scaleDown", "ONLY_SCALE_IN": "scaleUp"}.get(p.mode, "scaleDown")
         losses.add("mode", f"mode {p.mode} approximated as behavior {sides} selectPolicy Disabled "
                            "(the HPA then reports no recommendation in that direction)")
     if b is None and p.tolerance is not None:
@@ -420,9 +466,17 @@ def _import_behavior(rd: Reader, b: dict, policy: dict) -> dict:
                                       "period_seconds": rd.number(sp.get("periodSeconds"), *at, "policies", k,
                                                                   "periodSeconds", integer=True)})
         if r.get("tolerance") is not None:
-            s["tolerance"] = rd.number(r["tolerance"], *at, "tolerance")
+            s["tolerance"] = _tolerance(rd, r["tolerance"], *at, "tolerance")
         out[side] = s
     return out
+
+
+def _tolerance(rd: Reader, v: Any, *at: object) -> Optional[float]:
+    """``HPAScalingRules.tolerance``: a ``resource.Quantity`` (KEP-4951), which the API
+    server gives back in canonical form ("50m") and a manifest may write as a number."""
+    if isinstance(v, str) and re.fullmatch(_QUANTITY_PATTERN, v.strip()):
+        return num(float(exact(v.strip())))
+    return rd.number(v, *at)
 
 
 class HpaTranslator(Translator):
@@ -444,7 +498,7 @@ class HpaTranslator(Translator):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        from .apply import apply_native   # the SDK calls: imported only by apply --native
+        from .apply import apply_native   # the SDK calls: imported only by apply
         return apply_native(self, name, target, policy, dry_run, say, metrics)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scalebridge import registry
 from scalebridge.cli import main
 from scalebridge.simulator.traces import read_trace
 
@@ -58,13 +59,11 @@ def run(*argv: str) -> tuple[int, str]:
 
 def simulate(tmp_path: Path, policy: Path, hours: float = HOURS, trace: Path = TRACE) -> tuple[dict, list[dict]]:
     """``scalebridge simulate --trace`` on the same slice, under the semantics ``backtest``
-    replays without ``--semantics`` (the built-ins; ``simulate --semantics all`` adds an
-    installed plugin's): its JSON and its timeline rows."""
-    from scalebridge.engine import BUILTIN_SEMANTICS
+    replays without ``--semantics`` (all, an installed plugin's too): its JSON and its
+    timeline rows."""
     out, timeline = tmp_path / "simulate.json", tmp_path / "simulate.csv"
     code, _ = run("simulate", str(policy), "--trace", str(trace), "--scale", "1/60", "--duration", f"{hours}h",
-                  *FLEET, "--semantics", ",".join(BUILTIN_SEMANTICS), "--output", str(out), "--timeline",
-                  str(timeline), "-q")
+                  *FLEET, "--semantics", "all", "--out", str(out), "--timeline", str(timeline), "-q")
     assert code == 0
     return json.loads(out.read_text()), list(csv.DictReader(timeline.open()))
 
@@ -72,8 +71,7 @@ def simulate(tmp_path: Path, policy: Path, hours: float = HOURS, trace: Path = T
 def assert_same_as_simulate(backtest_json: dict, timeline: Path, target: str, sim: dict, sim_rows: list[dict]) -> None:
     """Every semantics' scores, and every tick's desired/paid/ready sizes, are simulate's."""
     runs = {r["semantics"]: r for r in backtest_json["targets"][target]["runs"]}
-    assert sorted(runs) == sorted(r["semantics"] for r in sim["runs"]) == sorted(
-        ["kubernetes", "gce", "azure", "aws", "scalebridge"])
+    assert sorted(runs) == sorted(r["semantics"] for r in sim["runs"]) == sorted(registry.current().semantics)
     for r in sim["runs"]:
         mine = runs[r["semantics"]]
         assert {k: v for k, v in mine.items() if k in r and k != "elapsed_seconds"} == \
@@ -82,7 +80,7 @@ def assert_same_as_simulate(backtest_json: dict, timeline: Path, target: str, si
     assert len(rows) == len(sim_rows)
     shared = [k for k in sim_rows[0] if k in rows[0]]
     assert {"load", "members_needed", "oracle_paid"} <= set(shared)
-    assert sum(k.endswith(":desired") for k in shared) == 5
+    assert sum(k.endswith(":desired") for k in shared) == len(registry.current().semantics)
     for k in shared:
         assert [r[k] for r in rows] == [r[k] for r in sim_rows], k
 

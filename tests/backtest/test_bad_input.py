@@ -53,7 +53,7 @@ def test_each_bad_target_is_one_line_naming_its_metric_and_the_others_are_report
         with redirect_stderr(err):
             code, out = run("backtest", str(path), "--start", f"{times[0]:.0f}", "--end",
                             f"{times[0] + HOURS * 3600:.0f}", *FLEET, "--semantics", "kubernetes", "--output",
-                            "json", "--workers", "1")
+                            "json", "--jobs", "1")
     assert code == 1
     got = json.loads(out)
     assert list(got["targets"]) == ["web"]          # the good target is still replayed and reported

@@ -45,7 +45,7 @@ def test_one_process_two_workers_and_a_dask_cluster_agree(tmp_path):
         args = ("backtest", str(path), "--start", f"{start:.0f}", "--end", f"{end:.0f}", "--capacity", "10",
                 "--startup", "60", "--output", "json")
         outs = {}
-        code, outs["one process"] = run(*args, "--workers", "1")
+        code, outs["one process"] = run(*args, "--jobs", "1")
         assert code == 0
         code, outs["two workers"] = run(*args, "--jobs", "2")   # simulate's name for it; --workers 1 above
         assert code == 0

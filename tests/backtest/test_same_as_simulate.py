@@ -46,7 +46,7 @@ def _backtest(tmp_path, url, *targets):
     times, _ = trace_rps()
     code, out = run("backtest", str(path), *targets, "--start", f"{times[0]:.0f}", "--end",
                     f"{times[0] + HOURS * 3600:.0f}", *FLEET, "--output", "json", "--timeline",
-                    str(tmp_path / "timeline"), "--workers", "1")
+                    str(tmp_path / "timeline"), "--jobs", "1")
     assert code == 0, out
     return json.loads(out)
 

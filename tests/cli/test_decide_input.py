@@ -52,7 +52,7 @@ def test_negative_min(cli):
 
 def test_min_above_max(cli):
     req = cpu_request(4, "500m", policy={"min_replicas": 9, "max_replicas": 3})
-    _bad(cli, req, "$.policy", "min_replicas (9) is greater than max_replicas (3)")
+    _bad(cli, req, "$.policy.min_replicas", "min_replicas (9) is greater than max_replicas (3)")
 
 
 def test_unknown_metric_type(cli):
@@ -112,7 +112,7 @@ def test_python_api_raises_request_error():
     req = cpu_request(4, "500m", policy={"min_replicas": 9, "max_replicas": 3})
     with pytest.raises(RequestError) as e:
         decide(req)
-    assert e.value.path == "$.policy"
+    assert e.value.path == "$.policy.min_replicas"
 
 
 def _one_line_error(proc, *fragments):

@@ -67,3 +67,21 @@ def test_each_demo_section_names_its_policy():
     recorded = " ".join((Path(__file__).parent / "recorded" / "demo.out").read_text().split())
     assert f"The main job: {main}" in recorded
     assert f"Replay: policy 'web' of examples/simulate/policy.yaml — not the main job's: {replay}" in recorded
+
+
+def test_the_demo_says_which_audit_lines_are_no_record_rather_than_skip_them():
+    import io
+    import json as _json
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from scalebridge.demo import _follow
+    good = {"target": "web", "desired_replicas": 3}
+    lines = [_json.dumps(good) + "\n", '{"target": "web", "desi\n', "[1]\n", _json.dumps(good) + "\n"]
+    out = io.StringIO()
+    records: dict = {"web": []}
+    _follow(Console(file=out, width=200), SimpleNamespace(stdout=iter(lines)), records, 2)
+    said = out.getvalue()
+    assert records["web"] == [good, good]
+    assert "audit line 2 is not a JSON record" in said and "audit line 3 is not a JSON object" in said

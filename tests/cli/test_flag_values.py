@@ -41,7 +41,7 @@ def _stderr_of_refusal(capsys, argv: list[str]) -> str:
     (["run", CONFIG, "--metrics-port", "65536"], "--metrics-port", "0-65535, got '65536'"),
     (["run", CONFIG, "--workers", "257"], "--workers", "from 1 to 256, got '257'"),
     (["run", CONFIG, "--log-format", "xml"], "--log-format", "invalid choice: 'xml'"),
-    (["observe", CONFIG, "--output", "yaml"], "--output", "invalid choice: 'yaml'"),
+    (["observe", CONFIG, "--output", "yaml"], "--output/-o", "invalid choice: 'yaml'"),
     (["render", POLICY, "--to", "openstack"], "--to", "invalid choice: 'openstack'"),
 ])
 def test_a_bad_flag_value_is_one_line_naming_the_command_and_flag(capsys, argv, flag, why):

@@ -179,7 +179,7 @@ def commands(f: str) -> list[list[str]]:
         ["backtest", "--start", "2024-01-01T00:00:00Z", "--end", "2024-01-01T01:00:00Z", f],
         *(["render", "--to", to, f] for to in ("kubernetes", "gce", "azure", "aws", "keda")),
         *(["import", "--from", fr, f] for fr in ("kubernetes", "gce", "azure", "aws", "keda")),
-        ["apply", "--native", "--dry-run", "--state", "{tmp}/state.db", f],
+        ["apply", "--dry-run", "--state", "{tmp}/state.db", f],
         ["run", "--once", "--dry-run", "--clock", "virtual", "--state", f, sim],
     ]
 

@@ -43,7 +43,7 @@ CASES.update({
                           "examples/requests/resource-utilization.json"],
     "simulate-flash-crowd": ["simulate", "examples/simulate/policy.yaml", "--workload", "flash_crowd",
                              "--capacity", "10", "--startup", "60", "--duration", "3h", "--seed", "3",
-                             "-s", "kubernetes,gce", "--output", "-"],
+                             "-s", "kubernetes,gce", "-o", "json"],
     "simulate-flash-crowd-table": ["simulate", "examples/simulate/policy.yaml", "--workload", "flash_crowd",
                                    "--capacity", "10", "--startup", "60", "--duration", "3h", "--seed", "3",
                                    "-s", "kubernetes,gce,aws"],
@@ -52,7 +52,7 @@ CASES.update({
                            "--frontier"],
     "compare-step-json": ["compare", "examples/simulate/policy.yaml", "--workload", "step",
                           "--capacity", "10", "--startup", "uniform:30,90", "--duration", "2h", "--seed", "7",
-                          "--price", "0.096", "--output", "-"],
+                          "--price", "0.096", "-o", "json"],
     "demo": ["demo", "--output-dir", "out"],
 })
 # a run's wall-clock time, the one number no two runs share

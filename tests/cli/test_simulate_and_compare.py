@@ -54,7 +54,7 @@ def write(path: Path, text: str) -> str:
 
 def test_simulate_prints_a_table_and_writes_json(capsys, tmp_path: Path) -> None:
     out = tmp_path / "sub" / "scores.json"
-    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "--output", str(out),
+    code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "--out", str(out),
                               "--price", "0.25")
     assert code == 0, stderr
     assert "kubernetes" in stdout and "oracle" in stdout and "inst-h" in stdout
@@ -70,11 +70,11 @@ def test_simulate_prints_a_table_and_writes_json(capsys, tmp_path: Path) -> None
 
 
 def test_json_on_stdout_csv_timeline_and_plot(capsys, tmp_path: Path) -> None:
-    code, stdout, _ = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "-o", "-")
+    code, stdout, _ = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "-o", "json")
     assert code == 0
     assert json.loads(stdout)["runs"][0]["decisions"] == 720
     rows_path, timeline, png = tmp_path / "runs.csv", tmp_path / "t.csv", tmp_path / "img" / "p.png"
-    code, stdout, _ = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "-o", str(rows_path),
+    code, stdout, _ = sb(capsys, "simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "--out", str(rows_path),
                          "--timeline", str(timeline), "--plot", str(png), "--quiet")
     assert code == 0 and stdout == ""
     rows = list(csv.DictReader(rows_path.open()))
@@ -85,17 +85,19 @@ def test_json_on_stdout_csv_timeline_and_plot(capsys, tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_compare_takes_several_policies_and_every_semantics(capsys, tmp_path: Path) -> None:
+def test_compare_takes_several_policies_and_every_registered_semantics_plugins_included(capsys,
+                                                                                     tmp_path: Path) -> None:
     other = write(tmp_path / "p80.yaml", "name: web80\nmin_replicas: 1\nmax_replicas: 200\nmetrics:\n"
                   "  - {type: resource, name: cpu, target: {type: Utilization, average_utilization: 80}}\n")
     out = tmp_path / "c.json"
-    code, stdout, stderr = sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-o", str(out))
+    code, stdout, stderr = sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "--out", str(out))
     assert code == 0, stderr
     data = json.loads(out.read_text())
     ran = {(r["policy"], r["semantics"]) for r in data["runs"]}
     assert ("web", "kubernetes") in ran and ("web80", "kubernetes") in ran
     skipped = {(s["policy"], s["semantics"]) for s in data["skipped"]}
-    assert ran | skipped == {(p, s) for p in ("web", "web80") for s in BUILTIN_SEMANTICS}
+    # without -s: every registered semantics, a plugin's too (what --help says of its default)
+    assert ran | skipped == {(p, s) for p in ("web", "web80") for s in registry.current().semantics}
     for s in data["skipped"]:
         assert f"skipped {s['semantics']} ({s['policy']})" in stderr
     web = next(r for r in data["runs"] if r["policy"] == "web" and r["semantics"] == "kubernetes")
@@ -107,9 +109,9 @@ def test_compare_takes_several_policies_and_every_semantics(capsys, tmp_path: Pa
 def test_workers_give_the_same_scores(capsys, tmp_path: Path) -> None:
     other = write(tmp_path / "p.yaml", EXAMPLE.read_text().replace("name: web", "name: twin"))
     serial, parallel = tmp_path / "s.json", tmp_path / "p.json"
-    assert sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-s", "kubernetes", "-o", str(serial))[0] == 0
-    assert sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-s", "kubernetes", "-o", str(parallel),
-              "--workers", "2")[0] == 0
+    assert sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-s", "kubernetes", "--out", str(serial))[0] == 0
+    assert sb(capsys, "compare", str(EXAMPLE), other, *QUICK, "-s", "kubernetes", "--out", str(parallel),
+              "--jobs", "2")[0] == 0
     strip = lambda d: [{k: v for k, v in r.items() if k != "elapsed_seconds"} for r in d["runs"]]  # noqa: E731
     assert strip(json.loads(serial.read_text())) == strip(json.loads(parallel.read_text()))
 
@@ -120,7 +122,7 @@ def test_trace_with_scale_unit_and_window(capsys, tmp_path: Path) -> None:
     out = tmp_path / "o.json"
     code, stdout, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--scale", "1/60", "--unit",
                               "requests/s", "--capacity", "1", "--startup", "30", "-s", "kubernetes",
-                              "--offset", "10m", "--duration", "1h", "-o", str(out))
+                              "--offset", "10m", "--duration", "1h", "--out", str(out))
     assert code == 0, stderr
     w = json.loads(out.read_text())["workload"]
     assert w["peak_load"] == 10.0 and w["unit"] == "requests/s" and w["start_time"] == 1600.0
@@ -138,7 +140,7 @@ def test_peak_scales_a_trace_to_its_replayed_peak(capsys, tmp_path: Path) -> Non
     trace = write(tmp_path / "t.csv", "timestamp,value\n" + rows + "\n")
     out = tmp_path / "o.json"
     code, _, stderr = sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--peak", "30", "--capacity", "1",
-                         "--startup", "30", "-s", "kubernetes", "--offset", "10m", "-o", str(out))
+                         "--startup", "30", "-s", "kubernetes", "--offset", "10m", "--out", str(out))
     assert code == 0, stderr
     w = json.loads(out.read_text())["workload"]
     assert w["peak_load"] == pytest.approx(30.0) and w["scale"] == pytest.approx(30 / 600)
@@ -160,7 +162,7 @@ def test_scenario_file_and_flags_override_it(capsys, tmp_path: Path) -> None:
                      "params: {up_at_seconds: 1800}}\ncapacity: 10\nstartup: uniform:30,90\nmetric_lag: 30\n"
                      "semantics: [kubernetes]\npolicies: [pol/p.yaml]\nprice: 1\nsettings: {tolerance: 0.05}\n")
     out = tmp_path / "o.json"
-    code, _, stderr = sb(capsys, "simulate", "--scenario", scenario, "--capacity", "20", "-o", str(out))
+    code, _, stderr = sb(capsys, "simulate", "--scenario", scenario, "--capacity", "20", "--out", str(out))
     assert code == 0, stderr
     data = json.loads(out.read_text())
     assert data["fleet"]["capacity"] == 20 and data["fleet"]["metric_lag_seconds"] == 30
@@ -222,7 +224,8 @@ def test_policy_file_errors_are_the_policy_error_lines(capsys, tmp_path: Path) -
     (["--workload", "flash_crowd", "--capacity", "10"], "--startup is required"),
     (QUICK + ["--startup", "weibull:1,2"], "invalid startup"),
     (QUICK + ["--tick", "20", "--sync-period", "15"], "whole multiple"),
-    (QUICK + ["-o", "scores.txt"], ".json or .csv"),
+    (QUICK + ["--out", "scores.txt"], ".json or .csv"),
+    (QUICK + ["-o", "yaml"], "the format on stdout is text, json or csv"),
     (QUICK + ["--param", "surge=lots"], "surge"),
     (QUICK + ["--param", "wobble=1"], "wobble"),
     (QUICK + ["-s", "nope"], "no semantics could run"),
@@ -260,8 +263,8 @@ def test_help_names_the_contract_flags(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     text = capsys.readouterr().out
-    for flag in ("--trace", "--workload", "--capacity", "--startup", "--tick", "--semantics", "--output",
-                 "--plot", "--workers", "--scale", "--fill", "--price", "--scenario"):
+    for flag in ("--trace", "--workload", "--capacity", "--startup", "--tick", "--semantics", "--output", "--out",
+                 "--plot", "--jobs", "--scale", "--fill", "--price", "--scenario"):
         assert flag in text
     with pytest.raises(SystemExit):
         main(["compare", "--help"])
@@ -357,13 +360,13 @@ def test_tick_not_dividing_the_trace_and_a_trace_shorter_than_one_tick(capsys, t
     trace = write(tmp_path / "t.csv", "timestamp,value\n0,100\n60,200\n120,300\n180,50\n")
     out = tmp_path / "o.json"
     assert sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "50", "--startup", "60",
-              "--tick", "45", "-s", "kubernetes", "-q", "-o", str(out))[0] == 0
+              "--tick", "45", "-s", "kubernetes", "-q", "--out", str(out))[0] == 0
     data = json.loads(out.read_text())
     assert data["workload"]["ticks"] == 6 and data["fleet"]["sync_period_seconds"] == 45
     assert data["fleet"]["metric_lag_seconds"] == 45          # 15 s rounded up to a whole tick
     tiny = write(tmp_path / "tiny.csv", "timestamp,value\n0,100\n5,200\n")
     assert sb(capsys, "simulate", str(EXAMPLE), "--trace", tiny, "--capacity", "50", "--startup", "60",
-              "-s", "kubernetes", "-q", "-o", str(out))[0] == 0
+              "-s", "kubernetes", "-q", "--out", str(out))[0] == 0
     data = json.loads(out.read_text())
     assert data["workload"]["ticks"] == 1 and data["workload"]["peak_load"] == pytest.approx(150)
     assert data["runs"][0]["underprovisioned_seconds"] == 0
@@ -373,11 +376,11 @@ def test_csv_output_has_every_contract_column_and_one_row_per_run(capsys, tmp_pa
     out = tmp_path / "s.csv"
     code, _, stderr = sb(capsys, "compare", str(EXAMPLE), "--workload", "step", "--duration", "20m",
                          "--param", "up_at_seconds=300", "--capacity", "50", "--startup", "uniform:30,90",
-                         "-o", str(out), "-q")
+                         "--out", str(out), "-q")
     assert code == 0, stderr
     rows = list(csv.DictReader(out.open()))
-    assert [r["semantics"] for r in rows] == [n for n in ["kubernetes", "gce", "azure", "aws", "scalebridge"]
-                                              if n in registry.current().semantics]
+    builtin = [n for n in ["kubernetes", "gce", "azure", "aws", "scalebridge"] if n in registry.current().semantics]
+    assert [r["semantics"] for r in rows] == builtin + sorted(set(registry.current().semantics) - set(builtin))
     for key in CONTRACT:
         assert key in rows[0]
     for r in rows:
@@ -389,7 +392,7 @@ def test_a_partial_last_tick_is_not_paid_as_a_whole_tick(capsys, tmp_path: Path)
     trace = write(tmp_path / "t.csv", "timestamp,value\n0,100\n60,100\n120,100\n180,100\n")   # 240 s, 2 members
     out = tmp_path / "o.json"
     assert sb(capsys, "simulate", str(EXAMPLE), "--trace", trace, "--capacity", "50", "--startup", "0",
-              "--tick", "200", "-s", "kubernetes", "-q", "-o", str(out))[0] == 0
+              "--tick", "200", "-s", "kubernetes", "-q", "--out", str(out))[0] == 0
     data = json.loads(out.read_text())
     assert data["runs"][0]["oracle_instance_hours"] == pytest.approx(2 * 240 / 3600)   # reported: 2 * 400 / 3600
     assert data["workload"]["duration_seconds"] == pytest.approx(240)
@@ -415,7 +418,7 @@ def test_price_must_be_a_finite_non_negative_number(capsys, tmp_path: Path) -> N
     out = tmp_path / "o.json"
     with pytest.raises(SystemExit) as e:   # argparse, as for --capacity
         main(["simulate", str(EXAMPLE), "--workload", "step", "--duration", "10m", "--capacity", "50",
-              "--startup", "60", "-s", "kubernetes", "--price", "nan", "-o", str(out)])
+              "--startup", "60", "-s", "kubernetes", "--price", "nan", "--out", str(out)])
     assert e.value.code == 2 and "--price" in capsys.readouterr().err and not out.exists()
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from scalebridge import registry
 from scalebridge.cli import main
+from scalebridge.engine import builtin_semantics
 from scalebridge.hookspecs import hookimpl
 from scalebridge.semantics import Context, Decision, Semantics
 from scalebridge.simulator import executors
@@ -41,10 +42,10 @@ def without_elapsed(path: Path) -> dict:
 def outputs(capsys, tmp_path: Path, tag: str, *args: str) -> tuple[int, str, str, dict, str, str]:
     """exit code, stdout, stderr, JSON (less elapsed times), CSV rows, timeline of one command."""
     j, c, t = tmp_path / f"{tag}.json", tmp_path / f"{tag}.csv", tmp_path / f"{tag}-timeline.csv"
-    code, out, err = sb(capsys, *args, "-o", str(j), "--timeline", str(t))
+    code, out, err = sb(capsys, *args, "--out", str(j), "--timeline", str(t))
     assert code == 0, err
     data = without_elapsed(j)
-    assert sb(capsys, *args, "-o", str(c), "-q")[0] == 0
+    assert sb(capsys, *args, "--out", str(c), "-q")[0] == 0
     rows = [line.split(",") for line in c.read_text().splitlines()]
     elapsed = rows[0].index("elapsed_seconds")
     return code, out, err, data, [r[:elapsed] + r[elapsed + 1:] for r in rows], t.read_text()
@@ -65,14 +66,19 @@ def test_parallel_runs_print_and_write_what_one_process_does(capsys, tmp_path: P
     parallel = outputs(capsys, tmp_path, "parallel", *args, "--jobs", "2")
     assert parallel == serial
     runs = serial[3]["runs"]
-    assert [(r["policy"], r["semantics"]) for r in runs] == \
-        [(p, s) for p in ("web", "twin") for s in ("kubernetes", "gce", "azure", "aws", "scalebridge")]
+    every = [*builtin_semantics(), *sorted(set(registry.current().semantics) - set(builtin_semantics()))]
+    assert [(r["policy"], r["semantics"]) for r in runs] == [(p, s) for p in ("web", "twin") for s in every]
     assert len({r["instance_hours"] for r in runs if r["policy"] == "web"}) > 1   # the semantics do differ
 
 
-def test_the_former_name_workers_is_the_same_option(capsys, tmp_path: Path) -> None:
+def test_the_former_name_workers_is_the_same_option_with_a_deprecation_line(capsys, tmp_path: Path) -> None:
     args = ("simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes,aws")
-    assert outputs(capsys, tmp_path, "w", *args, "--workers", "2") == outputs(capsys, tmp_path, "j", *args, "-j", "2")
+    old = outputs(capsys, tmp_path, "w", *args, "--workers", "2")
+    new = outputs(capsys, tmp_path, "j", *args, "-j", "2")
+    assert old[:2] + old[3:] == new[:2] + new[3:] and new[2] == ""
+    assert old[2].splitlines()[0] == ("scalebridge simulate: --workers is deprecated and will be removed in the next "
+                                      "release: use --jobs N (or -j N): processes; --workers is run's targets synced "
+                                      "at once")
 
 
 class FailsMidway(Semantics):
@@ -123,7 +129,7 @@ def test_jobs_below_one_is_refused_in_one_line(capsys, value: str) -> None:
         main(["simulate", str(EXAMPLE), *QUICK, "-s", "kubernetes", "--jobs", value])
     assert e.value.code == 2
     err = capsys.readouterr().err
-    assert err == f"scalebridge simulate: --jobs/-j/--workers: expected a number of processes, 1 or more " \
+    assert err == f"scalebridge simulate: --jobs/-j: expected a number of processes, 1 or more " \
                   f"(1: in this process), got '{value}'\n"
 
 
@@ -131,7 +137,7 @@ def test_help_says_what_jobs_does_and_its_default(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "--jobs N, -j N, --workers N" in text
+    assert "--jobs N, -j N" in text and "--workers N deprecated: --jobs" in text
     assert "default: the CPUs this process may use" in text and "the output is the same as with 1" in text
 
 

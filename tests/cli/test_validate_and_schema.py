@@ -54,7 +54,7 @@ def test_validate_ok_and_min_above_max(cli, tmp_path):
     bad.write_text("min_replicas: 9\nmax_replicas: 3\n")
     proc = cli("validate", str(bad))
     assert proc.returncode == 2 and "min_replicas (9) is greater than max_replicas (3)" in proc.stderr
-    assert f"{bad}:1:1" in proc.stderr
+    assert f"{bad}:1:15: policy.min_replicas: " in proc.stderr
 
 
 def test_validate_invalid_yaml_and_unsafe_tags(cli, tmp_path):

@@ -14,6 +14,8 @@ Tests upstream that the protocol cannot express are listed in ``kubernetes/NOT_P
   (a quantity; compared numerically, so ``"1000m"``, ``"1"`` and ``1`` are equal),
   ``error_contains`` (substring of the metric's ``error``), ``has_error`` (the metric's
   ``error`` is set), ``error: null`` (the metric's ``error`` is null).
+- ``refused_contains``: the request is refused (a ``RequestError``, as the API server refuses
+  the HPA) with a message containing this substring; nothing else is asserted.
 - ``state_events``: ``{"key": "scale_up_events"|"scale_down_events", "within_seconds": w,
   "changes": [...]}`` -> the sorted ``change`` values of ``response["state"][key]`` whose
   ``time`` is later than ``now - w`` equal ``changes``.
@@ -83,8 +85,14 @@ def test_kubernetes_upstream(case):
     from scalebridge import decide
 
     request = copy.deepcopy(case["request"])
-    resp = decide(request)
     exp = case["expect"]
+    if "refused_contains" in exp:
+        from scalebridge.errors import RequestError
+        with pytest.raises(RequestError) as refused:
+            decide(request)
+        assert exp["refused_contains"] in str(refused.value)
+        return
+    resp = decide(request)
     where = f"[{case['upstream']}] {case['name']}"
     ctx = f"{where}\nresponse: {json.dumps(resp, default=str)[:2000]}"
 

@@ -2,6 +2,8 @@
 directory, and the ``scalebridge`` command run in-process."""
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -48,3 +50,34 @@ def scalebridge(capsys) -> Callable[..., tuple[int, str, str]]:
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """A small tmpfs of its own (a disk that fills, a file system that turns
+    read-only), where the test may mount one (root); else the test is skipped."""
+    where = tmp_path / "mnt"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(where)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root (the full-disk and read-only cases use one)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def fill(where: Path, leave: int = 0) -> Path:
+    """Fill the file system at ``where`` but ``leave`` bytes; the filler file."""
+    filler = where / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    if leave:
+        size = os.fstat(fd).st_size
+        os.ftruncate(fd, max(0, size - leave))
+    os.close(fd)
+    return filler

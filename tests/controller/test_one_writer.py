@@ -15,7 +15,7 @@ import sys
 import time
 
 from scalebridge.controller.loop import build_controller
-from scalebridge.controller.store import SQLiteStore
+from scalebridge.controller.store import Holder, SQLiteStore
 from scalebridge.testing.fake import DEFAULT_START
 
 from .conftest import FAKE
@@ -179,3 +179,33 @@ def test_a_second_virtual_clock_run_does_not_take_the_first_ones_clock(write_con
         assert code == 1 and "held by another scalebridge controller" in err
     finally:
         first.close()
+
+
+def test_the_advice_on_a_claimed_state_offers_leader_election_only_where_a_provider_holds_leases(
+        write_config, tmp_path, scalebridge):
+    """`run sim.yaml` on a state another controller holds advised --leader-elect, which
+    only a provider holding leases (kubernetes) gives: the sim configuration's advice
+    leaves it out; a configuration with a kubernetes provider keeps it."""
+    sim = write_config([{"name": "web", "provider": "sim", "semantics": "kubernetes",
+                         "ref": {"workload": "flash_crowd", "capacity": 10, "startup": 60}}],
+                       providers={"sim": {}})
+    (tmp_path / "kubeconfig").write_text(
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:9'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\n"
+        "current-context: c\n")
+    kube = write_config([{"name": "web", "provider": "kubernetes",
+                          "ref": {"kind": "Deployment", "namespace": "shop", "name": "web"}}],
+                        providers={"kubernetes": {"kubeconfig": str(tmp_path / "kubeconfig")}})
+    state = tmp_path / "s.db"
+    holder = SQLiteStore(state)
+    try:
+        assert holder.claim(Holder.this_process()) is None
+        code, _, err = scalebridge("run", sim, "--once", "--state", state)
+        assert code == 1
+        assert err.splitlines()[0].endswith("; stop it first, or give this one its own --state")
+        code, _, err = scalebridge("run", kube, "--once", "--state", state)
+        assert code == 1
+        assert err.splitlines()[0].endswith("; stop it first, run this one with --leader-elect to stand by until it "
+                                            "stops, or give this one its own --state")
+    finally:
+        holder.close()

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from scalebridge.controller.loop import build_controller
 from scalebridge.controller.store import SQLiteStore
 from scalebridge.testing.fake import DEFAULT_START
@@ -90,3 +92,65 @@ def test_sighup_reloads_a_good_configuration_and_refuses_a_bad_one(tmp_path):
     assert "reloaded the configuration" in err
     assert "reload refused" in err and "Traceback" not in err
     assert set(SQLiteStore(state, readonly=True).load_all()) == {"a", "b"}
+
+
+def _open(pid: int) -> tuple[int, int]:
+    """Open file descriptors and threads of a process."""
+    import os
+    return len(os.listdir(f"/proc/{pid}/fd")), len(os.listdir(f"/proc/{pid}/task"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not __import__("os").path.isdir("/proc/self/fd"), reason="counts descriptors in /proc (Linux)")
+def test_40_reloads_release_what_they_replaced(tmp_path):
+    """Each reload builds every provider instance and metric source again: the ones it
+    replaced — the Kubernetes client's connection pool, the Prometheus source's
+    session, the fake's world file — are released, all but the one serving the
+    state store or the election. Before, 80 SIGHUPs took a controller from 12 open
+    file descriptors to 112 (a reload takes about 0.3 s here: a full collection)."""
+    from scalebridge_kubernetes.fake_server import KubernetesServer
+    from scalebridge_prometheus.fake_server import PrometheusServer
+    import yaml
+    with KubernetesServer(token="t") as k8s, PrometheusServer() as prom:
+        kubeconfig = k8s.kubeconfig(tmp_path / "kubeconfig")
+        k8s.add_deployment("shop", "web", replicas=2)
+        source = {"q": {"source": {"metric_source": "prom", "query": "vector(3)"}}}
+        path = tmp_path / "run.yaml"
+        path.write_text(yaml.safe_dump({
+            "sync_period_seconds": 1,
+            "providers": {"kubernetes": {"kubeconfig": str(kubeconfig)},
+                          "fake": {"type": FAKE, "world": str(tmp_path / "world.json")}},
+            "metric_sources": {"prom": {"type": "prometheus", "url": prom.url}},
+            "policies": {"p": {"min_replicas": 1, "max_replicas": 5,
+                               "metrics": [{"type": "external", "name": "q", "target": {"type": "Value",
+                                                                                       "value": 10}}]}},
+            "targets": [{"name": "web", "provider": "kubernetes", "policy": "p", "metrics": source,
+                         "ref": {"kind": "Deployment", "namespace": "shop", "name": "web"}},
+                        {"name": "f", "provider": "fake", "policy": "p", "ref": {"name": "f"}, "metrics": source}]}))
+        audit, err = tmp_path / "audit.jsonl", tmp_path / "err.log"
+        with open(err, "w") as stderr:
+            proc = subprocess.Popen([sys.executable, "-m", "scalebridge.cli", "run", str(path), "--state",
+                                     str(tmp_path / "s.db"), "--audit", str(audit), "--metrics-port", "0",
+                                     "--metrics-address", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            _wait(audit, lambda rs: len(rs) >= 2, proc)
+            counts = []
+            for k in range(1, 41):
+                proc.send_signal(signal.SIGHUP)
+                deadline = time.monotonic() + 20
+                while err.read_text().count("reloaded the configuration") < k:
+                    assert proc.poll() is None and time.monotonic() < deadline, err.read_text()[-2000:]
+                    time.sleep(0.01)
+                if k in (5, 40):
+                    time.sleep(1.2)            # a sync on the configuration reloaded last
+                    counts.append(_open(proc.pid))
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    (fds5, threads5), (fds40, threads40) = counts
+    assert proc.returncode == 0, err.read_text()[-2000:]
+    assert fds40 <= fds5 + 2, f"open file descriptors: {fds5} after 5 reloads, {fds40} after 40"
+    assert threads40 <= threads5 + 2, f"threads: {threads5} after 5 reloads, {threads40} after 40"
+    assert "Traceback" not in err.read_text()

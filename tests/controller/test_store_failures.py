@@ -19,7 +19,7 @@ from scalebridge.controller.metrics import Metrics, value
 from scalebridge.controller.store import SQLiteStore
 from scalebridge.testing.fake import DEFAULT_START
 
-from .conftest import FAKE
+from .conftest import FAKE, fill
 
 PERIOD = 15.0
 
@@ -28,32 +28,8 @@ def _targets(n: int = 3, load: float = 6.0) -> list[dict]:
     return [{"name": f"t{i}", "ref": {"name": f"t{i}", "size": 2, "load": load}} for i in range(n)]
 
 
-@pytest.fixture
-def tmpfs(tmp_path):
-    """A small tmpfs of its own (a disk that fills, a file system that turns
-    read-only), where the test may mount one (root); else the test is skipped."""
-    where = tmp_path / "mnt"
-    where.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(where)],
-                                           capture_output=True).returncode != 0:
-        pytest.skip("mounting a tmpfs needs root (the full-disk and read-only cases use one)")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
-
-
 def _fill(where: Path) -> Path:
-    filler = where / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"\0" * 4096):
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    return filler
+    return fill(where)
 
 
 def test_a_full_disk_after_the_writes_audits_them_and_keeps_their_state(write_config, tmpfs, tmp_path):

@@ -55,14 +55,19 @@ def test_only_in_process_targets_start_no_pool(write_config, tmp_path):
         c.close()
 
 
-def test_workers_one_syncs_blocking_targets_one_after_another(write_config, tmp_path):
+def test_workers_one_syncs_blocking_targets_one_after_another_on_one_worker(write_config, tmp_path):
+    """Even one worker, even one target: a cloud target's sync runs on a worker, where
+    its calls have a deadline and a stop its grace (on the loop's own thread, a
+    13-s write kept a stop 12.8 s, past its 10-s grace)."""
     providers = {"cloud": {"type": SLOW, "observe_seconds": 0.0, "blocking": True}}
-    targets = [{"name": f"c{k}", "provider": "cloud", "ref": {"name": f"c{k}", "size": 2, "load": 3.0}}
-               for k in range(3)]
-    c = _controller(write_config, tmp_path, providers, targets, workers=1)
-    try:
-        c.sync(DEFAULT_START)
-        assert c._pool is None
-        assert set(c.runtime.providers["cloud"].threads.values()) == {threading.current_thread().name}
-    finally:
-        c.close()
+    for n in (3, 1):
+        targets = [{"name": f"c{k}", "provider": "cloud", "ref": {"name": f"c{k}", "size": 2, "load": 3.0}}
+                   for k in range(n)]
+        c = _controller(write_config, tmp_path, providers, targets, workers=1)
+        try:
+            c.sync(DEFAULT_START)
+            assert c._pool is not None and c._pool.workers == 1
+            threads = set(c.runtime.providers["cloud"].threads.values())
+            assert len(threads) == 1 and threads != {threading.current_thread().name}, threads
+        finally:
+            c.close()

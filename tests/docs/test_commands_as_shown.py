@@ -144,12 +144,11 @@ ALL = [c for doc in DOCS for c in SHOWN[doc]]
 
 SYNOPSIS = "a synopsis: its upper-case words and brackets are placeholders, not a command to run"
 EXCLUDED: dict[tuple[str, str], str] = {
-    ("docs/backtest.md", "scalebridge backtest CONFIG [TARGET...] --start TIME --end TIME [--semantics LIST] "
-                         "[--capacity N]"): SYNOPSIS,
-    ("docs/backtest.md", "scalebridge backtest examples/run/backtest.yaml --start -7d --end now --capacity 10 "
-                         "--startup 60"):
-        "needs a Prometheus at prometheus:9090 and a kubeconfig; examples/backtest/local_history.py, shown below it, "
-        "runs the same back-test on a local Prometheus-API server",
+    ("docs/backtest.md", "scalebridge backtest CONFIG|POLICY [TARGET...] [--history METRIC=FILE]... "
+                         "[--recorded FILE] [--scale X]"): SYNOPSIS,
+    ("docs/backtest.md", "scalebridge backtest examples/run/backtest.yaml --start -7d --end now"):
+        "needs a Prometheus at prometheus:9090 and a kubeconfig; the same configuration on --history files runs "
+        "below it, and the document opens with a back-test on the example trace",
     ("README.md", "make demo"): "bootstraps .venv with pip (network, a new venv); `scalebridge demo`, "
                                 "which it runs, is run from docs/simulation.md",
     ("README.md", "make test"): "the whole test suite, of which this test is a part",
@@ -157,9 +156,9 @@ EXCLUDED: dict[tuple[str, str], str] = {
                                                                 "us-east-1 Auto Scaling API",
     ("README.md", "scalebridge run examples/run/gce.yaml --once --dry-run --audit -"):
         "needs Google Application Default Credentials and the real Compute API (project my-project)",
-    ("README.md", "scalebridge apply examples/run/aws.yaml --native --dry-run"):
+    ("README.md", "scalebridge apply examples/run/aws.yaml --dry-run"):
         "needs AWS credentials and the real us-east-1 Auto Scaling and CloudWatch APIs (DescribeAutoScalingGroups, "
-        "DescribePolicies before it writes nothing); tests/plugins/aws/test_apply_native.py runs apply --native against moto's server",
+        "DescribePolicies before it writes nothing); tests/plugins/aws/test_apply_native.py runs apply against moto's server",
     ("README.md", "scalebridge run examples/run/azure.yaml --metrics-port 9090"):
         "runs until SIGTERM against the real Azure Resource Manager (needs an Azure login)",
     ("docs/run.md", "scalebridge observe examples/run/kubernetes.yaml"):
@@ -169,7 +168,7 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("docs/run.md", "scalebridge run examples/run/kubernetes.yaml"):
         "runs until SIGTERM against a Kubernetes cluster (the kubeconfig context `prod`)",
     ("docs/run.md", "scalebridge run CONFIG [--once] [--dry-run] [--state PATH] [--audit FILE|-]"): SYNOPSIS,
-    ("docs/run.md", "scalebridge observe CONFIG [TARGET...] [--output json]"): SYNOPSIS,
+    ("docs/run.md", "scalebridge observe CONFIG [TARGET...] [-o json]"): SYNOPSIS,
     ("docs/run.md", "scalebridge validate CONFIG..."): SYNOPSIS,
     ("docs/run.md", "scalebridge state show [TARGET] [--state PATH | --config CONFIG]"): SYNOPSIS,
     ("docs/run.md", "scalebridge state reset TARGET [--state PATH | --config CONFIG]"): SYNOPSIS,
@@ -183,7 +182,10 @@ EXCLUDED: dict[tuple[str, str], str] = {
     ("docs/translate.md", "scalebridge render POLICY --to kubernetes|gce|azure|aws|keda [--strict] [--target REF]"):
         SYNOPSIS,
     ("docs/translate.md", "scalebridge import FILE --from kubernetes|gce|azure|aws|keda"): SYNOPSIS,
-    ("docs/translate.md", "scalebridge apply run.yaml --native [--dry-run] [--state PATH]"): SYNOPSIS,
+    ("docs/translate.md", "scalebridge apply run.yaml [--dry-run] [--state PATH]"): SYNOPSIS,
+    ("docs/translate.md", "scalebridge import azuredeploy.json --from azure --parameters "
+                          "@azuredeploy.parameters.json -p minInstanceCount=3"):
+        "the reader's own template; tests/plugins/azure/test_arm_parameters.py runs each form on one",
     ("docs/predictive.md", "scalebridge compare my-policy.yaml --trace my-load.csv --capacity 25000 "
                            "--startup 120 --frontier"):
         "my-policy.yaml and my-load.csv are the reader's own files",

@@ -32,10 +32,10 @@ def run_main(capsys, *argv: str) -> tuple[int, str, str]:
 BOUNDS = "name: t\nmin_replicas: 1\nmax_replicas: 20\n"
 
 
-@pytest.mark.parametrize("i", range(8))
+@pytest.mark.parametrize("i", range(9))
 def test_policy_md_yaml_blocks_validate(i):
     blocks = yaml_blocks("docs/policy.md")
-    assert len(blocks) == 8
+    assert len(blocks) == 9
     parse_policy_text(BOUNDS + blocks[i], f"block{i}.yaml")
 
 

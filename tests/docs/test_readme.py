@@ -189,7 +189,7 @@ def test_compare_worldcup_day_units(tmp_path):
     (tmp_path / "web.yaml").write_text(WEB_YAML)
     proc = _run("compare", str(tmp_path / "web.yaml"), "--trace", str(TRACE), "--scale", "1/60",
                 "--unit", "requests/s", "--capacity", "50", "--startup", "120",
-                "--duration", "6h", "-s", "kubernetes,aws", "--output", "-")
+                "--duration", "6h", "-s", "kubernetes,aws", "-o", "json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["workload"]["unit"] == "requests/s"
@@ -248,7 +248,7 @@ def test_readme_using_it_shows_every_way_of_applying_a_policy():
     applies a policy with, each as a command line."""
     section = _section((ROOT / "README.md").read_text(), "Using it")
     shown = [line.strip() for line in section.splitlines() if line.strip().startswith("scalebridge ")]
-    for words in (["render", "--to"], ["import", "--from"], ["apply", "--native"], ["run", "--once"],
+    for words in (["render", "--to"], ["import", "--from"], ["apply"], ["run", "--once"],
                   ["run", "--clock", "virtual"], ["observe"], ["state", "show", "--state"],
                   ["state", "show", "--config"], ["validate"], ["decide"], ["simulate"], ["compare"]):
         assert any(line.split()[1] == words[0] and all(w in line.split() for w in words) for line in shown), words

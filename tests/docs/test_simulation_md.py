@@ -37,7 +37,7 @@ def test_simulation_md_flags_exist(capsys):
     for flag in ("--trace", "--workload", "--scenario", "--scale", "--unit", "--fill", "--offset", "--duration",
                  "--seed", "--peak", "--param", "--capacity", "--startup", "--tick", "--sync-period",
                  "--metric-lag", "--metric-window", "--series-grain", "--drain", "--initial", "--semantics",
-                 "--price", "--output", "--timeline", "--plot", "--jobs", "--workers"):
+                 "--price", "--output", "--out", "--timeline", "--plot", "--jobs", "--workers"):
         assert flag in helptext, flag
     with pytest.raises(SystemExit):
         cli.main(["compare", "--help"])
@@ -71,7 +71,7 @@ def test_simulation_md_compare_skips_unrunnable(capsys, tmp_path):
                  "    target: {type: Utilization, average_utilization: 60}\n")
     o = tmp_path / "o.json"
     rc, _, err = run_main(capsys, "compare", str(f), "--workload", "step", "--capacity", "10", "--startup", "60",
-                          "--duration", "10m", "-s", "kubernetes,aws", "-o", str(o), "-q")
+                          "--duration", "10m", "-s", "kubernetes,aws", "--out", str(o), "-q")
     assert rc == 0
     assert "skipped kubernetes (nomax)" in err
     d = json.loads(o.read_text())

@@ -15,10 +15,15 @@ def queued(n):
     return {"queue": {"value": n, "timestamp": T0 - 5, "series": [[T0 - 30, n]]}}
 
 
-def ask(semantics, policy, current, metrics, members=()):
+def ask(semantics, policy, current, metrics, members=(), state=None, settings=None):
     r = decide({"semantics": semantics, "now": T0, "current_replicas": current, "policy": policy,
-                "observations": {"members": list(members), "metrics": metrics}, "state": {"recommendations": []}})
+                "observations": {"members": list(members), "metrics": metrics},
+                "state": {"recommendations": [], **(state or {})}, "settings": settings or {}})
     return r["desired_replicas"], r["reason"]
+
+
+#: the HPA's own scale to zero on record (the ScaledToZero condition, Kubernetes 1.36+)
+OWN_ZERO = {"kubernetes.scaled_to_zero": T0 - 600}
 
 
 def rule(metric, threshold=20, value=2):
@@ -35,9 +40,24 @@ def members(n, cpu="0m"):
 # reconcileAutoscaler: "if currentReplicas == 0 && minReplicas != 0 { ... scaling is disabled
 # since the replica count of the target is zero }"; GetExternalPerPodMetricReplicas:
 # ceil(usage / target per pod), whatever the current count (replica_calculator.go).
+# Kubernetes 1.36+ (KEP-2021, kubernetes/kubernetes#135118) computes from zero only when the
+# HPA scaled the workload to zero itself (ScaledToZero=True); 1.16-1.35 whenever minReplicas is 0.
 
-def test_kubernetes_scales_from_zero_on_an_external_metric_when_min_replicas_is_zero():
-    assert ask("kubernetes", {"min_replicas": 0, "max_replicas": 10, "metrics": [QUEUE]}, 0, queued(35)) == \
+def test_kubernetes_scales_from_zero_on_an_external_metric_when_it_scaled_to_zero_itself():
+    assert ask("kubernetes", {"min_replicas": 0, "max_replicas": 10, "metrics": [QUEUE]}, 0, queued(35),
+               state=OWN_ZERO) == (4, "DesiredWithinRange")
+
+
+def test_kubernetes_does_not_wake_a_workload_someone_else_set_to_zero():
+    pol = {"min_replicas": 0, "max_replicas": 10, "metrics": [QUEUE]}
+    assert ask("kubernetes", pol, 0, queued(35)) == (0, "ScalingDisabled")
+    # before 1.36 the controller could not tell, and computed from zero whenever minReplicas was 0
+    assert ask("kubernetes", pol, 0, queued(35), settings={"kubernetes_version": "1.35"}) == (4, "DesiredWithinRange")
+    # 1.36 with the gate off (its default there): no ScaledToZero, so a workload at zero stays paused
+    assert ask("kubernetes", pol, 0, queued(35), state=OWN_ZERO, settings={"kubernetes_version": "1.36"}) == \
+        (0, "ScalingDisabled")
+    assert ask("kubernetes", pol, 0, queued(35), state=OWN_ZERO,
+               settings={"kubernetes_version": "1.36", "feature_gates": {"HPAScaleToZero": True}}) == \
         (4, "DesiredWithinRange")
 
 
@@ -47,13 +67,27 @@ def test_kubernetes_does_not_scale_a_target_at_zero_when_min_replicas_is_not_zer
 
 
 def test_kubernetes_has_no_pod_to_sample_at_zero_for_a_resource_metric():
-    d, reason = ask("kubernetes", {"min_replicas": 0, "max_replicas": 10, "metrics": [CPU]}, 0, {"cpu": {"members": {}}})
-    assert (d, reason) == (0, "InvalidMetrics")
+    # the CPU metric fails (no pod), the queue scales up: a scale-up with a failed metric is made
+    d, reason = ask("kubernetes", {"min_replicas": 0, "max_replicas": 10, "metrics": [CPU, QUEUE]}, 0,
+                    {"cpu": {"members": {}}, **queued(35)}, state=OWN_ZERO)
+    assert (d, reason) == (4, "DesiredWithinRange")
+
+
+def test_kubernetes_refuses_a_minimum_of_zero_with_only_resource_metrics():
+    # validateMetrics (pkg/apis/autoscaling/validation/validation.go): "must specify at
+    # least one Object or External metric to support scaling to zero replicas"
+    from scalebridge.errors import RequestError
+    with pytest.raises(RequestError, match="at least one Object or External metric"):
+        ask("kubernetes", {"min_replicas": 0, "max_replicas": 10, "metrics": [CPU]}, 2, {})
 
 
 def test_kubernetes_scales_to_zero_on_an_external_metric():
     pol = {"min_replicas": 0, "max_replicas": 10, "metrics": [QUEUE], "behavior": NO_WINDOW}
     assert ask("kubernetes", pol, 3, queued(0)) == (0, "DesiredWithinRange")
+    r = decide({"semantics": "kubernetes", "now": T0, "current_replicas": 3, "policy": pol,
+                "observations": {"metrics": queued(0)}, "state": {"recommendations": []}})
+    # ...and records it (ScaledToZero=True, lastTransitionTime now), so it will wake it
+    assert r["state"]["kubernetes.scaled_to_zero"] == T0
 
 
 # -- gce -----------------------------------------------------------------------------------
@@ -111,15 +145,25 @@ def test_a_minimum_of_zero_is_accepted_by_every_semantics(semantics):
     assert d == 0
 
 
-@pytest.mark.parametrize("metrics, warned", [([CPU], True), ([CPU, QUEUE], False), ([], True)])
-def test_validate_warns_about_a_minimum_of_zero_no_hpa_could_have(metrics, warned):
+@pytest.mark.parametrize("metrics, refused", [([CPU], True), ([CPU, QUEUE], False), ([], True)])
+def test_a_minimum_of_zero_no_hpa_could_have_is_refused(metrics, refused):
     # HorizontalPodAutoscalerSpec.minReplicas: "allowed to be 0 if the alpha feature gate
     # HPAScaleToZero is enabled and at least one Object or External metric is configured"
     from scalebridge.engine import resolve_semantics
+    from scalebridge.errors import RequestError
     from scalebridge.policy import Policy
-    lines = resolve_semantics("kubernetes").ignored_parts(
-        Policy.model_validate({"min_replicas": 0, "max_replicas": 5, "metrics": metrics}))
-    assert any(line.startswith("min_replicas: 0 needs an object or external metric") for line in lines) is warned
+    k8s = resolve_semantics("kubernetes")
+    policy = Policy.model_validate({"min_replicas": 0, "max_replicas": 5, "metrics": metrics})
+    try:
+        k8s.check(policy)
+        said = None
+    except RequestError as e:
+        said = str(e)
+    assert (said is not None and "at least one Object or External metric" in said) is refused
+    # the 1.36 API server without the gate refuses any minReplicas 0: the ignored lines say so
+    from scalebridge.protocol import Settings
+    lines = k8s.ignored_parts(policy, Settings(kubernetes_version="1.36"))
+    assert any(line.startswith("min_replicas: 0 is refused by the API server of Kubernetes 1.36") for line in lines)
     # with an activation phase the HPA's minimum is 1 (docs/policy.md, scale to and from zero)
     assert not resolve_semantics("kubernetes").ignored_parts(Policy.model_validate(
         {"min_replicas": 0, "max_replicas": 5, "metrics": [{**CPU, "activation_threshold": 1}]}))

@@ -74,7 +74,7 @@ def test_compare_frontier_reports_the_iso_risk_ratio(tmp_path, capsys):
         pytest.skip("the kubernetes semantics is not registered")
     out = tmp_path / "scores.json"
     code = main(["compare", str(PREDICTIVE), "--semantics", "scalebridge", "--workload", "flash_crowd",
-                 "--peak", "875000", "--capacity", "25000", "--startup", "120", "--frontier", "-o", str(out)])
+                 "--peak", "875000", "--capacity", "25000", "--startup", "120", "--frontier", "--out", str(out)])
     printed = capsys.readouterr().out
     assert code == 0
     assert "iso-risk" in printed and "frontier 60%" in printed

@@ -33,19 +33,7 @@ def example_policies() -> dict[str, dict]:
     return found
 
 
-KNOWN = {
-    "azure": "azure: a policy without a name renders its default profile as 'default' and its setting as "
-             "'scalebridge'; import names the policy after the setting, so the round trip renders the profile as "
-             "'scalebridge' (run/azure.yaml: policies.rules): render(import(render(p))) != render(p)",
-    "aws": "aws: an external metric with an AverageValue target (a group total per replica) renders as target "
-           "tracking on a customized metric with no lost: line, and imports back as a pods metric (a per-instance "
-           "average), so the round trip decides otherwise (backtest/policy.yaml: 9 members where the policy "
-           "gives 5)",
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n]))
-                                  if n in KNOWN else n for n in ("kubernetes", "gce", "azure", "aws", "keda")])
+@pytest.mark.parametrize("name", ["kubernetes", "gce", "azure", "aws", "keda"])
 def test_the_built_in_translator_keeps_the_contract_on_the_example_policies(name):
     policies = example_policies()
     assert len(policies) >= 8, sorted(policies)

@@ -337,12 +337,13 @@ def test_aws_step_scale_out_example_adds_its_steps_above_the_alarm_threshold():
     policy, losses = import_native(json.dumps(STEP_OUT), "aws")
     assert losses.lines == []
     [rule] = policy["rules"]
+    # AWS/EC2 CPUUtilization on the group is the neutral cpu (what render writes cpu as)
     assert (rule["metric"], rule["threshold"], rule["time_grain_seconds"], rule["time_window_seconds"]) == \
-        ("CPUUtilization", 60, 120, 240)
-    sizes = [decide(_aws_metric_request(policy, 10, "CPUUtilization", cpu))["desired_replicas"]
+        ("cpu", 60, 120, 240)
+    sizes = [decide(_aws_metric_request(policy, 10, "cpu", cpu))["desired_replicas"]
              for cpu in (65, 75, 85, 95)]
     assert sizes == [10, 11, 12, 13]
-    assert decide(_aws_metric_request(policy, 2, "CPUUtilization", 75))["desired_replicas"] == 3
+    assert decide(_aws_metric_request(policy, 2, "cpu", 75))["desired_replicas"] == 3
 
 
 def test_aws_step_scale_in_example_removes_two():
@@ -409,14 +410,19 @@ def test_azure_setting1_scales_out_above_85_and_in_below_60():
     policy, losses = import_native(SETTING1, "azure")
     assert losses.lines == []
     assert (policy["min_replicas"], policy["max_replicas"]) == (1, 4)
+    # its default profile keeps its name (Azure reports a decision under it), its bounds the policy's too
+    [profile] = policy["profiles"]
+    assert (profile["name"], profile["capacity"]) == ("mainProfile",
+                                                      {"minimum": 1, "maximum": 4, "default": 1})
     assert [(r["operator"], r["threshold"], r["time_window_seconds"], r["action"]["cooldown_seconds"])
-            for r in policy["rules"]] == [("GreaterThan", 85, 600, 300), ("LessThan", 60, 600, 300)]
+            for r in profile["rules"]] == [("GreaterThan", 85, 600, 300), ("LessThan", 60, 600, 300)]
 
     def size(current: int, cpu: float) -> int:
         series = {"series": [[AZURE_NOW - 60 * (9 - i), cpu] for i in range(10)]}
         return decide({"semantics": "azure", "now": AZURE_NOW, "current_replicas": current, "policy": policy,
-                       "observations": {"metrics": {"Percentage CPU": series}}})["desired_replicas"]
+                       "observations": {"metrics": {"cpu": series}}})["desired_replicas"]
 
+    assert [r["metric"] for r in profile["rules"]] == ["cpu", "cpu"]   # the scale set's Percentage CPU
     assert [size(2, cpu) for cpu in (90, 70, 20)] == [3, 2, 1]
     assert size(4, 90) == 4 and size(1, 20) == 1        # capacity.maximum / capacity.minimum
     # 50 % on 2 is below 60, but on 1 it would be 100 %, above the scale-out threshold: "autoscale

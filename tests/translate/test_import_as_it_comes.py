@@ -105,7 +105,7 @@ def test_auto_scaling_groups_are_named_by_their_name_or_resource(tmp_path, capsy
 
 
 ARM = {"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
-       "parameters": {"minimumCapacity": {"type": "int", "defaultValue": 2}},
+       "parameters": {"minimumCapacity": {"type": "int"}},
        "resources": [{"type": "Microsoft.Insights/autoscalesettings", "apiVersion": "2022-10-01",
                       "name": "[parameters('settingName')]", "location": "[resourceGroup().location]",
                       "properties": {"name": "[parameters('settingName')]", "enabled": True,
@@ -126,7 +126,8 @@ def test_an_import_that_would_not_validate_exits_2_and_writes_nothing(tmp_path, 
     assert (code, out) == (2, "") and not (tmp_path / "out").exists()
     lines = err.splitlines()
     assert ("scalebridge import: lost: $.resources[0].properties.profiles[0].capacity.minimum: unresolved template "
-            "expression \"[parameters('minimumCapacity')]\"; left out") in lines
+            "expression \"[parameters('minimumCapacity')]\"; left out (no defaultValue: pass --parameters "
+            "minimumCapacity=VALUE)") in lines
     assert lines[-1] == (f"scalebridge import: {f}: the imported policy would not be valid ($.policy.min_replicas: "
                          "required by the azure semantics for a policy without profiles (Azure capacity "
                          "minimum/maximum); or give `profiles` with `capacity`): what the input left out is on the "

@@ -74,11 +74,30 @@ FEATURES = [
         'azure': [AZURE_NO_METRICS],
         'aws': ['metrics[0]: target tracking has no object metric with target type Value; dropped'],
     }),
-    ('lb', {"metrics": [{"type": "load_balancing", "name": "lb", "target": {"type": "Utilization", "average_utilization": 80}}]}, {
+    ('lb', {"metrics": [{"type": "load_balancing", "name": "load_balancing", "target": {"type": "Utilization", "average_utilization": 80}}]}, {
         "kubernetes": ['metrics[0]: Kubernetes has no load-balancing utilization metric; dropped'],
         'gce': [],
         'azure': [AZURE_NO_METRICS],
         'aws': ['metrics[0]: target tracking has no load_balancing metric with target type Utilization; dropped'],
+    }),
+    # a name of its own is lost: GCE's signal has none, and import reads it back as load_balancing
+    ('lb_named', {"metrics": [{"type": "load_balancing", "name": "lb", "target": {"type": "Utilization", "average_utilization": 80}}]}, {
+        "kubernetes": ['metrics[0]: Kubernetes has no load-balancing utilization metric; dropped'],
+        'gce': ["metrics[0].name: GCE's load-balancing signal has no name; import reads it back as 'load_balancing'"],
+        'azure': [AZURE_NO_METRICS],
+        'aws': ['metrics[0]: target tracking has no load_balancing metric with target type Utilization; dropped'],
+    }),
+    # a provider's name for a neutral metric is lost: import reads it back as the neutral name
+    ('provider_name', {"rules": [{"metric": "Percentage CPU", "operator": "GreaterThan", "threshold": 70,
+                                  "action": {"direction": "Increase", "type": "ChangeCount", "value": 1}}]}, {
+        "kubernetes": ['rules[0]: an HPA has no threshold rules; dropped'],
+        'gce': ['rules[0]: a GCE autoscaler has no threshold rules; dropped'],
+        'azure': ["rules[0].metric: 'Percentage CPU' is a provider's name for the neutral metric 'cpu': written as the "
+                  "scale set's 'Percentage CPU', which import reads back as 'cpu' (name the metric 'cpu' to keep its "
+                  "name)"],
+        'aws': ["rules[0].metric: 'Percentage CPU' is a provider's name for the neutral metric 'cpu': written as "
+                "AWS/EC2 CPUUtilization on the group, which import reads back as 'cpu' (name the metric 'cpu' to keep "
+                "its name)"],
     }),
     ('rate', {"metrics": [{"type": "pods", "name": "req", "target": {"type": "AverageValue", "average_value": 10, "rate": "per_second"}}]}, {
         "kubernetes": ['metrics[0].target.rate: an HPA reads gauges, not counter rates; dropped'],
@@ -187,6 +206,12 @@ FEATURES = [
         'gce': [GCE_NO_RULES, 'rules[1]: a GCE autoscaler has no threshold rules; dropped'],
         'azure': ['mode: Azure has no scale-out-only mode; scale-in rules were left out'],
         'aws': ['mode: mode ONLY_SCALE_OUT: AWS suspends processes instead (SuspendProcesses); dropped'],
+    }),
+    ('only_in', {"mode": "ONLY_SCALE_IN", "rules": [RULE, {"metric": "cpu", "operator": "LessThan", "threshold": 30, "action": {"direction": "Decrease", "type": "ChangeCount", "value": 1}}]}, {
+        "kubernetes": ['mode: mode ONLY_SCALE_IN approximated as behavior scaleUp selectPolicy Disabled (the HPA then reports no recommendation in that direction)', HPA_NO_RULES, 'rules[1]: an HPA has no threshold rules; dropped'],
+        'gce': ['mode: a GCE autoscaler has no scale-in-only mode (autoscalingPolicy.mode: ON, OFF, ONLY_SCALE_OUT); written as ON', GCE_NO_RULES, 'rules[1]: a GCE autoscaler has no threshold rules; dropped'],
+        'azure': ['mode: Azure has no scale-in-only mode; scale-out rules were left out'],
+        'aws': ['mode: mode ONLY_SCALE_IN: AWS suspends processes instead (SuspendProcesses); dropped'],
     }),
     ('off', {"mode": "OFF"}, {
         "kubernetes": ['mode: mode OFF approximated as behavior scaleUp and scaleDown selectPolicy Disabled (the HPA then reports no recommendation in that direction)'],
@@ -332,7 +357,7 @@ ROWS = {
     "`pods` `AverageValue`": ["pods"],
     "`external`/`object` `AverageValue`": ["external_avg", "object_avg"],
     "`Value` targets": ["value"],
-    "`load_balancing`": ["lb"],
+    "`load_balancing`": ["lb", "lb_named"],
     "`target.rate` (counters)": ["rate"],
     "fractional `average_utilization`": ["frac"],
     "metric `enabled: false`": ["disabled"],
@@ -342,8 +367,8 @@ ROWS = {
     "`behavior` windows, policies, select policy": ["up_policies", "window", "up_window", "down_policies_select"],
     "`scale_in_control`": ["sic", "sic_fraction"],
     "`initialization_period_seconds`": ["init"],
-    "`mode`": ["off", "only_out", "mode_only_scale_out_signals"],
-    "`rules` (action)": ["rule", "allowed_next"],
+    "`mode`": ["off", "only_out", "mode_only_scale_out_signals", "only_in"],
+    "`rules` (action)": ["rule", "allowed_next", "provider_name"],
     "`rules` with `steps`": ["step"],
     "rule `statistic: PercentileN`": ["percentile"],
     "rule `datapoints_to_alarm`, `treat_missing_data`": ["datapoints", "treat_missing"],
@@ -389,3 +414,14 @@ def test_the_docs_table_says_native_where_nothing_is_lost(row):
             assert own == [], (provider, cell)
         elif cell.startswith(("lost", "approx.")):
             assert own, (provider, cell)
+
+
+@pytest.mark.parametrize("provider", ["kubernetes", "gce", "azure", "aws"])
+def test_the_kedas_2_20_controls_are_lost_on_a_cloud_autoscaler(provider):
+    # none of the four has KEDA's initialCooldownPeriod, force-activation or 2.20.2's negative value read as 0
+    policy = {"name": "web", "min_replicas": 0, "max_replicas": 10, "scale_to_zero_delay_seconds": 60,
+              "initial_scale_to_zero_delay_seconds": 120, "force_activation": True, "invalid_values_as_zero": True,
+              "metrics": [{"type": "external", "name": "queue", "target": {"type": "AverageValue", "average_value": 5}}]}
+    _, losses = render(policy, provider)
+    keys = {line.split(":")[0] for line in losses.lines}
+    assert {"initial_scale_to_zero_delay_seconds", "force_activation", "invalid_values_as_zero"} <= keys

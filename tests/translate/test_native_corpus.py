@@ -58,12 +58,14 @@ def test_the_corpus_is_all_there():
     assert len(FILES) >= 40
 
 
-def test_arm_parameters_are_reported_by_path():
-    f = CORPUS / "azure" / "azure-quickstart-templates__lansa-vmss-windows-autoscale-sql-database.json"
+def test_an_arm_parameter_without_a_default_is_reported_by_path_with_how_to_set_it():
+    f = CORPUS / "azure" / "azure-quickstart-templates__monitor-autoscale-webappserviceplan-simplemetricbased.json"
     [(policy, losses)] = import_all(f.read_text(), "azure")
-    assert ("$.resources[0].properties.profiles[0].capacity.minimum: unresolved template expression "
-            "\"[parameters('minInstanceCount')]\"; left out") in losses.lines
-    assert "min_replicas" not in policy
+    assert ("$.resources[0].properties.enabled: unresolved template expression \"[parameters('autoscaleEnabled')]\"; "
+            "left out (no defaultValue: pass --parameters autoscaleEnabled=VALUE)") in losses.lines
+    # a variable needs the deployment: it stays a loss line
+    assert "$.resources[0].name: unresolved template expression \"[variables('settingName')]\"; left out" \
+        in losses.lines
 
 
 def test_cloudformation_refs_are_reported_by_path():
@@ -129,34 +131,30 @@ def test_a_step_policy_whose_alarm_threshold_is_a_parameter_is_reported_dropped(
            "is not known; dropped" in losses.lines
 
 
-def test_a_high_resolution_customized_metric_period_is_reported():
+def test_a_high_resolution_customized_metric_period_is_carried():
     """SOURCES.md: "CustomizedMetricSpecification ... with Period 10 (high-resolution "faster target
-    tracking")"."""
+    tracking")". The period is the policy's (``period_seconds``): "Accepted values are 10, 30, and 60"
+    (API_CustomizedMetricSpecification.html), and the aws semantics evaluates its alarms at it."""
     f = CORPUS / "aws" / "amazon-ec2-auto-scaling-group-examples__FasterScalingCFN.json"
     [(policy, losses)] = import_all(f.read_text(), "aws")
-    assert losses.lines == ["$.Resources.FasterScalingPolicy.Properties.TargetTrackingConfiguration."
-                            "CustomizedMetricSpecification.Period: a 10-second (high-resolution) metric period; the "
-                            "policy reads the metric as its source reports it; dropped"]
-
-
-# ARM templates whose default profile's capacity is all parameters: no bounds are known, which the azure
-# semantics requires, so `import` refuses them (exit 2, nothing written) rather than write a policy
-# `validate` refuses
-UNBOUNDED = {"azure/azure-quickstart-templates__lansa-vmss-windows-autoscale-sql-database.json",
-             "azure/azure-quickstart-templates__monitor-autoscale-webappserviceplan-simplemetricbased.json"}
+    assert not any("Period" in line for line in losses.lines)
+    assert [m.get("period_seconds") for m in policy["metrics"]] == [10]
 
 
 @pytest.mark.parametrize("path", FILES, ids=_key)
 def test_every_import_that_exits_0_validates_policy_by_policy(path, tmp_path, capsys):
     """Must show: `import --out` writes one file per autoscaler of the file, and `validate --semantics
-    PROVIDER` accepts each; a file it cannot import so exits 2 and writes nothing."""
+    PROVIDER` accepts each; a file it cannot import so exits 2 and writes nothing, each line of stderr
+    one problem (an ARM template's parameters are their defaultValues: those imports exit 0)."""
     from scalebridge.cli import main
     provider = path.parent.name
     out_dir = tmp_path / "policies"
     code = main(["import", str(path), "--from", provider, "--out", str(out_dir)])
     out, err = capsys.readouterr()
-    if _key(path) in MALFORMED or _key(path) in UNBOUNDED:
+    assert all(line.startswith("scalebridge import: ") for line in err.splitlines()), err
+    if _key(path) in MALFORMED:
         assert (code, out) == (2, "") and not out_dir.exists()
+        assert err.startswith(f"scalebridge import: {MALFORMED[_key(path)]}: ") and err.count("\n") == 1
         return
     assert code == 0, err
     written = out.splitlines()

@@ -66,7 +66,7 @@ def test_the_azure_location_is_a_target_key_and_a_note_when_missing(policy_file,
 
 def test_an_aws_alarm_action_says_apply_native_fills_it(policy_file, capsys):
     """The newcomer: `AlarmActions: arn:aws:autoscaling:PLACEHOLDER:…` with no note and --strict passing. AWS
-    gives a scaling policy its id when PutScalingPolicy creates it: no --target can, apply --native does."""
+    gives a scaling policy its id when PutScalingPolicy creates it: no --target can, apply does."""
     code, out, err = _run(capsys, "render", policy_file, "--to", "aws", "--strict", "--target",
                           json.dumps(COMPLETE["aws"]))
     assert code == 1
@@ -76,7 +76,7 @@ def test_an_aws_alarm_action_says_apply_native_fills_it(policy_file, capsys):
     assert _notes(err) == [
         "scalebridge render: note: PutMetricAlarm[0].AlarmActions[0]: placeholder 'PLACEHOLDER-policy-id': the id of "
         "the policy's ARN: use the PolicyARN that PutScalingPolicy returns for web-rule-0 (AWS gives a policy its id "
-        "when it creates it; scalebridge apply --native does this)"]
+        "when it creates it; scalebridge apply does this)"]
 
 
 def test_a_target_key_that_does_not_exist_is_refused_with_the_closest(policy_file, capsys):
@@ -84,7 +84,7 @@ def test_a_target_key_that_does_not_exist_is_refused_with_the_closest(policy_fil
     code, out, err = _run(capsys, "render", policy_file, "--to", "kubernetes", "--target", "{kind: Deployment, nam: web}")
     assert (code, out) == (2, "")
     assert err == ("scalebridge render: --target.nam: unknown key; did you mean 'name'? valid keys for --to "
-                   "kubernetes: kind, name, namespace, api_version, resource, metrics\n")
+                   "kubernetes: kind, name, namespace, api_version, resource, kubernetes_version, metrics\n")
 
 
 def test_ids_are_checked(policy_file, capsys):
@@ -105,7 +105,7 @@ def test_ids_are_checked(policy_file, capsys):
 def test_a_partial_target_leaves_one_note_per_missing_value_and_strict_fails(provider, policy_file, tmp_path, capsys):
     """Must show: with a complete --target no placeholder is left, and a policy the provider expresses
     whole passes --strict; each key left out is one note naming it, and --strict exits 1. (An AWS rule's
-    alarm keeps one: its policy's id, which AWS makes and apply --native writes.)"""
+    alarm keeps one: its policy's id, which AWS makes and apply writes.)"""
     whole = yaml.safe_load(POLICY)
     whole.pop("metrics" if provider == "azure" else "rules")
     f = tmp_path / "whole.yaml"

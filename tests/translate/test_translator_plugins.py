@@ -1,5 +1,5 @@
 """Translation through pluggy (issue #26, items 7 and 6): ``render --to``, ``import --from``
-and ``apply --native`` reach every format through the ``scalebridge_register_translators``
+and ``apply`` reach every format through the ``scalebridge_register_translators``
 hook — the four built-in ones are this distribution's entry points like any plugin's —,
 ``Capability.TRANSLATE`` means a translator that can apply is registered for the
 provider, docs/plugins.md's worked example runs as shown, and a translator's exception
@@ -184,7 +184,7 @@ def test_a_translators_exception_names_its_plugin_exit_1(with_plugins, tmp_path,
                         providers={"fake": {"type": "scalebridge.testing.fake:FakeProvider",
                                             "capabilities": ["metrics", "translate"]}},
                         policies={"web": yaml.safe_load(POLICY)})
-    code, out, err = _run(capsys, "apply", str(config), "--native", "--state", str(tmp_path / "none.db"))
+    code, out, err = _run(capsys, "apply", str(config), "--state", str(tmp_path / "none.db"))
     assert (code, out) == (1, "")
     assert err == ("scalebridge apply: web: plugin 'scalebridge_broken' (scalebridge_register_translators, "
                    "translator 'broken') raised ZeroDivisionError in apply: division by zero\n")
@@ -197,18 +197,18 @@ def test_apply_native_reads_capability_translate(tmp_path, capsys, run_config):
                         providers={"fake": {"type": "scalebridge.testing.fake:FakeProvider",
                                             "capabilities": ["metrics"]}},
                         policies={"web": yaml.safe_load(POLICY)})
-    code, _, err = _run(capsys, "apply", str(config), "--native", "--state", str(tmp_path / "none.db"))
+    code, _, err = _run(capsys, "apply", str(config), "--state", str(tmp_path / "none.db"))
     assert code == 1
     translating = sorted(n for n, r in registry.current().providers.items()     # the built-ins, and any plugin's
                          if Capability.TRANSLATE in getattr(r.obj, "capabilities", ()))
     assert {"aws", "azure", "gce", "kubernetes"} <= set(translating)
-    assert err == ("scalebridge apply: web: --native is not available for fake targets: the fake provider does not "
+    assert err == ("scalebridge apply: web: apply is not available for fake targets: the fake provider does not "
                    f"declare Capability.TRANSLATE (providers that do: {', '.join(translating)})\n")
     config = run_config([{"name": "web", "provider": "fake", "ref": {"name": "web"}, "policy": "web"}],
                         providers={"fake": {"type": "scalebridge.testing.fake:FakeProvider",
                                             "capabilities": ["translate"]}},
                         policies={"web": yaml.safe_load(POLICY)})
-    code, _, err = _run(capsys, "apply", str(config), "--native", "--state", str(tmp_path / "none.db"))
+    code, _, err = _run(capsys, "apply", str(config), "--state", str(tmp_path / "none.db"))
     assert code == 1 and err.startswith("scalebridge apply: web: the fake provider declares Capability.TRANSLATE, "
                                         "but no translator registered for it can apply")
 

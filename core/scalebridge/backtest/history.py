@@ -49,8 +49,9 @@ from ..providers import MetricQuery, ProviderError, RefError
 
 if TYPE_CHECKING:
     from ..controller.runtime import TargetSpec
+    from .recorded import Recorded
 
-__all__ = ["HistoryError", "TargetHistory", "read_history", "demand_query", "on_grid", "parse_time"]
+__all__ = ["HistoryError", "TargetHistory", "read_history", "demand_query", "demand_kind", "on_grid", "parse_time"]
 
 #: how the demand is rebuilt from each metric type (see the module docstring)
 _UTILIZATION = frozenset({"resource", "container_resource", "load_balancing"})
@@ -79,15 +80,21 @@ class TargetHistory:
 
 def parse_time(text: str, now: float) -> float:
     """An RFC 3339 time (``2024-05-10T00:00:00Z``), Unix seconds, ``now``, or a time
-    relative to now (``-7d``, ``-36h``, ``-90m``). Raises ValueError."""
+    relative to now (``-7d``, ``-36h``, ``-90m``, ``now-7d``). Raises ValueError."""
     from ..units import parse_duration
     t = text.strip()
     if t == "now":
         return now
     if _is_number(t):
         return float(t)
+    if t.startswith("now-"):   # Grafana's and Prometheus' form of the same
+        t = t[len("now"):]
     if t.startswith("-"):
-        return now - parse_duration(t[1:])
+        try:
+            return now - parse_duration(t[1:])
+        except ValueError:
+            raise ValueError(f"not a time: {text!r} (relative times are a duration before now: -7d, -36h, "
+                             "-90m, now-7d)") from None
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
@@ -105,12 +112,14 @@ def _is_number(t: str) -> bool:
         return False
 
 
-def demand_query(spec: "TargetSpec") -> MetricQuery:
+def demand_query(spec: "TargetSpec", recorded: Optional["Recorded"] = None) -> MetricQuery:
     """The query of the demand metric: the first of the policy's metric names the
-    target reads (its ``queries``), else its first query."""
+    target reads (its ``queries``) that ``--history`` gives, else the first it reads,
+    else its first query."""
     from ..controller.queries import metric_names
     by_name = {q.name: q for q in spec.queries}
-    for name in metric_names(spec.policy) + ["cpu"]:
+    given = [n for n in metric_names(spec.policy) if recorded is not None and n in recorded.metrics]
+    for name in given + metric_names(spec.policy) + ["cpu"]:
         if name in by_name:
             return by_name[name]
     if spec.queries:
@@ -173,15 +182,31 @@ def _from_source(sq: SourceQuery, source: Any, start: float, end: float, tick: f
                        "their average (avg(…)) or member_label to read one per member")
 
 
-def read_history(spec: "TargetSpec", start: float, end: float, tick: float, capacity: float) -> TargetHistory:
+def demand_kind(q: MetricQuery) -> str:
+    """How the demand is rebuilt from the metric of ``q``: ``utilization`` (percent of a
+    member's capacity), ``per_member`` (an average per member) or ``total`` (the group's)."""
+    return "utilization" if q.type in _UTILIZATION else "per_member" if q.type in _PER_MEMBER else "total"
+
+
+def read_history(spec: "TargetSpec", start: float, end: float, tick: float, capacity: float,
+                 recorded: Optional["Recorded"] = None) -> TargetHistory:
     """The demand and the recorded size of ``spec``'s target over ``[start, end)``
-    (see the module docstring); raises :class:`HistoryError`."""
-    q = demand_query(spec)
-    kind = "utilization" if q.type in _UTILIZATION else "per_member" if q.type in _PER_MEMBER else "total"
+    (see the module docstring); ``recorded``: the ``--history`` and ``--recorded``
+    files, read in place of the sources they stand for. Raises :class:`HistoryError`."""
+    q = demand_query(spec, recorded)
+    kind = demand_kind(q)
     notes: list[str] = []
     route = spec.metric_sources.get(q.name)
+    from_file = recorded is not None and q.name in recorded.metrics
+    if from_file:
+        route = None   # the file stands for the metric's source, and for no other query to it
     try:
-        if route is not None:
+        if from_file:
+            trace = recorded.metrics[q.name]
+            points, summed = list(zip(trace.times.tolist(), trace.values.tolist())), False
+            resolution = float(trace.resolution)
+            where = f"--history {trace.source}"
+        elif route is not None:
             sq, source = route
             points, summed = _from_source(sq, source, start, end, tick, kind)
             resolution = tick
@@ -199,17 +224,31 @@ def read_history(spec: "TargetSpec", start: float, end: float, tick: float, capa
     if not points:
         raise HistoryError(f"metric {q.name!r}: no samples between {_when(start)} and {_when(end)} "
                            f"({where})")
-    values, filled = on_grid(points, resolution, start, end, tick)
+    try:
+        values, filled = on_grid(points, resolution, start, end, tick)
+    except ValueError:   # samples, but none in the period
+        raise HistoryError(f"metric {q.name!r}: no samples between {_when(start)} and {_when(end)} ({where})") \
+            from None
     if filled:
         notes.append(f"{filled} of {values.size} ticks of {q.name!r} had no sample and held the one before")
-    desired, serving, size_where = _recorded(spec, route, start, end, tick, notes)
+    if recorded is not None and recorded.size is not None:
+        size = recorded.size
+        try:
+            sizes = np.rint(on_grid(list(zip(size.times.tolist(), size.values.tolist())), float(size.resolution),
+                                    start, end, tick)[0]).astype(np.int64)
+        except ValueError:
+            raise HistoryError(f"--recorded {size.source}: no samples between {_when(start)} and {_when(end)}") \
+                from None
+        desired, serving, size_where = sizes, sizes, f"--recorded {size.source}"
+    else:
+        desired, serving, size_where = _recorded(spec, route, start, end, tick, notes)
     if kind == "total" or summed:
         load = values if kind != "utilization" else values / 100.0 * capacity
     else:
         if serving is None:
             raise HistoryError(f"metric {q.name!r} is a per-member average: rebuilding the demand needs the size "
-                               "that served it, which is not recorded for this target (give member_label to read "
-                               "one series per member, or backtest.size_source)")
+                               "that served it, which is not recorded for this target (give --recorded FILE.csv, "
+                               "member_label to read one series per member, or backtest.size_source)")
         load = values * serving if kind == "per_member" else values / 100.0 * capacity * serving
     load = np.maximum(np.nan_to_num(load, nan=0.0, posinf=0.0), 0.0)
     return TargetHistory(spec.name, q.name, where, load, start, tick, desired, serving, size_where, filled, notes)

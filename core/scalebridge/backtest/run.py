@@ -14,7 +14,8 @@ from ..errors import ScalebridgeError
 from ..policy import policy_json
 from ..simulator.executors import run_tasks, usable_cpus
 from ..simulator.scenario import Scenario, ScenarioError
-from .history import HistoryError, TargetHistory, read_history
+from .history import HistoryError, TargetHistory, demand_kind, demand_query, read_history
+from .recorded import Recorded
 from .replay import ReplayTask, fleet_totals, replay
 
 __all__ = ["BacktestResult", "run_backtest", "HISTORY_THREADS"]
@@ -51,10 +52,13 @@ def _settings(spec: TargetSpec) -> dict:
     return policy_json(spec.settings, exclude_none=True, exclude={"metric_delay_seconds"})
 
 
-def _model(spec: TargetSpec, capacity: Optional[float], startup: Any, tick: Optional[float]):
+def _model(spec: TargetSpec, capacity: Optional[float], startup: Any, tick: Optional[float],
+           recorded: Optional[Recorded] = None):
     opts = spec.backtest
     cap = opts.capacity if opts is not None and opts.capacity is not None else capacity
     up = opts.startup if opts is not None and opts.startup is not None else startup
+    if cap is None and demand_kind(demand_query(spec, recorded)) == "utilization":
+        cap = 1.0   # the demand is a percent of a member's capacity: whatever it is, the replay is the same
     if cap is None:
         raise HistoryError("needs the load one member serves: --capacity, or backtest: {capacity} on the target")
     if up is None:
@@ -68,16 +72,18 @@ def _model(spec: TargetSpec, capacity: Optional[float], startup: Any, tick: Opti
 def run_backtest(runtime: Runtime, specs: list[TargetSpec], start: float, end: float, semantics: list[str], *,
                  capacity: Optional[float] = None, startup: Any = None, tick: Optional[float] = None,
                  workers: Optional[int] = None, scheduler: Optional[str] = None, keep_series: bool = False,
-                 progress: Optional[Callable[[str, int], None]] = None) -> BacktestResult:
+                 progress: Optional[Callable[[str, int], None]] = None,
+                 recorded: Optional[Recorded] = None) -> BacktestResult:
     """Back-test ``specs`` over ``[start, end)`` (see the module docstring);
-    ``progress(phase, n)`` is called as targets are read (``history``) and replayed (``replay``)."""
+    ``progress(phase, n)`` is called as targets are read (``history``) and replayed (``replay``);
+    ``recorded``: the ``--history`` and ``--recorded`` files, read in place of the sources."""
     tick_seconds = 15.0 if tick is None else float(tick)
     result = BacktestResult(start, end, tick_seconds, semantics)
 
     def read(spec: TargetSpec) -> tuple[str, Any]:
         try:
-            model = _model(spec, capacity, startup, tick)
-            hist = read_history(spec, start, end, model.tick_seconds, model.capacity)
+            model = _model(spec, capacity, startup, tick, recorded)
+            hist = read_history(spec, start, end, model.tick_seconds, model.capacity, recorded)
             task = ReplayTask(spec.name, policy_json(spec.policy.source, exclude_none=True), list(semantics),
                               hist.load, model, start, _settings(spec), hist.recorded_desired, hist.recorded_serving,
                               keep_series)

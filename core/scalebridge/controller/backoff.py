@@ -4,7 +4,8 @@ retryable error (``throttled``, ``transient``).
 The n-th consecutive failure waits ``min(cap, base × 2^(n-1))``, jittered to a
 uniform draw in its upper half ("equal jitter",
 https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/), and
-never less than the provider's ``Retry-After``. The random source is seedable,
+never less than the provider's ``Retry-After``. Delays are added to the controller's
+monotonic reading (a wall-clock step does not stretch them). The random source is seedable,
 so a test (and a replay) sees the same delays.
 """
 from __future__ import annotations

@@ -26,7 +26,7 @@ from ..policy import Policy, parse_policy, policy_json
 from ..protocol import Settings, parse_settings
 from ..providers import Capability, MissingExtra, Provider, RefError, provider_semantics
 from .configfile import ConfigError, LoadedConfig, resolve_paths
-from .runtime import Runtime, TargetSpec
+from .runtime import Limits, Runtime, TargetSpec, take_limits
 from .sources import build_metric_sources, check_target_sources, close_metric_sources
 
 __all__ = ["build", "ignored_parts", "policy_hash", "NO_LONGER_USED"]
@@ -138,9 +138,14 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
     cfg = loaded.config
     problems: list[str] = []
     providers: dict[str, Provider] = {}
+    limits: dict[str, Limits] = {}
 
     def make_provider(key: str, options: dict, loc: tuple) -> Optional[Provider]:
         options = dict(options)
+        taken = take_limits(options, loc, loaded, problems)
+        if taken is None:
+            return None
+        limits[key] = taken
         type_name = options.pop("type", None)
         explicit = type_name is not None
         if type_name is None:
@@ -234,6 +239,11 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
                 continue
         else:
             settings = no_settings
+        try:
+            sem.check_settings(settings)
+        except RequestError as e:
+            problems.append(f"{loaded.where(*loc, 'settings', *e.path.lstrip('$.').split('.')[1:])}: {e.message}")
+            continue
         if clock == "virtual" and Capability.VIRTUAL_CLOCK not in getattr(provider, "capabilities", ()):
             problems.append(f"{loaded.where(*loc, 'provider')}: --clock virtual needs a provider that declares "
                             f"Capability.VIRTUAL_CLOCK (the sim provider does); provider {t.provider!r} "
@@ -291,7 +301,7 @@ def build(loaded: LoadedConfig, *, clock: str = "real") -> Runtime:
             continue
         specs.append(TargetSpec(t.name, t.provider, provider, handle, policy, digest,
                                 sem.name, settings, bool(t.dry_run), queries, routes, t.backtest,
-                                bool(t.paused)))
+                                bool(t.paused), limits.get(t.provider) or Limits()))
     if cfg.leader_election is not None and cfg.leader_election.provider is not None \
             and cfg.leader_election.provider not in providers:
         problems.append(f"{loaded.where('leader_election', 'provider')}: no provider instance "
@@ -326,13 +336,19 @@ def ignored_parts(runtime: Runtime) -> list[str]:
     not read (:meth:`~scalebridge.semantics.Semantics.ignored_parts`), for ``validate``
     and the start of ``run``."""
     from ..engine import resolve_semantics
+    from ..errors import json_path
+    from ..policy import fraction_targets
     loaded = runtime.loaded
     out = [f"{loaded.where(key)}: warning: {why}" for key, why in NO_LONGER_USED.items()
            if getattr(loaded.config, key) is not None]
     by_name = {t.name: i for i, t in enumerate(runtime.loaded.config.targets)}
     for spec in runtime.targets:
-        lines = _of_policy(spec.policy, ("ignored parts", spec.semantics),
-                           lambda spec=spec: resolve_semantics(spec.semantics).ignored_parts(spec.policy.source))
+        # (the release a target's settings name changes what its semantics reads of a policy)
+        lines = _of_policy(spec.policy, ("ignored parts", spec.semantics, repr(spec.settings)),
+                           lambda spec=spec: [f"{json_path(loc, root='policy')}: {message}" for loc, message in
+                                              fraction_targets(spec.policy.source)] +
+                           resolve_semantics(spec.semantics).ignored_parts(spec.policy.source,
+                                                                            parse_settings(spec.settings)))
         if lines:
             where = runtime.loaded.where("targets", by_name[spec.name], "policy")
             out.extend(f"{where}: warning: target {spec.name!r} under {spec.semantics}: {line}" for line in lines)
@@ -365,7 +381,8 @@ def _policy(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
 
 def _policy_as_written(loaded: LoadedConfig, body: Any, loc: tuple, problems: list[str],
                        named: Optional[set] = None) -> Optional[Policy]:
-    from ..policyfile import load_policy_file, validation_problems
+    from ..engine import read_policy_file
+    from ..policyfile import validation_problems
     if isinstance(body, str):
         path = Path(body).expanduser()
         if not path.is_absolute():
@@ -377,7 +394,7 @@ def _policy_as_written(loaded: LoadedConfig, body: Any, loc: tuple, problems: li
                             f"inline{known})")
             return None
         try:
-            return load_policy_file(path)
+            return read_policy_file(path)
         except PolicyError as e:
             problems.extend(f"{p} (policy of {loaded.where(*loc)})" for p in e.problems)
             return None

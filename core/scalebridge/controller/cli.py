@@ -20,6 +20,22 @@ from ..errors import ScalebridgeError
 __all__ = ["add_controller_commands"]
 
 _port = number(int, lambda v: 0 <= v <= 65535, "a port number 0-65535")
+_keep = number(int, lambda v: 1 <= v <= 1000, "a number of files from 1 to 1000")
+#: ``--audit-max-bytes``, ``--audit-keep`` defaults (scalebridge.controller.audit)
+DEFAULT_AUDIT_MAX_BYTES = 100 * 1024 * 1024
+DEFAULT_AUDIT_KEEP = 5
+
+
+def _parse_bytes(text: str) -> int:
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(t[-1:], 1)
+    value = float(t[:-1] if scale != 1 else t)
+    if not (0 <= value * scale < 1 << 62):
+        raise ValueError(text)
+    return int(value * scale)
+
+
+_bytes = number(_parse_bytes, lambda v: v >= 0, "a size in bytes, or with K, M, G (100M); 0: never")
 _workers = number(int, lambda v: 1 <= v <= 256, "a number of targets from 1 to 256")
 _processes = number(int, lambda v: 1 <= v <= 64, "a number of processes from 1 to 64")
 #: what ``--processes`` says now that every target is synced in one process
@@ -69,6 +85,7 @@ def _no_collection():
 def _run(args) -> int:
     from .configfile import ConfigError
     from .logs import log
+    from .audit import AuditError
     from .loop import build_controller
     from .store import NotAStateFile, StoreClaimed, StoreError
     metrics = None
@@ -80,18 +97,22 @@ def _run(args) -> int:
         try:
             controller = build_controller(args.config, clock=args.clock, state=args.state, dry_run=args.dry_run,
                                           audit=args.audit, metrics=metrics, leader_elect=args.leader_elect,
-                                          until=args.until, seed=args.seed, workers=args.workers)
+                                          until=args.until, seed=args.seed, workers=args.workers,
+                                          audit_options={"max_bytes": args.audit_max_bytes,
+                                                         "keep": args.audit_keep})
         except ConfigError as e:
             return _problems("run", e)
         except StoreClaimed as e:
-            _say("run", f"{e}; stop it first, run this one with --leader-elect to stand by until it stops, or give "
-                        "this one its own --state")
+            _say("run", f"{e}; {_claimed_advice(args)}")
             return 1
         except NotAStateFile as e:
             _say("run", str(e))
             return EXIT_BAD_INPUT
         except StoreError as e:
             _say("run", f"the state store failed: {e}")
+            return 1
+        except AuditError as e:
+            _say("run", str(e))
             return 1
         except ScalebridgeError as e:
             return _problems("run", e)
@@ -110,7 +131,15 @@ def _run(args) -> int:
         log(20, "reloading the configuration at the next sync", signal="SIGHUP")
         controller.request_reload()
 
-    for sig, handler in ((signal.SIGTERM, stop), (signal.SIGINT, stop), (signal.SIGHUP, reload)):
+    def reopen(signum, frame) -> None:   # logrotate's postrotate: the file was moved away
+        if controller.audit is not None:
+            log(20, "reopening the audit log at the next write", signal="SIGUSR1", file=controller.audit.where)
+            controller.audit.reopen()
+
+    for sig, handler in ((signal.SIGTERM, stop), (signal.SIGINT, stop), (signal.SIGHUP, reload),
+                         (getattr(signal, "SIGUSR1", None), reopen)):
+        if sig is None:
+            continue
         try:
             previous[sig] = signal.signal(sig, handler)
         except (ValueError, AttributeError):   # not the main thread (an embedding program); no SIGHUP
@@ -138,6 +167,15 @@ def _run(args) -> int:
         if args.once and controller.last_report is not None:
             for name, why in controller.last_report.failed:
                 _say("run", f"target {name!r} failed: {why}")
+        left = controller.left_in_flight
+        if left:
+            names = ", ".join(repr(n) for n in left)
+            _say("run", f"stopped after the {controller.grace_seconds:g} s shutdown grace with "
+                        f"{len(left)} write{'s' if len(left) != 1 else ''} still in flight (target"
+                        f"{'s' if len(left) != 1 else ''} {names}), left to the next start: "
+                        + ("its intent is persisted and the next start resolves it by observing the target"
+                           if len(left) == 1 else "their intents are persisted and the next start resolves each by "
+                                                  "observing its target"))
         return code
     finally:
         controller.close()
@@ -146,6 +184,30 @@ def _run(args) -> int:
         gc.unfreeze()   # an embedding program calling main() again collects what this run built
         if args.once and gc_was_on:
             gc.enable()
+
+
+def _claimed_advice(args) -> str:
+    """What to do about a state file another controller holds: ``--leader-elect`` only
+    where it would work — a configured provider holds leases (the kubernetes one) — and
+    the run is not on a virtual clock."""
+    from .build import _factory
+    from .configfile import load_config
+    from .election import _elects
+    elects = False
+    if args.clock != "virtual" and not args.leader_elect:
+        try:
+            cfg = load_config(args.config).config
+        except ScalebridgeError:
+            cfg = None
+        if cfg is not None:
+            kinds = {(o or {}).get("type", k) for k, o in cfg.providers.items()} | {t.provider for t in cfg.targets}
+            for kind in kinds:
+                try:
+                    elects = elects or (isinstance(kind, str) and _elects(_factory(kind)))
+                except Exception:  # noqa: BLE001 — a key of `providers:`, not a type: said by its own type
+                    pass
+    stand_by = "run this one with --leader-elect to stand by until it stops, " if elects else ""
+    return f"stop it first, {stand_by}or give this one its own --state"
 
 
 # ----------------------------------------------------------------------------- observe
@@ -168,6 +230,8 @@ def _observe_one(spec, now: float) -> dict:
         out.update(current_replicas=obs.current_replicas, status_replicas=obs.status_replicas, in_flight=obs.in_flight,
                    members=None if obs.members is None else [as_json(m) for m in obs.members],
                    details=obs.details or None)
+        if obs.settings:    # what the provider knows of the autoscaler it stands for (its release)
+            out["settings"] = dict(obs.settings)
         if obs.paused and out["paused"] is None:
             out["paused"] = {"by": obs.paused, "replicas": obs.paused_replicas}
         out["managed_by"] = t.managed_by()
@@ -272,6 +336,8 @@ def _print_observed(r: dict) -> None:
     line += f", {total} members ({ready} ready)"
     if r["in_flight"]:
         line += f", in flight: {r['in_flight']}"
+    if r.get("settings"):
+        line += ", " + ", ".join(f"{k} {v}" for k, v in r["settings"].items())
     if r["managed_by"]:
         line += f", REFUSED: already managed by {r['managed_by']}"
     if r.get("paused"):
@@ -423,7 +489,7 @@ def cmd_pause(args) -> int:
         import difflib
         close = difflib.get_close_matches(unknown[0], list(configured), n=1)
         _say(command, f"no target {unknown[0]!r} in {args.config}" + (f"; did you mean {close[0]!r}?" if close else "")
-             + f" its targets are: {', '.join(configured)}")
+             + f"; its targets are: {', '.join(configured)}")
         return EXIT_BAD_INPUT
     try:
         store = SQLiteStore(path)
@@ -542,6 +608,11 @@ def add_controller_commands(sub: Any) -> None:
     r.add_argument("--state", metavar="PATH", help="the SQLite state file (default: the configuration's "
                                                    "`state:`, else scalebridge-state.db)")
     r.add_argument("--audit", metavar="FILE|-", help="append one JSON object per decision to FILE (- : stdout)")
+    r.add_argument("--audit-max-bytes", type=_bytes, default=DEFAULT_AUDIT_MAX_BYTES, metavar="SIZE",
+                   help="rotate the audit file before it grows past SIZE (bytes, or 100M, 1G): FILE becomes FILE.1 "
+                        "(default 100M; 0: never — for logrotate, which then sends SIGUSR1 to reopen it)")
+    r.add_argument("--audit-keep", type=_keep, default=DEFAULT_AUDIT_KEEP, metavar="N",
+                   help="rotated audit files kept, FILE.1 to FILE.N (default 5)")
     r.add_argument("--metrics-port", type=_port, metavar="N", help="serve Prometheus metrics on /metrics")
     r.add_argument("--metrics-address", metavar="ADDR", default=None,
                    help="the address /metrics listens on (default: the configuration's metrics_address:, else "
@@ -566,7 +637,7 @@ def add_controller_commands(sub: Any) -> None:
                                    "Exit 0 when every target was observed, 1 when any failed or was refused.")
     o.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
     o.add_argument("targets", nargs="*", metavar="TARGET", help="the targets to observe, by name (default: all)")
-    o.add_argument("--output", choices=("text", "json"), default="text",
+    o.add_argument("--output", "-o", choices=("text", "json"), default="text",
                    help="text: a few lines per target, for a person (default); json: a JSON array with one object per "
                         "target — its size, members, metric observations in the protocol's shapes and any "
                         "operation in flight, or its error — secrets masked")

@@ -19,7 +19,8 @@ from ..errors import PolicyError, ScalebridgeError, json_path, normalize_errors
 from ..policy import Bool, Duration, Int
 
 __all__ = ["ConfigError", "RunConfig", "LoadedConfig", "load_config", "read_yaml", "is_run_config", "resolve_paths",
-           "DEFAULT_SYNC_PERIOD_SECONDS", "DEFAULT_STATE_PATH", "DEFAULT_WORKERS", "DEFAULT_METRICS_ADDRESS"]
+           "DEFAULT_SYNC_PERIOD_SECONDS", "DEFAULT_STATE_PATH", "DEFAULT_WORKERS", "DEFAULT_METRICS_ADDRESS",
+           "DEFAULT_SHUTDOWN_GRACE_SECONDS"]
 
 #: the HPA's default ``--horizontal-pod-autoscaler-sync-period`` (15 s),
 #: https://kubernetes.io/docs/reference/command-line-tools-reference/kube-controller-manager/
@@ -31,6 +32,12 @@ DEFAULT_WORKERS = 5
 DEFAULT_STATE_PATH = "scalebridge-state.db"
 #: where ``/metrics`` listens: every interface, as an exporter does in a pod
 DEFAULT_METRICS_ADDRESS = "0.0.0.0"
+#: how long a stop (SIGTERM, SIGINT) waits for the target syncs already running — a
+#: write in flight — before it leaves them to the next start; Kubernetes gives a pod 30 s
+#: (``terminationGracePeriodSeconds``) between SIGTERM and SIGKILL, room for this and the
+#: final persist
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
+MAX_SHUTDOWN_GRACE_SECONDS = 3600.0
 
 
 class ConfigError(ScalebridgeError):
@@ -46,6 +53,12 @@ class ConfigError(ScalebridgeError):
 #: that acts on nothing any provider's windows still hold)
 MIN_SYNC_PERIOD_SECONDS = 1.0
 MAX_SYNC_PERIOD_SECONDS = 86400.0
+
+
+def _grace(v: float) -> float:
+    if not 0 <= v <= MAX_SHUTDOWN_GRACE_SECONDS:
+        raise ValueError(f"must be from 0 s to {MAX_SHUTDOWN_GRACE_SECONDS:g} s, got {v:g}")
+    return v
 
 
 def _sync_period(v: float) -> float:
@@ -120,6 +133,10 @@ class RunConfig(_Model):
     processes: Optional[Annotated[Int, Field(ge=1, le=64)]] = Field(
         None, description="no longer used (every target is synced in the controller's process); accepted, with a "
                           "warning, so that a configuration that sets it still runs")
+    shutdown_grace_seconds: Annotated[Duration, AfterValidator(_grace)] = Field(
+        DEFAULT_SHUTDOWN_GRACE_SECONDS,
+        description="extension: how long a stop (SIGTERM, SIGINT) waits for the target syncs running — a write in "
+                    "flight — before leaving them to the next start (their intents are persisted)")
     metrics_address: str = Field(DEFAULT_METRICS_ADDRESS, min_length=1,
                                  description="the address /metrics listens on with --metrics-port (default 0.0.0.0, "
                                              "every interface, as an exporter in a pod); --metrics-address overrides")

@@ -13,7 +13,7 @@ from .. import registry
 from ..errors import ScalebridgeError
 from ..providers import Elector, Provider
 
-__all__ = ["AlwaysLeader", "NeverLeader", "make_elector"]
+__all__ = ["AlwaysLeader", "NeverLeader", "make_elector", "elector_key"]
 
 
 class AlwaysLeader(Elector):
@@ -37,15 +37,22 @@ def _elects(provider: Any) -> bool:
     return getattr(cls, "elector", Provider.elector) is not Provider.elector
 
 
+def elector_key(providers: dict, leader_election: Any) -> Optional[str]:
+    """The key of the provider instance that holds the lease: ``leader_election.provider``,
+    else the first configured one that can."""
+    key: Optional[str] = getattr(leader_election, "provider", None)
+    if key is None:
+        key = next((k for k, p in providers.items() if _elects(p)), None)
+    return key
+
+
 def make_elector(providers: dict, leader_election: Any, clock: Any) -> Elector:
     """The elector of the configured provider instance (ScalebridgeError when none
     can elect)."""
     namespace = getattr(leader_election, "namespace", None) or "scalebridge"
     name = getattr(leader_election, "name", None) or "scalebridge-controller"
     identity = getattr(leader_election, "identity", None) or default_identity()
-    key: Optional[str] = getattr(leader_election, "provider", None)
-    if key is None:
-        key = next((k for k, p in providers.items() if _elects(p)), None)
+    key = elector_key(providers, leader_election)
     if key is None or key not in providers:
         holders = ", ".join(sorted(name for name, r in registry.current().providers.items()
                                    if _elects(r.obj))) or "none installed"

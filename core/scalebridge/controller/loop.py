@@ -4,16 +4,24 @@ provider's targets on a bounded pool of threads, an in-process provider's
 (``Provider.blocking`` False) on the loop's own thread — then one transaction
 persisting every target's row.
 
-- The clock is injectable: real time by default; ``--clock virtual`` starts at the
+- The clock is injectable: real time by default — periods, pacing and backoff on its
+  monotonic reading, decisions stamped with its wall time, so a step of the wall
+  clock costs no period (:mod:`.clock`); ``--clock virtual`` starts at the
   earliest :attr:`Target.start_time` (or resumes from the position the store
   recorded) and sleeps instantly, until ``--until`` of simulated time.
 - Pacing per provider instance (token buckets from :attr:`Provider.pacing`); a
   target that failed with a retryable error waits out its backoff; targets synced
   least recently go first, so a paced target is not starved.
-- A failing target never stops the others.
+- A failing target never stops the others, nor does a slow one: a cloud target's
+  reads and decision must finish within half a period of their start, its write
+  within a period (:data:`READ_DEADLINE_PERIODS`, :data:`WRITE_DEADLINE_PERIODS`),
+  else the loop abandons that sync (audited ``failed``) and the call returns on its
+  worker to change nothing. On a virtual clock there is no deadline: a replay does
+  not depend on how fast its host answers.
 - :meth:`Controller.request_stop` (SIGTERM, SIGINT): no new target sync starts;
-  the ones in flight (a write) get :attr:`Controller.grace_seconds`; what finished
-  is persisted.
+  the ones in flight (a write) get :attr:`Controller.grace_seconds`
+  (``shutdown_grace_seconds``); a write still running then is left to the next start
+  (:attr:`Controller.left_in_flight`, its intent persisted); what finished is persisted.
 
 As the HPA controller's resync loop (kubernetes/kubernetes
 ``pkg/controller/podautoscaler/horizontal.go``, ``Run`` and ``worker``) and the
@@ -38,15 +46,16 @@ from ..providers import Elector, RefError, observes_in_batches
 from .audit import AuditError, AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
-from .configfile import DEFAULT_WORKERS, ConfigError, load_config
+from .configfile import DEFAULT_SHUTDOWN_GRACE_SECONDS, DEFAULT_WORKERS, ConfigError, load_config
 from .runtime import Runtime
 from .build import build
-from .election import AlwaysLeader, make_elector
+from .clamp import describe_clamped
+from .election import AlwaysLeader, elector_key, make_elector
 from .logs import log
 from .pacing import ProviderPacing
-from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, act, decide_target, not_written,
-                        recovered_record)
-from .store import Holder, StateStore, StoreClaimed, StoreError, open_store
+from .reconcile import (STORE_ERROR_KIND, Outcome, SyncContext, TargetRun, abandoned_record, act, decide_target,
+                        not_written, recovered_record)
+from .store import Holder, StateStore, StoreClaimed, StoreError, StoreLost, open_store
 
 __all__ = ["Controller", "SyncReport", "build_controller", "VIRTUAL_CLOCK_META", "AUDITED_META",
            "StoreClaimed", "AuditError"]
@@ -57,10 +66,21 @@ VIRTUAL_CLOCK_META = "virtual_clock"
 AUDITED_META = "audited_through"
 #: the error of a decision whose write a stop (SIGTERM, SIGINT) left undone
 STOPPED = "stopped before the write (resolved by observing the target on the next start)"
-#: how long a stop waits for target syncs (writes) already running
-GRACE_SECONDS = 10.0
+#: how long a stop waits for target syncs (writes) already running (``shutdown_grace_seconds``)
+GRACE_SECONDS = DEFAULT_SHUTDOWN_GRACE_SECONDS
+#: a target's reads and decision, on a worker, must finish within this share of the sync
+#: period from their start, and its write within this one, else the loop abandons them
+#: (a hanging call fails its own target only; the others keep their period)
+READ_DEADLINE_PERIODS = 0.5
+WRITE_DEADLINE_PERIODS = 1.0
+#: how long closing waits for providers a call left running still holds (then it goes on
+#: closing them on a daemon thread: the stop is not held past its grace)
+CLOSE_WAIT_SECONDS = 0.1
 #: backoff of a failing target: from one sync period, doubling, up to 20 periods
 BACKOFF_CAP_PERIODS = 20
+#: a change of (wall − monotonic) between two syncs at least this large is a step of
+#: the wall clock (NTP slews smaller errors, at most 0.5 ms a second)
+WALL_STEP_SECONDS = 1.0
 
 
 @dataclass
@@ -84,30 +104,91 @@ def _run_of(x: Union[TargetRun, Outcome]) -> TargetRun:
 
 
 class _Pool:
-    """Daemon worker threads (a write hung past the grace period never keeps the
-    process from exiting)."""
+    """Daemon worker threads (a call hung past its deadline or the grace never keeps
+    the process from exiting). A worker stuck in a call the loop abandoned is
+    replaced, so the pool keeps its size, up to as many replacements as workers; the
+    stuck one leaves once its call returns."""
 
     def __init__(self, workers: int):
         self.workers = workers
         self._q: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._threads = [threading.Thread(target=self._work, name=f"scalebridge-sync-{i}", daemon=True)
-                         for i in range(workers)]
-        for t in self._threads:
-            t.start()
+        self._lock = threading.Lock()
+        self._threads: set = set()
+        self._retiring: set = set()
+        self._made = 0
+        for _ in range(workers):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        t = threading.Thread(target=self._work, name=f"scalebridge-sync-{self._made}", daemon=True)
+        self._made += 1
+        self._threads.add(t)
+        t.start()
 
     def _work(self) -> None:
+        me = threading.current_thread()
         while True:
             task = self._q.get()
             if task is None:
                 return
             task()
+            if me in self._retiring:
+                with self._lock:
+                    self._retiring.discard(me)
+                    self._threads.discard(me)
+                return
+
+    def replace(self, thread: Optional[threading.Thread]) -> bool:
+        """``thread`` is stuck in a call the loop no longer waits for: another worker
+        takes its place (False when too many are stuck already)."""
+        with self._lock:
+            if thread is None or thread not in self._threads or thread in self._retiring:
+                return False
+            if len(self._retiring) >= self.workers:
+                return False
+            self._retiring.add(thread)
+            self._spawn()
+            return True
+
+    @property
+    def stuck(self) -> int:
+        return len(self._retiring)
 
     def submit(self, fn: Callable[[], None]) -> None:
         self._q.put(fn)
 
     def close(self) -> None:
-        for _ in self._threads:
+        with self._lock:
+            n = len(self._threads)
+        for _ in range(n):
             self._q.put(None)
+
+
+class _Slot:
+    """One target's sync (or write) submitted to the pool, and where it stands:
+    started (a monotonic second), done, abandoned by the loop at its deadline or the
+    end of the grace (then nothing it does afterwards is kept), committed (past its
+    calls, deciding in memory: the loop waits for it), cancelled before it started."""
+    __slots__ = ("item", "run", "lock", "started", "thread", "done", "abandoned", "committed", "cancelled",
+                 "result", "why")
+
+    def __init__(self, item: Any, run: TargetRun):
+        self.item, self.run = item, run
+        self.lock = threading.Lock()
+        self.started: Optional[float] = None
+        self.thread: Optional[threading.Thread] = None
+        self.done = self.abandoned = self.committed = self.cancelled = False
+        self.result: Any = None
+        self.why = ""
+
+    def commit(self) -> bool:
+        """Called by the sync itself once its calls have returned, before it changes
+        anything: False when the loop has abandoned it (it then changes nothing)."""
+        with self.lock:
+            if self.abandoned:
+                return False
+            self.committed = True
+            return True
 
 
 class Controller:
@@ -121,6 +202,7 @@ class Controller:
                  until: Optional[float] = None, claimed: bool = True):
         self.runtime = runtime
         self.store = store
+        self._once = False   # run(once=True): no per-target deadline
         #: whether this controller holds the store's claim (the one writer of its state);
         #: a standby (``--leader-elect``) tries again every sync
         self.claimed = claimed
@@ -133,11 +215,12 @@ class Controller:
         self.elector = elector or AlwaysLeader()
         self.period = runtime.sync_period_seconds
         self.stop_event = threading.Event()
+        self._wake = threading.Event()   # set by a stop or a reload request: ends a wait between syncs
         self.until = until
         self._seed, self._workers = seed, workers
         self.start_time: Optional[float] = None
-        now = self.clock.now()
-        pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
+        mono = self.clock.monotonic()
+        pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), mono)
                   for key, p in runtime.providers.items()}
         self.ctx = SyncContext(pacing, Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=seed),
                                store, _Writer(self), dry_run=dry_run, metrics=metrics)
@@ -147,16 +230,24 @@ class Controller:
         self._load(recover=claimed)
         self._was_leader = True   # the state was just loaded
         self.syncs = 0
+        self._wall_offset: Optional[float] = None   # wall − monotonic at the last sync
         self._closed = False
         self._reload_requested = False
-        self._retired: list[Runtime] = []   # configurations reloaded away: their providers closed at the end
+        #: provider instances that outlive a reload (the leader election's, the state
+        #: store's: made from the first configuration), closed at the end
+        self.keep: list = []
         self._pool: Optional[_Pool] = None
         # the pool is for providers whose calls wait on a cloud (Provider.blocking); an
         # in-process provider's targets are synced on this thread
         self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
         pooled = sum(1 for run in self.runs if run.spec.provider_key in self._blocking)
         n = workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, max(1, pooled))
-        self._pool = _Pool(n) if n > 1 and pooled > 1 else None
+        # a cloud target is synced on a worker however few there are: there its calls have a
+        # deadline, and a stop its grace
+        self._pool = _Pool(n) if pooled >= 1 else None
+        self.grace_seconds = float(runtime.loaded.config.shutdown_grace_seconds)
+        #: the targets whose write a stop left running past the grace (resolved at the next start)
+        self.left_in_flight: list[str] = []
 
     # ------------------------------------------------------------------ state
 
@@ -165,6 +256,7 @@ class Controller:
         left alone); ``recover``: the writes carried out after the last audited sync
         are audited at the next sync (``recovered: true``)."""
         rows = self.store.load_all()
+        now = self.clock.now()
         audited = self.store.get_meta(AUDITED_META) if recover else None
         audited = float(audited) if isinstance(audited, (int, float)) else -math.inf
         for run in self.runs:
@@ -179,7 +271,7 @@ class Controller:
                 log(logging.INFO, "policy changed: starting from empty state", target=run.spec.name)
                 run.dirty = True
                 continue
-            run.load(row)
+            _said_clamped(run, run.load(row, now), now)
             if run.problem is not None:
                 log(logging.ERROR, "persisted state unreadable: the target fails until it is reset",
                     target=run.spec.name, error=run.problem)
@@ -224,6 +316,44 @@ class Controller:
                 return True
         return False
 
+    def _verify_store(self, now: float) -> None:
+        """The state file and its lock, checked each sync by their holder: a state file
+        deleted under it is written again from memory — every target's state, the
+        pauses — with an error line; a lock file deleted or replaced is locked again.
+        A state file replaced by another file, or a lock another process took, raises
+        :class:`StoreLost` (the loop stops, exit 1)."""
+        try:
+            said = self.store.verify()
+        except StoreError as e:
+            self._store_failed("check the state file", e)
+            return
+        if "lock" in said:
+            log(logging.ERROR, "the state's lock file was deleted or replaced while the controller ran: locked "
+                               "again (no second controller could claim the state meanwhile)",
+                file=getattr(self.store, "lock_path", self.store.where))
+            if self.metrics is not None:
+                self.metrics.store_errors.labels("lock file lost").inc()
+        if "deleted" not in said:
+            return
+        if self.metrics is not None:
+            self.metrics.store_errors.labels("state file deleted").inc()
+        rows = [run.row() for run in self.runs if run.problem is None]
+        try:
+            self.store.recreate()
+            self.store.save(rows, {AUDITED_META: now})
+            for name, pause in self.ctx.pauses.items():
+                self.store.set_pause(name, pause.replicas, pause.since)
+        except StoreError as e:   # tried again next sync: the file is still missing
+            log(logging.ERROR, "the state file was deleted while the controller ran and cannot be written again: "
+                               "the state stays in memory", file=self.store.where, error=str(e))
+            return
+        for run in self.runs:
+            if run.problem is None:
+                run.dirty = False
+        log(logging.ERROR, "the state file was deleted while the controller ran: written again from the "
+                           "controller's memory", file=self.store.where, targets=len(rows),
+            pauses=len(self.ctx.pauses))
+
     def _try_claim(self) -> None:
         """A standby for the store's claim takes it once the holder is gone (the OS
         released its lock), and continues the holder's state."""
@@ -239,47 +369,152 @@ class Controller:
 
     # ------------------------------------------------------------------ syncing
 
-    def _map(self, fn: Callable[[TargetRun], Any], runs: list, skipped: list) -> list:
-        """``fn`` over ``runs`` on the pool (in order of ``runs`` within each chunk);
-        after a stop, runs not started are listed in ``skipped`` and the ones
-        running get :attr:`grace_seconds`."""
-        stop = self.stop_event
+    def _deadline(self, periods: float) -> float:
+        """A target's deadline in seconds: ``periods`` sync periods on the real clock;
+        none on a virtual clock, whose period is simulated time — a replay does not
+        depend on how fast its host answers — nor for ``--once``: one sync has no
+        period to keep (each call is bounded by its client's timeout)."""
+        return math.inf if self.clock.virtual or self._once else self.period * periods
+
+    def _map(self, fn: Callable[[Any], Any], items: list, skipped: list, *, budget: float,
+             abandoned: Callable[["_Slot"], Any]) -> list:
+        """``fn`` over ``items`` (target runs, or outcomes to write): a cloud provider's
+        on the pool, each with ``budget`` seconds from its start, an in-process one's
+        here meanwhile. A pooled call still running at its deadline — or when the
+        shutdown grace ends — is abandoned: the loop stops waiting for it, ``abandoned``
+        gives its result, and the call returns on its own thread to change nothing.
+        After a stop, items not started are listed in ``skipped``."""
+        pool = self._pool
+        pooled = [x for x in items if _run_of(x).spec.provider_key in self._blocking] if pool is not None else []
         results: list = []
-        pooled = [x for x in runs if _run_of(x).spec.provider_key in self._blocking] \
-            if self._pool is not None and len(runs) > 1 else []
         if not pooled:
-            self._inline(fn, runs, results, skipped)
+            self._inline(fn, items, results, skipped)
             return results
-        inline = [x for x in runs if _run_of(x).spec.provider_key not in self._blocking] \
-            if len(pooled) < len(runs) else []
-        chunk = max(1, math.ceil(len(pooled) / (self._pool.workers * 4)))
-        chunks = [pooled[i:i + chunk] for i in range(0, len(pooled), chunk)]
-        left = [len(chunks)]
-        lock = threading.Lock()
-        done = threading.Event()
-
-        def work(part: list) -> None:
-            try:
-                for run in part:
-                    if stop.is_set():
-                        skipped.append(run)
-                        continue
-                    results.append(fn(run))
-            finally:
-                with lock:
-                    left[0] -= 1
-                    if left[0] == 0:
-                        done.set()
-
-        for part in chunks:
-            self._pool.submit(lambda part=part: work(part))
+        inline = [x for x in items if _run_of(x).spec.provider_key not in self._blocking] \
+            if len(pooled) < len(items) else []
+        cond = threading.Condition()
+        left = [len(pooled)]
+        slots = [_Slot(x, _run_of(x)) for x in pooled]
+        for slot in slots:
+            slot.run.busy = slot
+            pool.submit(lambda slot=slot: self._task(slot, fn, cond, left))
         self._inline(fn, inline, results, skipped)   # while the pool waits on the network
-        while not done.wait(0.05):
-            if stop.is_set():
-                if not done.wait(self.grace_seconds):
-                    log(logging.WARNING, "stopping with target syncs still running", grace_seconds=self.grace_seconds)
-                break
-        return list(results)
+        self._wait(slots, cond, left, budget)
+        for slot in slots:
+            if slot.cancelled:
+                skipped.append(slot.item)
+            elif slot.abandoned:
+                r = abandoned(slot)
+                if r is not None:
+                    results.append(r)
+            else:
+                results.append(slot.result)
+        return results
+
+    def _task(self, slot: "_Slot", fn: Callable[[Any], Any], cond: threading.Condition, left: list) -> None:
+        run = slot.run
+        with slot.lock:
+            if not slot.cancelled and self.stop_event.is_set():   # stopped before its turn
+                slot.cancelled = True
+                mine = True
+            else:
+                mine = False
+            if not slot.cancelled:
+                slot.started = time.monotonic()
+                slot.thread = threading.current_thread()
+        if slot.cancelled:
+            if mine:
+                if run.busy is slot:
+                    run.busy = None
+                with cond:
+                    left[0] -= 1
+                    cond.notify_all()
+            return
+        try:
+            result = fn(slot.item)
+        except BaseException as e:  # noqa: BLE001 — fn catches its own; a worker never dies of one
+            log(logging.ERROR, "a target sync raised", target=run.spec.name, error=f"{type(e).__name__}: {e}")
+            result = None
+        with slot.lock:
+            slot.result = result
+            slot.done = True
+            abandoned = slot.abandoned
+        if run.busy is slot:
+            run.busy = None
+        if abandoned:
+            log(logging.INFO, "a target sync abandoned at its deadline has returned; the target is synced again "
+                              "from its next sync", target=run.spec.name,
+                seconds=round(time.monotonic() - (slot.started or 0.0), 3))
+        with cond:
+            if not abandoned:
+                left[0] -= 1
+            cond.notify_all()
+
+    def _wait(self, slots: list, cond: threading.Condition, left: list, budget: float) -> None:
+        """Until every slot is done, or abandoned at its deadline (``budget`` seconds
+        after it started; a slot past its calls — committed — is waited for), or at
+        the end of the grace once stopped (a slot not started by then is cancelled)."""
+        stop = self.stop_event
+        stop_at: Optional[float] = None
+        scan_every = min(0.05, budget / 10) if budget > 0 else 0.05
+        with cond:
+            while left[0] > 0:
+                t = time.monotonic()
+                if stop_at is None and stop.is_set():
+                    stop_at = t + self.grace_seconds
+                nearest = t + scan_every
+                for slot in slots:
+                    with slot.lock:
+                        if slot.done or slot.abandoned or slot.cancelled or slot.committed:
+                            continue
+                        if slot.started is None:
+                            if stop_at is not None and t >= stop_at:
+                                slot.cancelled = True
+                                left[0] -= 1
+                                if slot.run.busy is slot:
+                                    slot.run.busy = None
+                            continue
+                        due = slot.started + budget
+                        if t >= due or (stop_at is not None and t >= stop_at):
+                            slot.abandoned = True
+                            slot.why = "deadline" if t >= due else "grace"
+                            left[0] -= 1
+                        else:
+                            nearest = min(nearest, due, stop_at if stop_at is not None else due)
+                            continue
+                    if self._pool is not None and not self._pool.replace(slot.thread):
+                        log(logging.WARNING, "too many target syncs are stuck in calls past their deadline: the "
+                                             "worker pool runs short until they return", stuck=self._pool.stuck)
+                if left[0] <= 0:
+                    break
+                cond.wait(max(0.001, min(scan_every, nearest - t)))
+
+    def _abandoned_sync(self, slot: "_Slot", now: float, mono: float) -> Outcome:
+        run = slot.run
+        if slot.why == "grace":
+            why = (f"stopped: the target's sync was still running when the {self.grace_seconds:g}-s shutdown grace "
+                   "ended")
+        else:
+            why = (f"the target's sync did not finish within its deadline ({self.period * READ_DEADLINE_PERIODS:g} s, "
+                   f"half the {self.period:g}-s sync period): abandoned, its call left to return on its own")
+            self._backoff(run, mono)
+        log(logging.WARNING, why, target=run.spec.name)
+        return abandoned_record(run, now, why)
+
+    def _abandoned_write(self, slot: "_Slot", mono: float) -> None:
+        o: Outcome = slot.item
+        rec = o.record
+        rec["action"], rec["error_kind"] = "failed", "transient"
+        if slot.why == "grace":
+            rec["error"] = (f"stopped during the write, past the {self.grace_seconds:g}-s shutdown grace: its intent "
+                            "is persisted, and the next start resolves it by observing the target")
+            self.left_in_flight.append(o.run.spec.name)
+        else:
+            rec["error"] = (f"the write did not finish within its deadline ({self.period * WRITE_DEADLINE_PERIODS:g} s, "
+                            "one sync period): its outcome is resolved by observing the target once the call returns")
+            self._backoff(o.run, mono)
+        o.failed = True
+        log(logging.WARNING, rec["error"], target=o.run.spec.name)
 
     def _inline(self, fn: Callable[[Any], Any], runs: list, results: list, skipped: list) -> None:
         stop = self.stop_event
@@ -289,29 +524,53 @@ class Controller:
                 continue
             results.append(fn(run))
 
-    def sync(self, now: Optional[float] = None) -> SyncReport:
+    def sync(self, now: Optional[float] = None, mono: Optional[float] = None) -> SyncReport:
         """One sync of every target not backing off: decide each, persist every
         write's intent in one transaction, carry the writes out, then persist every
-        target's row in one transaction."""
+        target's row in one transaction. ``now`` is the decision's wall time and
+        ``mono`` the monotonic reading pacing and backoff are measured on (both from
+        the clock when ``now`` is not given; a caller that gives ``now`` alone drives
+        time itself, and it is both)."""
         # the cyclic garbage collector off for the sync: a sync allocates many short-lived
         # objects (observations, records, rows), and each full collection would scan every
         # target's history; reference counting frees them, the collector runs after
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            return self._sync(now)
+            if now is None:
+                now, mono = self.clock.now(), self.clock.monotonic()
+            elif mono is None:
+                mono = now
+            return self._sync(now, mono)
         finally:
             if gc_was_on:
                 gc.enable()
 
-    def _sync(self, now: Optional[float]) -> SyncReport:
-        now = self.clock.now() if now is None else now
+    def _stepped(self, now: float, mono: float) -> None:
+        """A step of the wall clock against the monotonic one, said once; a step back
+        clamps every target's state times now ahead of the wall clock (:mod:`.clamp`)."""
+        offset = now - mono
+        last, self._wall_offset = self._wall_offset, offset
+        if last is None or abs(offset - last) < WALL_STEP_SECONDS:
+            return
+        step = offset - last
+        log(logging.WARNING, f"the wall clock stepped {'back' if step < 0 else 'forward'} "
+                             f"{_duration(round(abs(step)))} (the monotonic clock did not): the sync period goes on; "
+                             "decisions are stamped with the new wall time", step_seconds=round(step, 3))
+        if step < 0:
+            for run in self.runs:
+                _said_clamped(run, run.clamp(now), now)
+
+    def _sync(self, now: float, mono: float) -> SyncReport:
+        if not self.clock.virtual:
+            self._stepped(now, mono)
         t0 = time.perf_counter()
         if not self.claimed:
             self._try_claim()
         if self.claimed:
+            self._verify_store(now)
             self._requests()
-        report = self._sync_targets(now)
+        report = self._sync_targets(now, mono)
         # the audit after the rows are persisted (its records can say a persist failed);
         # a write carried out and persisted but not yet audited when the process dies is
         # audited at the next start, from its row (AUDITED_META)
@@ -325,18 +584,22 @@ class Controller:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _sync_targets(self, now: float) -> SyncReport:
+    def _sync_targets(self, now: float, mono: float) -> SyncReport:
         """One sync of every target: decide, persist the intents, write, persist the rows."""
         t0 = time.perf_counter()
         report = SyncReport(now)
+        self.ctx.mono = mono
         try:
             ctx_pauses = self.store.pauses()
         except StoreError as e:   # keep the pauses read last: a pause is never lifted by a failing read
             self._store_failed("read the pauses", e)
             ctx_pauses = self.ctx.pauses
         self.ctx.pauses = ctx_pauses
-        due = [r for r in self.runs if r.retry_at <= now and r.ended is None]
-        report.skipped.extend(r.spec.name for r in self.runs if r.retry_at > now and r.ended is None)
+        # a target whose sync the loop abandoned, its call not returned yet, is not synced again meanwhile
+        busy = [r for r in self.runs if r.busy is not None and r.ended is None]
+        due = [r for r in self.runs if r.retry_at <= mono and r.ended is None and r.busy is None]
+        report.skipped.extend(r.spec.name for r in self.runs
+                              if r.retry_at > mono and r.ended is None and r.busy is None)
         due.sort(key=lambda r: r.last_synced)
         ctx = self.ctx
         leader = self.elector.is_leader() and self.claimed
@@ -348,9 +611,15 @@ class Controller:
         self._was_leader = leader
         if self.metrics is not None:
             self.metrics.leader.set(1 if leader else 0)
+            for key, pace in ctx.pacing.items():   # what is left of each provider's Retry-After hold
+                if pace.throttle is not None:
+                    self.metrics.throttle_hold.labels(key).set(max(0.0, pace.throttle["until"] - mono))
         skipped: list = []
         self._observe_batches(due, now)
-        outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped)
+        outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped,
+                             budget=self._deadline(READ_DEADLINE_PERIODS),
+                             abandoned=lambda slot: self._abandoned_sync(slot, now, mono))
+        outcomes += [self._still_running(run, now) for run in busy]
         writes = [o for o in outcomes if o.desired is not None]
         if writes:
             try:
@@ -358,10 +627,11 @@ class Controller:
             except StoreError as e:   # no write without its intent persisted: none this sync
                 self._store_failed("persist the intents", e)
                 for o in writes:
-                    self._not_written(o, e, now)
+                    self._not_written(o, e, mono)
                 writes = []
             if writes and not self.stop_event.is_set():
-                self._map(lambda o: act(o, ctx, now), writes, skipped)
+                self._map(lambda o: act(o, ctx, now), writes, skipped, budget=self._deadline(WRITE_DEADLINE_PERIODS),
+                          abandoned=lambda slot: self._abandoned_write(slot, mono))
         report.skipped.extend(_run_of(x).spec.name for x in skipped)
         records = self.recovered
         self.recovered = []
@@ -382,7 +652,7 @@ class Controller:
                 self._store_failed("persist the state", e)
                 for o in outcomes:
                     if o.run.dirty and not o.failed:
-                        self._not_persisted(o, e, now)
+                        self._not_persisted(o, e, mono)
         for o in outcomes:
             if o.failed:
                 report.failed.append((o.record["target"], o.record["error"] or o.record["action"]))
@@ -427,11 +697,18 @@ class Controller:
             for run, entry in zip(runs, got):
                 run.observed = (now, entry) if entry is not None else None
 
-    def _backoff(self, run: TargetRun, now: float) -> None:
-        run.failures += 1
-        run.retry_at = now + self.ctx.backoff.delay(run.failures, None)
 
-    def _not_written(self, o: Outcome, e: StoreError, now: float) -> None:
+    def _still_running(self, run: TargetRun, now: float) -> Outcome:
+        slot = run.busy
+        since = time.monotonic() - slot.started if slot is not None and slot.started is not None else 0.0
+        return abandoned_record(run, now, f"its previous sync has been in a call for {since:.3g} s, past its "
+                                          "deadline: not synced again until the call returns")
+
+    def _backoff(self, run: TargetRun, mono: float) -> None:
+        run.failures += 1
+        run.retry_at = mono + self.ctx.backoff.delay(run.failures, None)
+
+    def _not_written(self, o: Outcome, e: StoreError, mono: float) -> None:
         """A write whose intent could not be persisted: not made; the decision stays
         one not carried out (recommendations and sizes only)."""
         not_written(o.run)
@@ -441,9 +718,9 @@ class Controller:
         rec["error"] = f"the state store failed, so the size was not set: {e}"
         rec["error_kind"] = STORE_ERROR_KIND
         o.failed = True
-        self._backoff(o.run, now)
+        self._backoff(o.run, mono)
 
-    def _not_persisted(self, o: Outcome, e: StoreError, now: float) -> None:
+    def _not_persisted(self, o: Outcome, e: StoreError, mono: float) -> None:
         """A sync whose row could not be persisted: what was done stands (an applied
         write was made, its intent persisted before it), the record says the state
         was not saved, and the target fails."""
@@ -453,11 +730,13 @@ class Controller:
         rec["error"] = f"the state store failed, so this sync's state is not persisted (tried again next sync): {e}"
         rec["error_kind"] = STORE_ERROR_KIND
         o.failed = True
-        self._backoff(o.run, now)
+        self._backoff(o.run, mono)
 
     def request_reload(self) -> None:
-        """Reload the configuration at the next sync boundary (SIGHUP)."""
+        """Reload the configuration between syncs (SIGHUP): at once when the loop is
+        waiting for the next sync, which then comes when it was due."""
         self._reload_requested = True
+        self._wake.set()
 
     def reload(self) -> bool:
         """The configuration file read and built again, as Prometheus reloads on
@@ -502,7 +781,7 @@ class Controller:
                     rows = self.store.load_all()
                 row = rows.get(spec.name)
                 if row is not None and row.problem is None and row.policy_hash == spec.policy_hash:
-                    run.load(row)
+                    _said_clamped(run, run.load(row, self.clock.now()), self.clock.now())
                 log(logging.INFO, "target added", target=spec.name)
             runs.append(run)
         for name, run in old.items():
@@ -513,39 +792,40 @@ class Controller:
                         gauge.remove(name)
                     except KeyError:
                         pass
-        for run in self.runs:   # the handles reloaded away (the providers may still serve the election)
-            try:
-                run.spec.target.close()
-            except Exception:  # noqa: BLE001 — closing never fails a run
-                pass
-        self._retired.append(self.runtime)
+        # what the configuration reloaded away holds — its providers' sessions and
+        # connections, its metric sources, its target handles — released now, but the
+        # providers still serving the election or the state store
+        self.runtime.close(keep=tuple(self.keep))
         if gc.get_freeze_count():   # `scalebridge run` froze the first build: let what was reloaded away go
             gc.unfreeze()
             gc.collect()
             gc.freeze()
-        now = self.clock.now()
+        mono = self.clock.monotonic()
         self.runtime = runtime
         self.runs = runs
         self.period = runtime.sync_period_seconds
-        self.ctx.pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), now)
+        self.ctx.pacing = {key: ProviderPacing(getattr(p, "pacing", None) or _default_pacing(), mono)
                            for key, p in runtime.providers.items()}
         self.ctx.backoff = Backoff(self.period, self.period * BACKOFF_CAP_PERIODS, seed=self._seed)
         self._blocking = frozenset(key for key, p in runtime.providers.items() if getattr(p, "blocking", True))
         pooled = sum(1 for run in runs if run.spec.provider_key in self._blocking)
-        if self._pool is None and pooled > 1:
+        if self._pool is None and pooled >= 1:
             n = self._workers or runtime.loaded.config.workers or min(DEFAULT_WORKERS, pooled)
-            self._pool = _Pool(n) if n > 1 else None
+            self._pool = _Pool(n)
+        self.grace_seconds = float(runtime.loaded.config.shutdown_grace_seconds)
         log(logging.INFO, "reloaded the configuration", config=str(path), targets=len(runs), period=self.period)
         return True
 
     def request_stop(self) -> None:
         """Start no new target sync; the loop persists and returns."""
         self.stop_event.set()
+        self._wake.set()
 
     def run(self, *, once: bool = False) -> int:
         """Sync every period until stopped (or ``until`` of virtual time); ``once``:
         one sync. 0 when stopped or done; with ``once``, 1 when a target failed."""
         if once:
+            self._once = True
             try:
                 report = self.sync()
             except StoreError as e:
@@ -554,6 +834,8 @@ class Controller:
                 return 1
             except AuditError as e:
                 return _audit_failed(e)
+            except StoreLost as e:
+                return _store_lost(e)
             self.last_report = report
             return 1 if report.failed else 0
         clock = self.clock
@@ -568,25 +850,35 @@ class Controller:
             if self._reload_requested:   # SIGHUP: at the sync boundary
                 self._reload_requested = False
                 self.reload()
-            now = clock.now()
+            now, mono = clock.now(), clock.monotonic()
             if end is not None and now >= end - 1e-9:
                 break
             try:
-                self.last_report = self.sync(now)
+                self.last_report = self.sync(now, mono)
             except StoreError as e:
                 # no write without its intent persisted: this sync's writes were not made;
                 # the targets' state stays in memory and is saved by the next sync that can
                 log(logging.ERROR, "the state store failed: no write this sync", error=str(e))
             except AuditError as e:
                 return _audit_failed(e)
+            except StoreLost as e:
+                return _store_lost(e)
             if self.stop_event.is_set():
                 break
-            next_t = now + self.period
+            # the next sync one period after this one began, on the monotonic clock: a step
+            # of the wall clock (NTP) neither holds the loop back nor makes it sync twice
+            next_m = mono + self.period
             if clock.virtual:
-                clock.sleep(next_t - clock.now(), self.stop_event)
+                clock.sleep(next_m - clock.monotonic(), self.stop_event)
             else:
-                while clock.now() < next_t and clock.sleep(next_t - clock.now(), self.stop_event):
-                    pass
+                while not self.stop_event.is_set() and clock.monotonic() < next_m:
+                    self._wake.clear()
+                    if self._reload_requested:   # SIGHUP while waiting: reloaded now, the period kept
+                        self._reload_requested = False
+                        self.reload()
+                        next_m = mono + self.period
+                        continue
+                    clock.sleep(next_m - clock.monotonic(), self._wake)
         return 0
 
     def close(self) -> None:
@@ -602,14 +894,31 @@ class Controller:
         for thing in (self.audit, self.metrics):
             if thing is not None:
                 thing.close()
-        self.runtime.close()
-        for runtime in self._retired:
-            for p in runtime.providers.values():
-                try:
-                    p.close()
-                except Exception:  # noqa: BLE001
-                    pass
+
+        def release() -> None:
+            self.runtime.close()
+            for p in self.keep:
+                if not any(p is q for q in self.runtime.providers.values()):
+                    try:
+                        p.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+        if any(run.busy is not None for run in self.runs):
+            # a call left running past its deadline or the grace may hold its provider
+            # (a lock, a connection): closing waits for it no longer than this
+            t = threading.Thread(target=release, name="scalebridge-close", daemon=True)
+            t.start()
+            t.join(CLOSE_WAIT_SECONDS)
+        else:
+            release()
         self.store.close()
+
+
+def _said_clamped(run: TargetRun, clamped: list, now: float) -> None:
+    if clamped:
+        log(logging.WARNING, "the target's state held times ahead of now (the clock was ahead when they were "
+                             "written, or has stepped back since): clamped to now", target=run.spec.name,
+            now=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), clamped=describe_clamped(clamped))
 
 
 def _duration(seconds: float) -> str:
@@ -657,6 +966,12 @@ def _audit_failed(e: AuditError) -> int:
     return 1
 
 
+def _store_lost(e: StoreLost) -> int:
+    log(logging.ERROR, "the state store was lost under the controller: stopping", error=str(e))
+    say("run", f"stopped: {e}")
+    return 1
+
+
 def _default_pacing():
     from ..providers import Pacing
     return Pacing()
@@ -665,23 +980,25 @@ def _default_pacing():
 def build_controller(config: Union[str, Any], *, clock: Union[str, Clock, None] = "real", state: Optional[str] = None,
                      dry_run: bool = False, audit: Union[str, AuditLog, None] = None, metrics: Any = None,
                      leader_elect: bool = False, elector: Optional[Elector] = None, until: Optional[float] = None,
-                     seed: Optional[int] = None, workers: Optional[int] = None) -> Controller:
+                     seed: Optional[int] = None, workers: Optional[int] = None,
+                     audit_options: Optional[dict] = None) -> Controller:
     """A controller for the run configuration at ``config`` (a path, or a loaded
     configuration). ``clock``: ``"real"``, ``"virtual"`` or a clock object; ``state``:
-    ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog`."""
+    ``--state PATH``; ``audit``: a path, ``-`` or an :class:`AuditLog` (made with
+    ``audit_options``: ``max_bytes``, ``keep``)."""
     gc_was_on = gc.isenabled()
     gc.disable()   # building many targets allocates only what lives on: nothing to collect
     try:
         return _build_controller(config, clock=clock, state=state, dry_run=dry_run, audit=audit, metrics=metrics,
                                  leader_elect=leader_elect, elector=elector, until=until, seed=seed,
-                                 workers=workers)
+                                 workers=workers, audit_options=audit_options or {})
     finally:
         if gc_was_on:
             gc.enable()
 
 
 def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_elect, elector, until, seed,
-                      workers) -> Controller:
+                      workers, audit_options) -> Controller:
     loaded = load_config(config) if isinstance(config, str) or hasattr(config, "__fspath__") else config
     virtual = clock == "virtual"
     runtime = build(loaded, clock="virtual" if virtual else "real")
@@ -732,10 +1049,13 @@ def _build_controller(config, *, clock, state, dry_run, audit, metrics, leader_e
             start_time = clk.now()
         if elector is not None:
             elector.start()
-        log_ = AuditLog(audit) if isinstance(audit, str) else audit
+        log_ = AuditLog(audit, **audit_options) if isinstance(audit, str) else audit
         c = Controller(runtime, store, clock=clk, dry_run=dry_run, audit=log_, metrics=metrics, elector=elector,
                        workers=workers, seed=seed, until=until, claimed=claimed)
         c.start_time = start_time
+        kept = [elector_key(runtime.providers, loaded.config.leader_election) if leader_elect else None,
+                runtime.state.get("provider") if isinstance(runtime.state, dict) else None]
+        c.keep = [runtime.providers[k] for k in dict.fromkeys(kept) if k is not None and k in runtime.providers]
         return c
     except BaseException:
         store.close()

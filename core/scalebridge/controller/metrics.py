@@ -9,6 +9,11 @@
 - ``scalebridge_leader`` (1 when this replica may write)
 - ``scalebridge_paused{target}``, ``scalebridge_fallback_active{target}`` (0/1)
 - extension: ``scalebridge_store_errors_total{operation}`` (failures of the state store)
+- extension, throttling: ``scalebridge_throttle_retry_after_seconds{provider}`` (the
+  ``Retry-After`` the provider's server sent last, as sent),
+  ``scalebridge_throttle_hold_seconds{provider}`` (what is left of the hold on its
+  calls, bounded by ``max_retry_after_seconds``; 0 when not held),
+  ``scalebridge_throttled_syncs_total{provider}`` (target syncs held back by it)
 
 Each controller has its own registry, so several in one process (tests) do not
 share counters.
@@ -48,6 +53,15 @@ class Metrics:
         self.fallback_active = Gauge("scalebridge_fallback_active", "1 while the decision uses the policy's "
                                      "fallback (its metrics failed failure_threshold syncs in a row)", ["target"],
                                      registry=r)
+        self.retry_after = Gauge("scalebridge_throttle_retry_after_seconds",
+                                 "The Retry-After the provider's server asked for last, as it sent it (seconds)",
+                                 ["provider"], registry=r)
+        self.throttle_hold = Gauge("scalebridge_throttle_hold_seconds",
+                                   "Seconds left of the hold on the provider's calls after a Retry-After (at most its "
+                                   "max_retry_after_seconds); 0 when its calls are not held", ["provider"], registry=r)
+        self.throttled_syncs = Counter("scalebridge_throttled_syncs_total",
+                                       "Target syncs held back because their provider's server asked to wait "
+                                       "(Retry-After)", ["provider"], registry=r)
         self.leader = Gauge("scalebridge_leader", "1 when this replica holds the leader election (may write)",
                             registry=r)
         self._server = None

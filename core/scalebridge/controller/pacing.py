@@ -7,11 +7,16 @@ burst 10 are ``rest.Config``'s). Taking never blocks: a sync that finds no token
 left skips the call (``paced``) and the next sync decides afresh, so pending
 changes coalesce to the latest desired size. A provider that answered
 "throttled" holds its buckets empty until the time it asked for.
+
+The times are the controller's monotonic readings (:meth:`Clock.monotonic`): a
+bucket refilled on the wall clock gives nothing for an hour after NTP steps the
+clock back an hour.
 """
 from __future__ import annotations
 
 import math
 import threading
+from typing import Optional
 
 from ..providers import Pacing
 
@@ -30,6 +35,11 @@ class TokenBucket:
         self._lock = threading.Lock()
 
     def _refill(self, now: float) -> None:
+        if now < self.stamp and now >= self.held_until:
+            # a reading before the last one (a caller's clock that stepped back): refill from
+            # here rather than waiting for the old reading to come round again
+            self.stamp = now
+            return
         if now > self.stamp:
             if self.rate == math.inf:
                 self.tokens = float(self.burst)
@@ -65,13 +75,25 @@ class TokenBucket:
 
 
 class ProviderPacing:
-    """The read and write buckets of one provider instance."""
-    __slots__ = ("reads", "writes")
+    """The read and write buckets of one provider instance, and the throttling its
+    server asked for last (:attr:`throttle`: what the audit says of a held call)."""
+    __slots__ = ("reads", "writes", "throttle")
 
     def __init__(self, pacing: Pacing, now: float):
         self.reads = TokenBucket(pacing.reads_per_second, pacing.read_burst, now)
         self.writes = TokenBucket(pacing.writes_per_second, pacing.write_burst, now)
+        #: {"retry_after": what the server asked for (s), "held_seconds": the hold (s),
+        #: "until": its end (monotonic)} of the last hold, or None
+        self.throttle: Optional[dict] = None
 
-    def hold(self, until: float) -> None:
+    def hold(self, until: float, *, retry_after: Optional[float] = None, held: Optional[float] = None) -> None:
+        """No call before ``until`` (a ``Retry-After``, bounded by the caller)."""
         self.reads.hold(until)
         self.writes.hold(until)
+        if self.throttle is None or until >= self.throttle["until"]:
+            self.throttle = {"retry_after": retry_after, "held_seconds": held, "until": until}
+
+    def held(self, now: float) -> Optional[dict]:
+        """The throttle holding this provider's calls at ``now``, or None."""
+        t = self.throttle
+        return t if t is not None and now < t["until"] else None

@@ -41,14 +41,15 @@ from ..protocol import CapacityForecast, Member, MetricObservation, Observations
 from ..providers import ErrorKind, Elector, ProviderError, TargetEnded, TargetRefused
 from ..state import DecisionState, Events
 from .backoff import Backoff
-from .runtime import TargetSpec
+from .clamp import clamp_future
+from .runtime import RETRY_AFTER_MIN_PERIODS, TargetSpec
 from .pacing import ProviderPacing
 from .sources import read_metrics
 from .store import StateStore, StoredTarget
 
 __all__ = ["Intent", "TargetRun", "SyncContext", "Outcome", "decide_target", "act", "sync_target", "not_written",
            "REFUSAL_RECHECK_SECONDS", "STORE_ERROR_KIND", "state_from_protocol", "recovered_record", "row_problem",
-           "plugin_failed"]
+           "plugin_failed", "abandoned_record"]
 
 #: how often a target is asked again whether another autoscaler manages it
 REFUSAL_RECHECK_SECONDS = 300.0
@@ -100,6 +101,12 @@ class TargetRun:
     #: (sync time, its Observation or ProviderError) from the provider's batched
     #: observe (Provider.observe_many) of this sync, taken by the sync once
     observed: Optional[tuple] = None
+    #: the settings the provider last said it knows (Observation.settings), decided with
+    learned: Optional[dict] = None
+    #: the loop's handle on a sync of this target running on a worker (None: none is):
+    #: while a sync the loop abandoned at its deadline is still in its call, the target
+    #: is not synced again
+    busy: Any = None
 
     @property
     def intent_size(self) -> Optional[int]:
@@ -124,13 +131,25 @@ class TargetRun:
                             state.to_protocol(), time.time(), {"time": it.time, "record": it.record}, self.applied,
                             snapshot)
 
-    def load(self, row: StoredTarget) -> None:
+    def load(self, row: StoredTarget, now: Optional[float] = None) -> list[tuple[str, float]]:
         """The persisted row back (a pending intent is resolved on the next sync). A
         row that cannot be read leaves :attr:`problem` set: the target then fails
         until ``scalebridge state reset`` forgets the row, rather than starting from
-        empty state and forgetting its windows unseen."""
+        empty state and forgetting its windows unseen. With ``now``, every time of the
+        state after it is clamped to it (:mod:`.clamp`); what was clamped is returned
+        (``(path, seconds ahead)``) for the caller to say."""
         name = self.spec.name
         problem = row.problem
+        clamped: list[tuple[str, float]] = []
+        if problem is None and now is not None:
+            row.state, clamped = clamp_future(row.state, now)
+            if row.intent_state is not None:
+                row.intent_state, more = clamp_future(row.intent_state, now)
+                clamped += [(f"pending write's {p}", ahead) for p, ahead in more]
+                meta = row.intent_meta
+                if more and isinstance(meta, dict) and isinstance(meta.get("time"), (int, float)) \
+                        and meta["time"] > now:
+                    row.intent_meta = {**meta, "time": now}
         if problem is None:
             try:
                 state = state_from_protocol(row.state)
@@ -142,7 +161,7 @@ class TargetRun:
         if problem is not None:
             self.problem = (f"the state store's row of target {name!r} cannot be read ({problem}); "
                             f"`scalebridge state reset {name}` forgets it")
-            return
+            return []
         intent = None
         if row.intent_size is not None and row.intent_state is not None:
             meta = row.intent_meta or {}
@@ -158,6 +177,23 @@ class TargetRun:
         self.applied = row.applied
         if row.provider_state is not None:
             self.spec.target.restore(row.provider_state)
+        if clamped:
+            self.dirty = True   # persisted clamped: the next start reads what this one decides on
+        return clamped
+
+    def clamp(self, now: float) -> list[tuple[str, float]]:
+        """The state in memory with every time after ``now`` clamped to it (the wall
+        clock stepped back under a running controller); what was clamped."""
+        state, clamped = clamp_future(self.decider.state.to_protocol(), now)
+        if clamped:
+            self.decider.state = state_from_protocol(state)
+            self.dirty = True
+        it = self.intent
+        if it is not None:   # what a write not carried out gives back is clamped alike
+            before, more = clamp_future(self.decider.state.to_protocol(it.events, it.before), now)
+            if more:
+                it.events = state_from_protocol(before).events()
+        return clamped
 
     def reset(self) -> None:
         """Forget the target's decision history (``scalebridge state reset``)."""
@@ -180,6 +216,9 @@ class SyncContext:
     refusal_recheck_seconds: float = REFUSAL_RECHECK_SECONDS
     #: the targets ``scalebridge pause`` paused, by name (read from the store every sync)
     pauses: dict = field(default_factory=dict)
+    #: the monotonic reading of the sync under way (:meth:`Clock.monotonic`): pacing,
+    #: backoff and refusal re-checks are measured on it, never on the wall clock
+    mono: float = 0.0
 
 
 _DECISION_FIELDS = ("current_replicas", "recommended_replicas", "desired_replicas", "reason")
@@ -272,6 +311,59 @@ def _take_back(state: DecisionState, it: Intent, *, whole: bool = False) -> None
     state.restore_events(it.events)
 
 
+def retry_after_bound(spec: TargetSpec, ctx: SyncContext) -> float:
+    """The longest a ``Retry-After`` holds ``spec``'s provider: its
+    ``max_retry_after_seconds``, never less than :data:`RETRY_AFTER_MIN_PERIODS` sync
+    periods (the backoff's base)."""
+    return max(spec.limits.max_retry_after_seconds, RETRY_AFTER_MIN_PERIODS * ctx.backoff.base)
+
+
+def throttled(spec: TargetSpec, ctx: SyncContext, e: ProviderError) -> Optional[dict]:
+    """A throttled answer (``e``, of kind ``throttled``): with a ``Retry-After``, the
+    provider's calls are held that long, bounded (:func:`retry_after_bound`); the
+    audit's ``throttled`` field — the server's ``retry_after`` as sent, the
+    ``held_seconds`` applied, the ``operation`` — and the metrics say so. None for
+    another kind."""
+    if e.kind is not ErrorKind.THROTTLED:
+        return None
+    ra = e.retry_after
+    held = min(ra, retry_after_bound(spec, ctx)) if ra else None
+    key = spec.provider_key
+    if held:
+        ctx.pacing[key].hold(ctx.mono + held, retry_after=ra, held=held)
+    m = ctx.metrics
+    if m is not None and ra is not None:
+        m.retry_after.labels(key).set(ra)
+        m.throttle_hold.labels(key).set(held or 0.0)
+    return {"retry_after": ra, "held_seconds": held, "operation": e.operation}
+
+
+def held_note(key: str, t: dict, mono: float, what: str) -> str:
+    """The audit's note of a call a throttle holds back."""
+    left = max(0.0, t["until"] - mono)
+    asked = t["retry_after"]
+    capped = "" if asked is None or asked <= t["held_seconds"] else \
+        f", held {t['held_seconds']:g} s (its max_retry_after_seconds)"
+    return (f"provider {key!r} is throttled: its server asked to wait {asked:g} s (Retry-After){capped}; "
+            f"no {what} for {left:.3g} s more")
+
+
+def _commit(run: TargetRun) -> bool:
+    """Whether a sync running on a worker may change ``run`` now that its calls have
+    returned: False when the loop abandoned it at its deadline (then it changes
+    nothing; a write's intent stays pending, resolved by observing). A sync on the
+    loop's own thread always may."""
+    slot = run.busy
+    return slot is None or slot.commit()
+
+
+def abandoned_record(run: TargetRun, now: float, why: str) -> Outcome:
+    """The outcome the loop audits for a target sync it no longer waits for."""
+    rec = _record(run.spec, now)
+    rec["action"], rec["error"], rec["error_kind"] = "failed", why, ErrorKind.TRANSIENT.value
+    return Outcome(run, rec, failed=True)
+
+
 def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: float) -> None:
     rec["action"] = "refused" if e.kind is ErrorKind.REFUSED else "failed"
     rec["error"] = str(e)
@@ -280,10 +372,12 @@ def _fail(run: TargetRun, ctx: SyncContext, rec: dict, e: ProviderError, now: fl
         ctx.metrics.provider_errors.labels(run.spec.provider_key, e.kind.value).inc()
     if e.retryable:
         run.failures += 1
-        delay = ctx.backoff.delay(run.failures, e.retry_after)
-        run.retry_at = now + delay
-        if e.kind is ErrorKind.THROTTLED and e.retry_after:
-            ctx.pacing[run.spec.provider_key].hold(now + e.retry_after)
+        throttle = throttled(run.spec, ctx, e)
+        held = throttle["held_seconds"] if throttle is not None else None
+        delay = ctx.backoff.delay(run.failures, held)
+        run.retry_at = ctx.mono + delay
+        if throttle is not None:
+            rec["throttled"] = throttle
 
 
 @dataclass(slots=True)
@@ -342,34 +436,55 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         out.failed = True
         return out
     pace = ctx.pacing[spec.provider_key]
+    mono = ctx.mono
     # a target observed in its provider's batch made its reads there, in the batch's few calls
-    if (run.observed is None or run.observed[0] != now) and not pace.reads.take(now):
+    if (run.observed is None or run.observed[0] != now) and not pace.reads.take(mono):
         rec["action"] = "paced"
-        rec["note"] = f"provider {spec.provider_key!r} has no read left at its pacing"
+        _paced(rec, ctx, spec.provider_key, pace, mono, "read")
         return out
     target = spec.target
     decider = run.decider
     ev: Optional[Events] = None
+    current: Optional[int] = None
     t0 = time.perf_counter()
     try:
+        # the calls first, changing nothing: a sync the loop abandons at its deadline
+        # (its call hung) leaves the run as it was (``_commit``)
         obs = _observed(run, now) or target.observe(now)
         current = obs.current_replicas
         if type(current) is not int or current < 0:
-            raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {current!r}, not a count")
+            current = None
+            raise ProviderError(ErrorKind.INVALID, f"the provider observed a size of {obs.current_replicas!r}, "
+                                "not a count")
+        it = run.intent
+        # a write decided and carried out at this very time by a process that died since
+        early = it is not None and it.time == now and current == it.size
+        refused_by = run.refused_by
+        recheck = not early and mono >= run.next_refusal_check
+        if recheck:
+            refused_by = target.managed_by()
+        pause = None if early or refused_by else _pause(run, ctx, obs)
+        # with a fallback, a metric that cannot be read is decided on (its failures
+        # counted in the state, as KEDA counts them); without one the sync fails and the
+        # size is held, as before
+        failed: Optional[list[ProviderError]] = [] if spec.policy.fallback is not None else None
+        metrics = read_metrics(spec, now, obs, failed=failed) \
+            if spec.queries and not early and not refused_by and pause is None else {}
+        if not _commit(run):   # every call has returned; from here on the run changes, in memory
+            return out
         rec["current_replicas"] = current
-        if run.intent is not None:
+        if it is not None:
             recovered, same_sync = _resolve_intent(run, current, now)
             if same_sync:   # decided and carried out at this time by a process that died since
                 rec.update(recovered)
                 run.last_synced = now
                 return out
             out.recovered = recovered
-        if now >= run.next_refusal_check:
-            run.refused_by = target.managed_by()
-            run.next_refusal_check = now + ctx.refusal_recheck_seconds
+        if recheck:
+            run.refused_by = refused_by
+            run.next_refusal_check = mono + ctx.refusal_recheck_seconds
         if run.refused_by:
             raise TargetRefused(run.refused_by)
-        pause = _pause(run, ctx, obs)
         if ctx.metrics is not None:
             ctx.metrics.paused.labels(spec.name).set(1 if pause else 0)
         if pause is not None:
@@ -377,13 +492,15 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         # with a fallback, a metric that cannot be read is decided on (its failures
         # counted in the state, as KEDA counts them); without one the sync fails and the
         # size is held, as before
-        failed: Optional[list[ProviderError]] = [] if spec.policy.fallback is not None else None
-        metrics = read_metrics(spec, now, obs, failed=failed) if spec.queries else {}
         for e in failed or ():
-            if e.kind is ErrorKind.THROTTLED and e.retry_after:
-                ctx.pacing[spec.provider_key].hold(now + e.retry_after)
+            throttle = throttled(spec, ctx, e)
+            if throttle is not None:
+                rec["throttled"] = throttle
             if ctx.metrics is not None:
                 ctx.metrics.provider_errors.labels(spec.provider_key, e.kind.value).inc()
+        if obs.settings is not None and obs.settings != run.learned:
+            decider.learn_settings(obs.settings, spec.settings)
+            run.learned = obs.settings
         observations = _observations(obs, metrics)
         ev = decider.state.events()
         d = decider.step(now, current, observations)
@@ -395,11 +512,17 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             rec["error"] = d.error
         if failed:
             rec["note"] = "metrics not read: " + "; ".join(str(e) for e in failed)
+        paused_at_zero = (d.extra or {}).get("paused")
+        if paused_at_zero:
+            rec["note"] = f"paused at zero: {paused_at_zero}"
         fallback = (d.extra or {}).get("fallback")
         if fallback is not None:
             rec["fallback"] = bool(fallback.get("active"))
             if ctx.metrics is not None:
                 ctx.metrics.fallback_active.labels(spec.name).set(1 if fallback.get("active") else 0)
+        standby = (d.extra or {}).get("standby_replicas")
+        if standby:   # members in a standby or warm pool, left out of the decision
+            rec["standby_replicas"] = standby
         run.last_synced = now
         m = ctx.metrics
         if m is not None:
@@ -418,9 +541,9 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
             rec["note"] = obs.in_flight
         elif not ctx.elector.is_leader():
             rec["action"] = "standby"
-        elif not pace.writes.take(now):
+        elif not pace.writes.take(mono):
             rec["action"] = "paced"
-            rec["note"] = f"provider {spec.provider_key!r} has no write left at its pacing"
+            _paced(rec, ctx, spec.provider_key, pace, mono, "write")
         else:   # to be carried out: the state is the one as if it were, the intent persisted first
             run.intent = Intent(desired, now, {k: rec[k] for k in _DECISION_FIELDS}, ev, now)
             out.desired, out.current = desired, current
@@ -429,22 +552,35 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         decider.state.restore_events(ev)
         return out
     except TargetEnded as e:   # said once: the target is synced no more, and holds its size
+        if not _commit(run):
+            return out
         run.ended = e.ended
         rec["action"] = "paused"
         rec["note"] = e.ended
         return out
     except ProviderError as e:
+        if not _commit(run):
+            return out
         if ev is not None and rec["desired_replicas"] is not None:
             decider.state.restore_events(ev)
+        elif current is not None and run.intent is not None and rec["current_replicas"] is None:
+            # observed, then a later call failed: the pending write is resolved all the same
+            rec["current_replicas"] = current
+            recovered, _ = _resolve_intent(run, current, now)
+            out.recovered = recovered
         _fail(run, ctx, rec, e, now)
         out.failed = True
         return out
     except (RequestError, ScalebridgeError, OverflowError) as e:
+        if not _commit(run):
+            return out
         rec["action"] = "failed"
         rec["error"] = f"cannot decide: {e}"
         out.failed = True
         return out
     except Exception as e:  # noqa: BLE001 — a provider's or a semantics' bug must not stop the others
+        if not _commit(run):
+            return out
         rec["action"] = "failed"
         rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
@@ -452,6 +588,19 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     finally:
         if ctx.metrics is not None:
             ctx.metrics.sync_duration.observe(time.perf_counter() - t0)
+
+
+def _paced(rec: dict, ctx: SyncContext, key: str, pace: ProviderPacing, mono: float, what: str) -> None:
+    """A call its provider's buckets hold back: throttled (the server's Retry-After)
+    or paced (the provider's own rate)."""
+    t = pace.held(mono)
+    if t is None:
+        rec["note"] = f"provider {key!r} has no {what} left at its pacing"
+        return
+    rec["note"] = held_note(key, t, mono, what + "s")
+    rec["throttled"] = {"retry_after": t["retry_after"], "held_seconds": t["held_seconds"], "operation": None}
+    if ctx.metrics is not None:
+        ctx.metrics.throttled_syncs.labels(key).inc()
 
 
 def _pause(run: TargetRun, ctx: SyncContext, obs: Any) -> Optional[tuple[str, Optional[int]]]:
@@ -494,7 +643,7 @@ def _paused(out: Outcome, ctx: SyncContext, obs: Any, pause: tuple[str, Optional
         rec["action"], rec["note"] = "in_flight", obs.in_flight
     elif not ctx.elector.is_leader():
         rec["action"] = "standby"
-    elif not ctx.pacing[run.spec.provider_key].writes.take(now):
+    elif not ctx.pacing[run.spec.provider_key].writes.take(ctx.mono):
         rec["action"] = "paused"
         rec["note"] = f"paused: {why}; provider {run.spec.provider_key!r} has no write left at its pacing"
     else:   # the paused size: no decision, so the state is the same carried out or not
@@ -514,15 +663,21 @@ def act(out: Outcome, ctx: SyncContext, now: float) -> None:
     try:
         change = run.spec.target.set_size(desired)
     except ProviderError as e:
+        if not _commit(run):   # abandoned at its deadline: the intent stays, resolved by observing
+            return
         _fail(run, ctx, rec, e, now)
         out.failed = True
         if ctx.metrics is not None:
             ctx.metrics.scale_actions.labels(run.spec.name, direction, "failed").inc()
         return
     except Exception as e:  # noqa: BLE001
+        if not _commit(run):
+            return
         rec["action"] = "failed"
         rec["error"] = plugin_failed(run.spec, e)
         out.failed = True
+        return
+    if not _commit(run):
         return
     run.applied = {"time": now, "record": run.intent.record}
     run.intent = None

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Optional
 from ..errors import ScalebridgeError
 from ..metric_sources import MetricSource, SourceQuery, is_metric_source_query, observe, parse_source_query
 from ..protocol import METRIC_OBSERVATION, MetricObservation, member_name
-from ..providers import MetricQuery, Observation, ProviderError, RefError
+from ..providers import ErrorKind, MetricQuery, Observation, ProviderError, RefError
 from .configfile import resolve_paths
+from .runtime import Limits, take_limits
 
 if TYPE_CHECKING:
     from .configfile import LoadedConfig
@@ -38,6 +39,9 @@ def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[st
     for key, options in (loaded.config.metric_sources or {}).items():
         loc = ("metric_sources", key)
         options = dict(options or {})
+        limits = take_limits(options, loc, loaded, problems, keys=("max_sample_age_seconds", "max_sample_skew_seconds"))
+        if limits is None:
+            continue
         type_name = options.pop("type", None)
         if type_name is None:
             if key not in registry.current().metric_sources:
@@ -69,6 +73,7 @@ def build_metric_sources(loaded: "LoadedConfig", problems: list[str]) -> dict[st
             problems.append(f"{loaded.where(*loc, 'type')}: {e}")
             continue
         instance.name = key
+        instance.limits = limits   # the controller's bounds of its samples (sources.read_metrics)
         out[key] = instance
     return out
 
@@ -122,6 +127,101 @@ def check_target_sources(loaded: "LoadedConfig", loc: tuple, sources: dict[str, 
     return routes if ok else None
 
 
+def _field(o: Any, key: str) -> Any:
+    return o.get(key) if isinstance(o, dict) else getattr(o, key, None)
+
+
+def _time(t: Any) -> Optional[float]:
+    return float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+
+
+def _stamp(t: float) -> str:
+    import time
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) if -6e10 < t < 6e10 else f"t={t:g}"
+
+
+def _span(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def sample_times_problem(obs: Any, now: float, end: float, grain: float, limits: Any) -> Optional[str]:
+    """Why a metric observation's samples are not to be acted on, or None: a sample
+    stamped more than ``max_sample_skew_seconds`` after ``now`` (a clock, or a
+    pipeline, ahead), or a newest sample older than ``max_sample_age_seconds`` before
+    the window's end ``end`` (``now`` less the metric delay; a series point may be one
+    ``grain`` older, a point being stamped at its period's start). The times checked
+    are the observation's ``timestamp``, its members' ``member_timestamps`` and the
+    last point of its ``series`` and ``member_series``; an observation that gives no
+    time is not checked (a provider that does not say when is not second-guessed)."""
+    if obs is None or _field(obs, "error") is not None:
+        return None
+    newest: Optional[float] = None
+    ahead: Optional[float] = None
+    series_newest: Optional[float] = None
+
+    def seen(t: Any, series: bool = False) -> None:
+        nonlocal newest, ahead, series_newest
+        t = _time(t)
+        if t is None:
+            return
+        if ahead is None or t > ahead:
+            ahead = t
+        if series:
+            if series_newest is None or t > series_newest:
+                series_newest = t
+        elif newest is None or t > newest:
+            newest = t
+
+    seen(_field(obs, "timestamp"))
+    stamps = _field(obs, "member_timestamps")
+    if stamps:
+        for t in stamps.values():
+            seen(t)
+    series = _field(obs, "series")
+    if series:
+        seen(series[-1][0], True)
+    member_series = _field(obs, "member_series")
+    if member_series:
+        for pts in member_series.values():
+            if pts:
+                seen(pts[-1][0], True)
+    if ahead is None:
+        return None
+    skew = limits.max_sample_skew_seconds
+    if ahead > now + skew:
+        return (f"a sample is stamped {_stamp(ahead)}, {_span(ahead - now)} after now ({_stamp(now)}): more than "
+                f"max_sample_skew_seconds ({skew:g} s) ahead, a clock or a metrics pipeline ahead of this one's; "
+                "not acted on")
+    age = limits.max_sample_age_seconds
+    fresh = newest is not None and end - newest <= age
+    fresh = fresh or (series_newest is not None and end - series_newest <= age + grain)
+    if not fresh:
+        last = max(t for t in (newest, series_newest) if t is not None)
+        return (f"the newest sample is stamped {_stamp(last)}, {_span(end - last)} before the window's end "
+                f"({_stamp(end)}): older than max_sample_age_seconds ({age:g} s), stale; not acted on")
+    return None
+
+
+def _checked(out: dict, queries: list[MetricQuery], now: float, end: float, limits: Any, source: str,
+             failed: Optional[list[ProviderError]]) -> None:
+    """Each observation of ``out`` whose sample times are out of bounds
+    (:func:`sample_times_problem`) made a failed read: raised, or, with ``failed`` (a
+    policy with ``fallback``), an observation with its ``error``."""
+    for q in queries:
+        obs = out.get(q.name)
+        why = sample_times_problem(obs, now, end, q.grain_seconds, limits) if obs is not None else None
+        if why is None:
+            continue
+        e = ProviderError(ErrorKind.INVALID, f"metric {q.name!r} from {source}: {why}", operation="read metrics")
+        if failed is None:
+            raise e
+        failed.append(e)
+        out[q.name] = MetricObservation(error=str(e))
+
+
 def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
                  queries: Optional[list[MetricQuery]] = None,
                  failed: Optional[list[ProviderError]] = None) -> dict[str, dict]:
@@ -134,6 +234,7 @@ def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
     queries = spec.queries if queries is None else queries
     routes = spec.metric_sources
     native = [q for q in queries if q.name not in routes] if routes else queries
+    end = now - float(spec.settings.metric_delay_seconds or 0.0)
     try:
         out = spec.target.read_metrics(now, observation, native) if native else {}
     except ProviderError as e:
@@ -141,9 +242,11 @@ def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
             raise
         failed.append(e)
         out = {q.name: MetricObservation(error=str(e)) for q in native}
+    else:
+        if out:
+            _checked(out, native, now, end, spec.limits, f"provider {spec.provider_key!r}", failed)
     if not routes:
         return out
-    end = now - float(spec.settings.metric_delay_seconds or 0.0)
     members = None if observation.members is None else [member_name(m) for m in observation.members]
     for q in queries:
         route = routes.get(q.name)
@@ -161,7 +264,16 @@ def read_metrics(spec: "TargetSpec", now: float, observation: Observation,
             out[q.name] = MetricObservation(error=str(named))
             continue
         if got is not None:
-            out[q.name] = METRIC_OBSERVATION.validate_python(got)   # a metric source plugin's: the edge
+            got = METRIC_OBSERVATION.validate_python(got)   # a metric source plugin's: the edge
+            why = sample_times_problem(got, now, end, q.grain_seconds, getattr(source, "limits", None) or Limits())
+            if why is not None:
+                e = ProviderError(ErrorKind.INVALID, f"metric {q.name!r} from metric source "
+                                  f"{getattr(source, 'name', sq.metric_source)!r}: {why}", operation="read metrics")
+                if failed is None:
+                    raise e
+                failed.append(e)
+                got = MetricObservation(error=str(e))
+            out[q.name] = got
     return out
 
 

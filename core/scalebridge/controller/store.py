@@ -21,7 +21,13 @@ saved in the same transaction as the rows.
 lock file beside the state file and records the holder (host, pid, start
 time) in it, as Prometheus' TSDB locks its data directory
 (``tsdb/fileutil/flock_unix.go``). The operating system releases the lock when
-the holder dies, however it dies; nothing guesses with a timeout. Commands that
+the holder dies, however it dies; nothing guesses with a timeout. A file anyone can
+remove is not all the claim rests on: on Linux the holder also binds an abstract
+Unix socket named from the state file's resolved path (no file: it ends with the
+process and cannot be deleted), so a second controller is refused even when the
+lock file and the state file were deleted under the first; its pid is read from
+the socket (``SO_PEERCRED``). :meth:`StateStore.verify` (each sync) notices a
+state file or lock file deleted or replaced under the holder. Commands that
 change the state of a claimed store (``state reset``, ``pause``, ``resume``)
 leave a request for the holder, which carries it out at its next sync.
 
@@ -39,10 +45,13 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import socket
 import sqlite3
+import struct
+import sys
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -54,7 +63,7 @@ from pydantic_core import from_json, to_json
 
 from ..errors import ScalebridgeError
 
-__all__ = ["StoredTarget", "StateStore", "SQLiteStore", "StoreError", "StoreClaimed", "Holder", "Pause",
+__all__ = ["StoredTarget", "StateStore", "SQLiteStore", "StoreError", "StoreClaimed", "StoreLost", "Holder", "Pause",
            "open_store", "state_path", "checked_row", "LOCK_WAIT_SECONDS"]
 
 #: how long a store operation waits for a lock another process holds on the database
@@ -106,6 +115,12 @@ class StoreClaimed(StoreError):
         self.holder = holder
         who = holder.describe() if holder is not None else "a process that did not say who it is"
         super().__init__(f"{where} is held by another scalebridge controller ({who})")
+
+
+class StoreLost(ScalebridgeError):
+    """The holder can no longer be sure which file it writes or that it is the one
+    writer (its state file replaced by another file, its lock file taken by another
+    process): the controller stops (exit 1) rather than write on."""
 
 
 @dataclass
@@ -196,6 +211,17 @@ class StateStore(ABC):
     def pauses(self) -> dict[str, Pause]:
         """The paused targets, by name."""
         return {}
+
+    def verify(self) -> list[str]:
+        """Called each sync by the holder: what happened to the store's files under it
+        — ``"deleted"`` (the state file is gone: the caller rewrites it from memory
+        with :meth:`recreate`), ``"lock"`` (the lock file was deleted or replaced: it
+        is locked again here). Raises :class:`StoreLost` when the holder must stop.
+        Default: nothing to check."""
+        return []
+
+    def recreate(self) -> None:
+        """A new, empty state file where the deleted one was (default: nothing)."""
 
     def close(self) -> None:
         """Release the store and its claim (default: nothing)."""
@@ -317,6 +343,11 @@ class SQLiteStore(StateStore):
         self.readonly = readonly
         self._lock = threading.Lock()
         self._claim_fd: Optional[int] = None
+        self._claim_sock: Optional[socket.socket] = None
+        self._ident: Optional[tuple[int, int]] = None
+        self._open(readonly)
+
+    def _open(self, readonly: bool) -> None:
         try:
             if Path(self.path).exists() and not Path(self.path).is_file():
                 raise NotAStateFile(f"{self.path}: not a state file (not a regular file)")
@@ -338,6 +369,7 @@ class SQLiteStore(StateStore):
                         self._db.execute(f"ALTER TABLE targets ADD COLUMN {col} TEXT")
             self._columns = {r[1] for r in self._db.execute("PRAGMA table_info(targets)")}
             self._db.execute(f"SELECT {self._select()} FROM targets LIMIT 0")
+            self._ident = _file_ident(self.path)
         except StoreError:
             raise
         except sqlite3.DatabaseError as e:
@@ -430,9 +462,13 @@ class SQLiteStore(StateStore):
     def claim(self, holder: Holder) -> Optional[Holder]:
         if self._claim_fd is not None:
             return None
+        sock = _bind_claim(self.path)
+        if sock is _HELD:   # held, whatever became of the lock file
+            return _peer_holder(self.path) or Holder("?", 0, 0.0)
         try:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as e:
+            _close_sock(sock)
             raise StoreError(f"{self.lock_path}: cannot create the state's lock file: {_describe(e)}") from None
         # a reader (`state show`) holds a shared lock for a moment: try a few times before
         # saying another controller holds it
@@ -443,36 +479,104 @@ class SQLiteStore(StateStore):
             except OSError as e:
                 if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     os.close(fd)
+                    _close_sock(sock)
                     raise StoreError(f"{self.lock_path}: cannot lock the state: {_describe(e)}") from None
                 time.sleep(0.05 * (attempt + 1))
         else:
             current = _read_holder(fd)
             os.close(fd)
+            _close_sock(sock)
             return current or Holder("?", 0, 0.0)
         try:
-            body = json.dumps(holder.to_json()).encode()
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, body, 0)
+            _record_holder(fd, holder)
         except OSError as e:
             os.close(fd)
+            _close_sock(sock)
             raise StoreError(f"{self.lock_path}: cannot record the state's holder: {_describe(e)}") from None
         self._claim_fd = fd
+        self._claim_sock = sock
+        self._holder = holder
         return None
+
+    def verify(self) -> list[str]:
+        if self.readonly:
+            return []
+        said: list[str] = []
+        sock = self._claim_sock
+        if sock is not None:   # the connections `holder()` made: closed unread
+            while True:
+                try:
+                    conn, _ = sock.accept()
+                except OSError:
+                    break
+                conn.close()
+        now = _file_ident(self.path)
+        if now is None:
+            said.append("deleted")
+        elif now != self._ident:
+            self._replaced = True   # its -wal and -shm beside the new file are the old file's: gone at close
+            raise StoreLost(f"{self.path}: the state file was replaced by another file while the controller ran; "
+                            "stopping rather than write over it (the next start reads the file now there)")
+        fd = self._claim_fd
+        if fd is not None:
+            st = os.fstat(fd)
+            if _file_ident(self.lock_path) != (st.st_dev, st.st_ino):
+                self._relock()
+                said.append("lock")
+        return said
+
+    def _relock(self) -> None:
+        """The lock file deleted or replaced under the holder: lock the one at the path
+        now, or stop when another process holds it."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise StoreLost(f"{self.lock_path}: the state's lock file was deleted and cannot be created again: "
+                            f"{_describe(e)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            other = _read_holder(fd)
+            os.close(fd)
+            who = other.describe() if other is not None else "a process that did not say who it is"
+            raise StoreLost(f"{self.lock_path}: the state's lock file was replaced and is now held by another "
+                            f"process ({who}): stopping, so that one controller writes the state") from None
+        try:
+            _record_holder(fd, self._holder)
+        except OSError:
+            pass   # the lock is what counts; the record only names the holder
+        old, self._claim_fd = self._claim_fd, fd
+        if old is not None:
+            os.close(old)
+
+    def recreate(self) -> None:
+        with self._lock:
+            try:
+                self._db.close()   # its last connection: SQLite removes the -wal and -shm of the deleted file
+            except sqlite3.Error:
+                pass
+            for leftover in (self.path + "-wal", self.path + "-shm", self.path + "-journal"):
+                if not os.path.exists(self.path):
+                    try:
+                        os.unlink(leftover)   # a stale log must not be replayed into the new file
+                    except OSError:
+                        pass
+            self._open(False)
 
     def holder(self) -> Optional[Holder]:
         if self._claim_fd is not None:
             return _read_holder(self._claim_fd)
         try:
             fd = os.open(self.lock_path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return None
+        except OSError:   # no lock file: a holder may have had it deleted under it
+            return _peer_holder(self.path)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:   # held exclusively: by a controller
                 return _read_holder(fd) or Holder("?", 0, 0.0)
             fcntl.flock(fd, fcntl.LOCK_UN)
-            return None
+            return _peer_holder(self.path)   # a holder whose lock file was replaced under it
         finally:
             os.close(fd)
 
@@ -536,6 +640,85 @@ class SQLiteStore(StateStore):
             if self._claim_fd is not None:
                 os.close(self._claim_fd)   # the claim ends with it
                 self._claim_fd = None
+            _close_sock(self._claim_sock)
+            self._claim_sock = None
+            if getattr(self, "_replaced", False):
+                # SQLite leaves the write-ahead log of a file replaced under it; a reader of
+                # the new file would replay the old file's pages from it
+                for leftover in (self.path + "-wal", self.path + "-shm"):
+                    try:
+                        os.unlink(leftover)
+                    except OSError:
+                        pass
+
+
+def _file_ident(path: str) -> Optional[tuple[int, int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _record_holder(fd: int, holder: Holder) -> None:
+    body = json.dumps(holder.to_json()).encode()
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, body, 0)
+
+
+_HELD = object()
+
+
+def _claim_name(path: str) -> bytes:
+    """The abstract socket name of a state path (Linux: a name in no file system,
+    released when its process ends)."""
+    where = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(path))), os.path.basename(path))
+    return b"\0scalebridge-state:" + hashlib.sha256(where.encode()).hexdigest()[:48].encode()
+
+
+def _bind_claim(path: str) -> Any:
+    """A listening socket bound to the state's claim name; :data:`_HELD` when another
+    process has it; None where there are no abstract sockets (the lock file only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(_claim_name(path))
+        sock.listen(16)
+        sock.setblocking(False)
+    except OSError as e:
+        sock.close()
+        return _HELD if e.errno == errno.EADDRINUSE else None
+    return sock
+
+
+def _peer_holder(path: str) -> Optional[Holder]:
+    """The process holding the state's claim socket, or None when none does."""
+    if not sys.platform.startswith("linux"):
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        try:
+            sock.connect(_claim_name(path))
+        except BlockingIOError:   # its backlog is full: it is there
+            return Holder(socket.gethostname(), 0, 0.0)
+        except OSError:
+            return None
+        pid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                  struct.calcsize("3i")))[0]
+    finally:
+        sock.close()
+    try:
+        started = os.stat(f"/proc/{pid}").st_ctime
+    except OSError:
+        started = 0.0
+    return Holder(socket.gethostname(), pid, started)
+
+
+def _close_sock(sock: Any) -> None:
+    if isinstance(sock, socket.socket):
+        sock.close()
 
 
 def _read_holder(fd: int) -> Optional[Holder]:

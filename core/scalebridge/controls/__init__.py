@@ -5,11 +5,14 @@ Kubernetes HPA — and each semantics keeps its own. A control changes only what
 and what a decision is when it applies, through the one interface of
 :class:`~scalebridge.controls.base.Control`. Outermost first:
 
-1. :mod:`.mode` — ``OFF`` and ``ONLY_SCALE_OUT`` (docs/protocol.md, ``mode``);
+1. :mod:`.mode` — ``OFF``, ``ONLY_SCALE_OUT`` and ``ONLY_SCALE_IN`` (docs/protocol.md, ``mode``);
 2. :mod:`.failed` — a metric that failed to be read is seen missing, its entry says why;
-3. :mod:`.formula` — formulas, each an ``external`` metric computed from the metrics it names;
+3. :mod:`.formula` — formulas, each an ``external`` metric computed from the metrics it names
+   (and, under ``fallback.behavior: formula``, a metric failing past its threshold null in them);
 4. :mod:`.activation` — scale to and from zero (the idle size, activation, deactivation);
 5. :mod:`.fallback` — the fallback count of a metric failing past its threshold;
+6. :mod:`.zero` — an external metric's negative, NaN or infinite value read as 0
+   (``invalid_values_as_zero``), innermost: the activation phase compares the value as read;
 
 and, before any decision, :mod:`.pause` — a target paused holds its size, undecided.
 
@@ -34,11 +37,12 @@ from .failed import FailedReads
 from .fallback import Fallback
 from .formula import Formulas
 from .mode import Mode
+from .zero import InvalidAsZero
 
 __all__ = ["CONTROLS", "Control", "Inner", "compile", "decide", "reads"]
 
 #: every control, outermost first
-CONTROLS: tuple[Control, ...] = (Mode(), FailedReads(), Formulas(), Activation(), Fallback())
+CONTROLS: tuple[Control, ...] = (Mode(), FailedReads(), Formulas(), Activation(), Fallback(), InvalidAsZero())
 
 _ONLY_FAILED_READS = (CONTROLS[1],)
 

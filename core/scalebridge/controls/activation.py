@@ -5,7 +5,9 @@ pkg/scaling/executor), the arithmetic and its sources in :mod:`scalebridge.stage
 Below ``max(min_replicas, 1)`` the target is idle: an active metric sets that size, else
 it is held. Above it the semantics decides with that floor (the compiled policy has no
 bound below it), until no metric has been active for ``scale_to_zero_delay_seconds`` and
-the size goes to idle.
+the size goes to idle — or, while none has ever been active, until
+``initial_scale_to_zero_delay_seconds`` have passed since the first decision.
+``force_activation`` makes every metric count as active.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from .base import Control, Inner
 from .fallback import fallback_report, store_failures
 from .formula import as_external, compiled_formulas, formulas_of
 
-__all__ = ["Activation", "watched"]
+__all__ = ["Activation", "watched", "whole_object_fallback"]
 
 
 def watched(policy: Policy) -> tuple:
@@ -71,37 +73,49 @@ class Activation(Control):
         state, now, current = ctx.state, ctx.now, ctx.current
         failed, values = ctx.failed, ctx.values
         last = A.last_active_of(state.extra)
+        since = _since(state, phases, last, now)
         statuses, errors = _activity(c.watched, ctx.obs, failed, values)
         bad = [n for n, s in statuses.items() if s == "failed"]
-        fb = ctx.policy.fallback
+        fb = whole_object_fallback(ctx.policy)
         counts = count_failures(failures_of(state.extra), [m.name for m, _ in c.watched], bad) if fb else {}
         in_fallback = [k for k in bad if counts[k] > fb.failure_threshold] if fb else []
         erroring = [k for k in bad if k not in in_fallback]
         active = any(s == "active" for s in statuses.values()) or bool(in_fallback)
         if not erroring and all(m.type in ("resource", "container_resource") for m, _ in c.watched):
             active = True   # cpu/memory only: never idle (KEDA getScaledObjectState)
+        forced = phases.forced
+        only_forced = forced and not active
+        active = active or forced   # RequestScale: isActive || NeedToForceActivation()
         at_idle = current < phases.floor
-        if not at_idle and (active or erroring or not A.may_go_idle(last, now, phases.delay)):
+        if not at_idle and (active or erroring or
+                            not A.may_go_idle(last, now, phases.delay, since, phases.initial_delay)):
             d = inner(ctx)
             if active and not erroring:
                 last = now
             _store_last_active(state, last)
-            d.extra = {**(d.extra or {}), "activation": {"active": active, "last_active": last}}
+            _store_since(state, since, last)
+            d.extra = {**(d.extra or {}), "activation": _report(active, last, forced)}
             return d
         if at_idle and active:
             target, reason, last = phases.floor, "Activated", now
-            why = f"a metric is above its activation threshold (or in fallback): {current} to {phases.floor}"
+            why = (f"activation is forced (force_activation): {current} to {phases.floor}" if only_forced else
+                   f"a metric is above its activation threshold (or in fallback): {current} to {phases.floor}")
         elif at_idle:
             target, reason = current, "Idle"
             why = "no metric is above its activation threshold"
         else:
             target, reason = phases.idle, "Deactivated"
             why = (f"no metric has been above its activation threshold since {last:g}, more than {phases.delay:g}s"
-                   if last is not None else "no metric is active and none was seen active (first sight)")
+                   if last is not None else
+                   f"no metric is active and none was seen active since the first decision at {since:g}, more "
+                   f"than {phases.initial_delay:g}s (initial_scale_to_zero_delay_seconds)"
+                   if phases.initial_delay > 0 and since is not None else
+                   "no metric is active and none was seen active (first sight)")
         ctx.note("activation", current, target, why)
         if fb is not None:
             store_failures(state, counts)
         _store_last_active(state, last)
+        _store_since(state, since, last)
         replaced = compiled_formulas(ctx.policy).replaced if c.formulas else {}
         entries = []
         for m in ctx.policy.source.metrics or ():
@@ -110,10 +124,41 @@ class Activation(Control):
             if m.name in replaced:
                 e.formula = replaced[m.name]
             entries.append(e)
-        extra: dict = {"activation": {"active": active, "last_active": last}}
+        extra: dict = {"activation": _report(active, last, forced)}
         if fb is not None:
             extra["fallback"] = fallback_report(fb, counts, None)
         return Decision(target, target, reason, entries, cause="activation", extra=extra)
+
+
+def whole_object_fallback(policy):
+    """The policy's fallback where it stands for the whole target (KEDA's ``doFallback``):
+    None under ``behavior: formula``, which falls back inside the formulas instead
+    (:mod:`.formula`)."""
+    fb = policy.fallback
+    return None if fb is None or fb.behavior == "formula" else fb
+
+
+def _report(active: bool, last: Optional[float], forced: bool) -> dict:
+    out: dict = {"active": active, "last_active": last}
+    if forced:
+        out["forced"] = True
+    return out
+
+
+def _since(state, phases: A.Phases, last: Optional[float], now: float) -> Optional[float]:
+    """The first decision's time, while the initial delay can matter (a delay above 0 and no
+    metric yet seen active): recorded at the first such decision."""
+    if phases.initial_delay <= 0 or last is not None:
+        return None
+    since = A.since_of(state.extra)
+    return now if since is None else since
+
+
+def _store_since(state, since: Optional[float], last: Optional[float]) -> None:
+    if since is None or last is not None:
+        state.extra.pop(A.STATE_SINCE, None)
+    else:
+        state.extra[A.STATE_SINCE] = since
 
 
 def _store_last_active(state, last: Optional[float]) -> None:

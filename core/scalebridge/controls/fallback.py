@@ -23,7 +23,10 @@ class Fallback(Control):
     name = "fallback"
 
     def applies(self, policy: Policy) -> bool:
-        return policy.fallback is not None
+        """A fallback for the whole target: ``behavior: formula`` falls back inside the
+        formulas instead (:mod:`.formula`; KEDA 2.20 ``doFallback``: ``case
+        FallbackBehaviorScalingModifiers: return nil``)."""
+        return policy.fallback is not None and policy.fallback.behavior != "formula"
 
     def decide(self, ctx: Context, inner: Inner) -> Decision:
         fb = ctx.policy.fallback

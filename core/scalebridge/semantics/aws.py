@@ -66,7 +66,7 @@ from ..stages.steps import new_capacity, select_step
 from ..stages.warmup import GroupCapacity
 from ..state import DecisionState, TimeLog
 from ..units import exact, format_number
-from .aws_policy import TT_SCALE_IN, _Compiled, ceil_ratio, compile_policy
+from .aws_policy import TT_SCALE_IN, _Compiled, ceil_ratio, compile_policy, tt_alarms
 from .base import Context, Decision, MetricResult, Need, Semantics
 from ..reads import SERIES
 
@@ -203,7 +203,8 @@ class _Run:
 
 
 def target_tracking(run: _Run) -> None:
-    """Each target tracking policy: its high alarm (3 of 3 one-minute datapoints
+    """Each target tracking policy, at its metric period (60 s, or 10 or 30 s for a
+    high-resolution metric: constants.AWS_TT_ALARM_DATAPOINTS): its high alarm (3 of 3 one-minute datapoints
     above the target) asks for ``ceil(capacity × value / target)`` from the
     capacity in service and not warming; its low alarm (15 of 15 below 90 % of
     the target) for the same from the whole capacity. A scale-in is asked for
@@ -214,14 +215,14 @@ def target_tracking(run: _Run) -> None:
     voters = 0
     ready: list = []
     all_ready = True
-    hi_n = C.AWS_TT_HIGH_DATAPOINTS
-    lo_n = C.AWS_TT_LOW_DATAPOINTS
-    hi_range = hi_n + C.AWS_ALARM_EXTRA_PERIODS    # each alarm's evaluation range
-    lo_range = lo_n + C.AWS_ALARM_EXTRA_PERIODS
     for t in run.c.targets:
         if not t.enabled:
             results.append(MetricResult(t.name, error="disabled"))
             continue
+        hi_n = t.high_n    # at the metric's period (10, 30 or 60 s): constants.AWS_TT_ALARM_DATAPOINTS
+        lo_n = t.low_n
+        hi_range = hi_n + C.AWS_ALARM_EXTRA_PERIODS    # each alarm's evaluation range
+        lo_range = lo_n + C.AWS_ALARM_EXTRA_PERIODS
         # resolve_warmup(mt.initialization_period_seconds, policy.initialization_period_seconds, s)
         warmup = t.warmup
         if warmup is None:
@@ -270,7 +271,7 @@ def target_tracking(run: _Run) -> None:
         replicas = None
         if high == ALARM:
             replicas = ceil_ratio(group.base_out(warmup), value, t.target, t.target_float)
-            if run.invoke(t.high_key, C.AWS_TT_PERIOD):
+            if run.invoke(t.high_key, t.period):
                 if replicas > cur:
                     run.out.append((replicas, "metric", run.default_cd, t.name))
             elif tracing:
@@ -293,7 +294,7 @@ def target_tracking(run: _Run) -> None:
         err = invalid
         if err is None and value is None and high == INSUFFICIENT_DATA and low == INSUFFICIENT_DATA:
             err = (f"insufficient data: no datapoints for {t.name} in the last "
-                   f"{lo_range} periods of {C.AWS_TT_PERIOD:g}s")
+                   f"{lo_range} periods of {t.period:g}s")
         if type(value) is float:   # _json(value), inline for the common case
             shown = int(value) if value.is_integer() else value
         else:
@@ -305,7 +306,7 @@ def target_tracking(run: _Run) -> None:
                      f"high alarm {high}, low alarm {low}; value {shown} "
                      f"vs target {format_number(t.target)}")
     if voters and all_ready and len(ready) == voters:
-        if run.invoke(TT_SCALE_IN, C.AWS_TT_PERIOD):
+        if run.invoke(TT_SCALE_IN, run.c.grains[TT_SCALE_IN]):
             run.ins.extend(ready)
         elif tracing:
             ctx.note("target tracking", "scale-in", None, "held: invoked already this period")
@@ -593,9 +594,11 @@ class AwsSemantics(Semantics):
     forecast_grain_seconds = C.AWS_FORECAST_GRAIN_SECONDS
 
     def metric_need(self, metric: Metric) -> Need:
-        """A target-tracking metric is read as CloudWatch datapoints per period, over its
-        scale-in alarm's datapoints (constants.AWS_TT_WINDOW_SECONDS)."""
-        return Need(metric.name, metric.type, metric, C.AWS_TT_WINDOW_SECONDS, 60.0, SERIES)
+        """A target-tracking metric is read as CloudWatch datapoints per period (its
+        ``period_seconds``: 10, 30 or 60), over its scale-in alarm's datapoints
+        (constants.AWS_TT_WINDOW_SECONDS at 60 s)."""
+        period, (_, low_n) = tt_alarms(metric)
+        return Need(metric.name, metric.type, metric, period * low_n, period, SERIES)
 
     def check(self, policy: Policy) -> None:
         if policy.min_replicas is None:

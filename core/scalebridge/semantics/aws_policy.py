@@ -9,7 +9,10 @@ policy as Amazon EC2 Auto Scaling holds it.
 - each of ``policy.metrics`` is a target tracking policy with AWS's own pair of
   alarms: above the target for ``AWS_TT_HIGH_DATAPOINTS`` one-minute datapoints,
   below ``AWS_TT_LOW_PERCENT`` % of it for ``AWS_TT_LOW_DATAPOINTS``
-  (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html).
+  (https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-scaling-target-tracking.html);
+  at a metric's ``period_seconds`` of 10 or 30 (high-resolution target tracking,
+  https://docs.aws.amazon.com/autoscaling/ec2/userguide/policy-creating-high-resolution-metrics.html)
+  the alarms evaluate datapoints of that period, as many as ``AWS_TT_ALARM_DATAPOINTS`` says.
 
 Numbers are exact (:func:`scalebridge.units.exact`): a threshold of 0.1 is 1/10.
 """
@@ -26,7 +29,7 @@ from ..stages.alarms import breach_test
 from ..stages.steps import SIMPLE_TYPES, compile_steps
 from ..units import decimal_pair, exact
 
-__all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio", "float_target"]
+__all__ = ["TT_SCALE_IN", "compile_policy", "ceil_ratio", "float_target", "tt_alarms"]
 
 TT_SCALE_IN = "metrics.scale_in"
 """The alarm key under which target tracking's scale-in is invoked once per period."""
@@ -83,6 +86,9 @@ class _Target:
     high: Callable
     low: Callable
     zeros: bool               # ALBRequestCountPerTarget: a period without data is a zero
+    period: float             # the metric period its alarms evaluate (10, 30 or 60 s)
+    high_n: int               # the high alarm: M of M datapoints above the target
+    low_n: int                # the low alarm: N of N below AWS_TT_LOW_PERCENT % of it
 
 
 @dataclass(slots=True)
@@ -137,6 +143,13 @@ def ceil_ratio(base: int, value, target, target_float: Optional[float] = None) -
     return -((-base * vn * target.denominator) // (vd * target.numerator))
 
 
+def tt_alarms(metric: Metric) -> tuple[float, tuple[int, int]]:
+    """A target tracking metric's period (``period_seconds``, default 60) and its alarms'
+    datapoints (high, low) at that period (``constants.AWS_TT_ALARM_DATAPOINTS``)."""
+    period = metric.period_seconds or int(C.AWS_TT_PERIOD)
+    return float(period), C.AWS_TT_ALARM_DATAPOINTS[period]
+
+
 def _emits_zeros(name: str) -> bool:
     """A target-tracking metric named after the predefined ``ALBRequestCountPerTarget``
     (any case or punctuation): UG as-scaling-target-tracking.html, "the
@@ -180,23 +193,25 @@ def compile_policy(policy: Policy) -> _Compiled:
         low = Fraction(tv * C.AWS_TT_LOW_PERCENT, 100)
         total = mt.type in ("object", "external") and t.type == "AverageValue"
         usage = mt.type in ("resource", "container_resource")
+        period, (high_n, low_n) = tt_alarms(mt)
         targets.append(_Target(i, mt, mt.name, mt.enabled, mt.initialization_period_seconds, usage,
                                mt.name if usage and t.type == "Utilization" else None, not mt.disable_scale_in,
-                               (mt.name, C.AWS_TT_PERIOD, "Average", total), tv, float_target(tv), total,
+                               (mt.name, period, "Average", total), tv, float_target(tv), total,
                                t.type == "Utilization", f"metrics[{i}].high", f"metrics[{i}].low",
                                breach_test("GreaterThan", tv), breach_test("LessThan", low),
-                               _emits_zeros(mt.name)))
+                               _emits_zeros(mt.name), period, high_n, low_n))
     periods: dict = {}
     shared: set = set()
     for key, n in [(r.series_key, r.periods) for r in rules if r.enabled] + \
-                  [(t.series_key, C.AWS_TT_LOW_DATAPOINTS + extra) for t in targets if t.enabled]:
+                  [(t.series_key, t.low_n + extra) for t in targets if t.enabled]:
         if key in periods:
             shared.add(key)
         periods[key] = max(periods.get(key, 0), n)
     grains = {r.key: r.rule.time_grain_seconds for r in rules}
     for t in targets:
-        grains[t.high_key] = C.AWS_TT_PERIOD
-    grains[TT_SCALE_IN] = C.AWS_TT_PERIOD
+        grains[t.high_key] = t.period
+    # scale-in is invoked once per period: the shortest period of the policies that vote on it
+    grains[TT_SCALE_IN] = min((t.period for t in targets if t.enabled and t.scale_in), default=C.AWS_TT_PERIOD)
     return _Compiled(tuple(rules), tuple(targets), policy.min_replicas, policy.max_replicas, periods,
                      frozenset(shared), grains,
                      policy.initialization_period_seconds, policy.predictive)

@@ -105,11 +105,13 @@ class Semantics(ABC):
         the HPA's 80 % CPU, GCE's 0.6): none by default."""
         return ()
 
-    def ignored_parts(self, policy: Policy) -> list[str]:
+    def ignored_parts(self, policy: Policy, settings: Any = None) -> list[str]:
         """One line per part ``policy`` has that this semantics does not read; the
         last says so when nothing it reads is left, so that the target never scales
         on a signal (one policy under every provider's semantics: the same file may
-        be partly foreign to some)."""
+        be partly foreign to some). ``settings`` (the protocol's, or None for every
+        default): a semantics whose provider release ignores part of a policy says so
+        too (the kubernetes semantics' ``kubernetes_version``)."""
         have = parts_of(policy)
         ignored = [p for p in have if p not in self.decides_from]
         lines = [f"{part}: the {self.name} semantics does not read it ({self.ignores.get(part, 'not a part of its model')})"
@@ -127,6 +129,13 @@ class Semantics(ABC):
             lines.append(f"nothing in this policy is a signal the {self.name} semantics reads: it will never scale "
                          f"on one (it reads {', '.join(sorted(self.decides_from & set(_SIGNALS)))})")
         return lines
+
+    def check_settings(self, settings: Any) -> None:
+        """Refuse ``settings`` (the protocol's) this semantics cannot decide with, raising a
+        :class:`~scalebridge.errors.RequestError` naming ``$.settings.KEY`` (the kubernetes
+        semantics: a ``kubernetes_version`` that is no release, an unknown feature gate).
+        ``run`` calls it when it builds a target, :class:`~scalebridge.Decider` when it is
+        made; a decision on such settings raises the same. Default: nothing to refuse."""
 
     @abstractmethod
     def decide(self, ctx: Context) -> Decision:

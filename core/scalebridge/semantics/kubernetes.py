@@ -6,7 +6,11 @@ Port of ``reconcileAutoscaler``, ``computeReplicasForMetrics``,
 pkg/controller/podautoscaler/horizontal.go (kubernetes/kubernetes); the
 per-metric arithmetic is in :mod:`.kubernetes_replicas`. Defaults come from
 the kube-controller-manager flags (``settings``) and
-pkg/apis/autoscaling/v2/defaults.go.
+pkg/apis/autoscaling/v2/defaults.go. The release reproduced and its feature
+gates (``settings.kubernetes_version``, ``settings.feature_gates``; Kubernetes 1.37
+by default) are :mod:`.kubernetes_release`'s: what differs by release is where a
+workload is at zero (:meth:`KubernetesSemantics.at_zero`) and whether a per-HPA
+tolerance is honoured (:func:`tolerances`).
 """
 from __future__ import annotations
 
@@ -20,9 +24,11 @@ from ..protocol import Member, MetricObservation
 from ..stages.signals import forecast_floor
 from ..stages.rate_limits import RatePolicy, limit_with_behavior, limit_without_behavior
 from ..stages.stabilization import stabilize_both_ways, stabilize_down
+from ..stages.zero import record_zero, scaled_to_zero
 from ..state import TimeLog
 from ..units import format_milli, milli_value
 from .base import Context, Decision, MetricResult, Semantics, carried_out
+from .kubernetes_release import NEWEST, OLDEST_EXACT, Release, release, tolerance_note, version_text
 from .kubernetes_replicas import (MetricError, ReplicaCount, Tolerances, external_per_pod_sum,
                                   external_value_sum, per_pod_replicas, plain_metric_replicas,
                                   resource_utilization_replicas, usage_ratio_replicas)
@@ -59,11 +65,17 @@ class Behavior:
         self.longest_down = max((p.period_seconds for p in self.down_policies), default=0.0)
 
 
-def tolerances(policy: Policy, settings_tolerance: Optional[float]) -> Tolerances:
+def tolerances(policy: Policy, settings_tolerance: Optional[float], honoured: bool = True) -> Tolerances:
     """Per-direction tolerance: ``behavior.scale_*.tolerance``, else the policy's,
-    else ``--horizontal-pod-autoscaler-tolerance`` (0.1)."""
-    base = policy.tolerance if policy.tolerance is not None else (
-        settings_tolerance if settings_tolerance is not None else C.K8S_TOLERANCE)
+    else ``--horizontal-pod-autoscaler-tolerance`` (0.1). A release without
+    ``HPAConfigurableTolerance`` (``honoured`` False: before 1.33, or 1.33–1.34 with the
+    alpha gate off) has no per-HPA tolerance: only the flag's (KEP-4951; upstream
+    ``TestConfigurableTolerance``, "no scaling because the configurable tolerance is
+    ignored when feature gate is disabled")."""
+    flag = float(settings_tolerance if settings_tolerance is not None else C.K8S_TOLERANCE)
+    if not honoured:
+        return Tolerances(scale_down=flag, scale_up=flag)
+    base = policy.tolerance if policy.tolerance is not None else flag
     up = down = float(base)
     b = policy.behavior
     if b is not None:
@@ -74,10 +86,29 @@ def tolerances(policy: Policy, settings_tolerance: Optional[float]) -> Tolerance
     return Tolerances(scale_down=down, scale_up=up)
 
 
+def has_object_or_external(policy: Policy) -> bool:
+    """``hasObjectOrExternalMetrics`` (horizontal.go): an enabled Object or External metric;
+    a formula is one (it reaches an HPA as KEDA's composite External metric)."""
+    return any(m.enabled and m.type in ("object", "external", "formula") for m in policy.metrics or ())
+
+
+def has_tolerance(policy: Policy) -> bool:
+    """Whether the policy sets a per-HPA tolerance (its own, or a behavior direction's)."""
+    b = policy.behavior
+    return policy.tolerance is not None or (b is not None and any(
+        r is not None and r.tolerance is not None for r in (b.scale_up, b.scale_down)))
+
+
+SCALED_TO_ZERO = "kubernetes.scaled_to_zero"
+"""The state key of the HPA's ``ScaledToZero=True`` condition: the time this autoscaler
+scaled the target to zero (the condition's lastTransitionTime); absent is ``False`` or no
+condition, which upstream does not tell apart."""
+
+
 class _Compiled:
     """What the kubernetes semantics derives from one policy (kept with it): the HPA's
     metrics (its default when the policy names none), its bounds, its tolerances."""
-    __slots__ = ("policy", "specs", "min_r", "max_r", "behavior", "_tolerances")
+    __slots__ = ("policy", "specs", "min_r", "max_r", "behavior", "object_or_external", "_tolerances")
 
     def __init__(self, policy: Policy):
         self.policy = policy
@@ -85,13 +116,15 @@ class _Compiled:
         self.min_r = policy.min_replicas if policy.min_replicas is not None else C.K8S_MIN_REPLICAS
         self.max_r = policy.max_replicas
         self.behavior = policy.behavior
+        self.object_or_external = has_object_or_external(policy)
         self._tolerances: dict = {}
 
-    def tolerances(self, settings_tolerance: Optional[float]) -> Tolerances:
-        """:func:`tolerances` of the policy, per ``settings.tolerance``."""
-        t = self._tolerances.get(settings_tolerance)
+    def tolerances(self, settings_tolerance: Optional[float], honoured: bool) -> Tolerances:
+        """:func:`tolerances` of the policy, per ``settings.tolerance`` and release."""
+        key = (settings_tolerance, honoured)
+        t = self._tolerances.get(key)
         if t is None:
-            t = self._tolerances[settings_tolerance] = tolerances(self.policy, settings_tolerance)
+            t = self._tolerances[key] = tolerances(self.policy, settings_tolerance, honoured)
         return t
 
 
@@ -116,7 +149,7 @@ class KubernetesSemantics(Semantics):
     color = "#326ce5"
     summary = "Kubernetes HorizontalPodAutoscaler (autoscaling/v2), ported from kube-controller-manager"
 
-    def check(self, policy: Policy) -> None:
+    def _check_bounds(self, policy: Policy) -> None:
         if policy.max_replicas is None:
             # profiles are Azure's: their capacity does not stand in for maxReplicas here
             # (as under gce)
@@ -126,20 +159,47 @@ class KubernetesSemantics(Semantics):
         require_stated_utilization(policy, "required by the kubernetes semantics (the API server: \"must set "
                                            "either a target raw value or a target utilization\")")
 
-    def ignored_parts(self, policy: Policy) -> list[str]:
-        """Also: ``min_replicas: 0`` that no HPA could have. "minReplicas is allowed to be 0 if
-        the alpha feature gate HPAScaleToZero is enabled and at least one Object or External
-        metric is configured" (HorizontalPodAutoscalerSpec; validateMetrics: "must specify at
-        least one Object or External metric to support scaling to zero replicas"). The
-        controller decides such an HPA all the same (and so does this semantics); a formula
-        is an External metric; under an activation phase the HPA's minimum is 1."""
+    def check(self, policy: Policy) -> None:
+        self._check_bounds(policy)
         from ..stages.activation import phases_of
+        # pkg/apis/autoscaling/validation/validation.go, validateMetrics (whatever the gate):
+        # "must specify at least one Object or External metric to support scaling to zero
+        # replicas"; a formula is an External metric, and under an activation phase (KEDA)
+        # the HPA's own minimum is 1
+        if policy.min_replicas == 0 and phases_of(policy) is None and not has_object_or_external(policy):
+            raise RequestError("$.policy.metrics", "Forbidden: must specify at least one Object or External metric "
+                                                   "to support scaling to zero replicas (the kubernetes semantics "
+                                                   "refuses min_replicas: 0 as the API server does: "
+                                                   "pkg/apis/autoscaling/validation/validation.go, validateMetrics)")
+
+    def check_settings(self, settings) -> None:
+        release(settings.kubernetes_version, settings.feature_gates)
+
+    def ignored_parts(self, policy: Policy, settings=None) -> list[str]:
+        """Also what the release in ``settings`` (Kubernetes 1.37 without) ignores or
+        refuses of the policy: a per-HPA tolerance without ``HPAConfigurableTolerance``;
+        ``minReplicas: 0`` without ``HPAScaleToZero`` ("spec.minReplicas: Invalid value: 0:
+        must be greater than or equal to 1", validateHorizontalPodAutoscalerSpec — the
+        controller decides such an HPA all the same, and so does this semantics); a
+        release newer or older than the ones reproduced."""
         lines = super().ignored_parts(policy)
-        if policy.min_replicas == 0 and phases_of(policy) is None and not any(
-                m.enabled and m.type in ("object", "external", "formula") for m in policy.metrics or ()):
-            lines.append("min_replicas: 0 needs an object or external metric in an HPA (the API server accepts "
-                         "minReplicas 0 only with the HPAScaleToZero feature gate and at least one Object or "
-                         "External metric)")
+        r = release(getattr(settings, "kubernetes_version", None), getattr(settings, "feature_gates", None))
+        if r.version > NEWEST:
+            lines.append(f"settings.kubernetes_version: {r.name} is decided as Kubernetes {version_text(NEWEST)}, "
+                         "the newest release this semantics reproduces")
+        elif r.version < OLDEST_EXACT:
+            lines.append(f"settings.kubernetes_version: {r.name} is decided with the code paths of Kubernetes "
+                         f"{version_text(OLDEST_EXACT)}, the oldest release this semantics reproduces "
+                         "(docs/known-divergences.md)")
+        if has_tolerance(policy):
+            why = tolerance_note(r)
+            if why is not None:
+                lines.append(f"tolerance: {why}")
+        if policy.min_replicas == 0 and not r.scale_to_zero:
+            lines.append(f"min_replicas: 0 is refused by the API server of {r.name} without the HPAScaleToZero "
+                         "feature gate (\"spec.minReplicas: Invalid value: 0: must be greater than or equal to 1\")"
+                         + ("; were the HPA there, its controller would not wake it from zero" if
+                            r.scaled_to_zero_condition else ""))
         return lines
 
     def default_metrics(self, policy) -> tuple:
@@ -260,21 +320,31 @@ class KubernetesSemantics(Semantics):
         if state.recommendations is None:   # recordInitialRecommendation
             state.recommendations = TimeLog([(now, current, None)])
         specs = c.specs
-        tol = c.tolerances(ctx.settings.tolerance)
+        settings = ctx.settings
+        rel = release(settings.kubernetes_version, settings.feature_gates)
+        tol = c.tolerances(settings.tolerance, rel.configurable_tolerance)
+        if tr and not rel.configurable_tolerance and has_tolerance(policy):
+            ctx.note("tolerance", current, current, f"the policy's tolerance: {tolerance_note(rel)}")
 
-        if current == 0 and min_r != 0:
-            ctx.note("bounds", current, current, "scaling is disabled since the replica count of the target is zero")
-            return Decision(0, 0, "ScalingDisabled", able_to_scale=False)
-        if current > max_r or current < min_r:
+        from_zero = False
+        if current == 0:
+            paused = self.at_zero(rel, c, state)
+            if paused is not None:
+                ctx.note("bounds", current, current, paused)
+                return Decision(0, 0, "ScalingDisabled", able_to_scale=False, extra={"paused": paused})
+            from_zero = min_r != 0
+        elif current > max_r or current < min_r:
             # the controller does not read metrics here; they are reported for information
             _, results, _, _ = self.compute_replicas_for_metrics(ctx, specs, tol) if specs else (0, [], None, None)
             desired = max_r if current > max_r else min_r
             reason = "TooManyReplicas" if current > max_r else "TooFewReplicas"
             ctx.note("bounds", current, desired, f"current number of replicas {'above Spec.MaxReplicas' if current > max_r else 'below Spec.MinReplicas'}")
-            if behavior is not None and carried_out(policy.mode, current, desired):
-                window = ctx.settings.downscale_stabilization_seconds
-                b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
-                _overwrite_outdated_event(state, now, desired > current, b)   # storeScaleEvent
+            if carried_out(policy.mode, current, desired):
+                if behavior is not None:
+                    window = ctx.settings.downscale_stabilization_seconds
+                    b = self._behavior(policy, C.K8S_DOWNSCALE_STABILIZATION if window is None else window)
+                    _overwrite_outdated_event(state, now, desired > current, b)   # storeScaleEvent
+                _record_scaled_to_zero(state, rel, c, now, current, desired)
             return Decision(desired, desired, reason, results, cause="boundary")
 
         if ctx.obs.proposal is not None:
@@ -318,6 +388,12 @@ class KubernetesSemantics(Semantics):
                 ctx.note("rate limits", stabilized, final, limit_reason)
             if final != current and carried_out(policy.mode, current, final):
                 _overwrite_outdated_event(state, now, final > current, b)
+        if from_zero and final < min_r:
+            # scaled to zero, then minReplicas raised: never below it on the way up
+            # (reconcileAutoscaler, 1.36+)
+            final = min_r
+        if final != current and carried_out(policy.mode, current, final):
+            _record_scaled_to_zero(state, rel, c, now, current, final)
         if final != stabilized:
             reason = limit_reason
         elif stab_reason is not None:
@@ -328,6 +404,35 @@ class KubernetesSemantics(Semantics):
             reason = "DesiredWithinRange"
         cause = "boundary" if reason in ("TooFewReplicas", "TooManyReplicas") else cause
         return Decision(final, final, reason, metrics_out, error=error, cause=cause)
+
+    def at_zero(self, rel: Release, c: "_Compiled", state) -> Optional[str]:
+        """Why a workload at zero replicas stays paused, or None when it is decided.
+
+        Before 1.36 (``reconcileAutoscaler``): "scaling is disabled since the replica
+        count of the target is zero" unless ``minReplicas`` is 0, whoever set the zero —
+        the alpha scale-to-zero of 1.16–1.35, which cannot tell a pause from its own zero.
+
+        From 1.36 (kubernetes/kubernetes#135118, "KEP-2021: HPA condition based scaling
+        to zero"; ``shouldComputeMetricsForZeroReplicas``): it is decided only when the HPA
+        itself scaled it to zero — ``ScaledToZero=True``, which only the HPAScaleToZero gate
+        writes — and either it has an Object or External metric, or ``minReplicas`` was
+        raised above 0 since. A zero set by hand, by an HPA before 1.36 or with the gate
+        off stays paused (KEP-2021 README, "How the HPA distinguishes zero from paused";
+        upstream ``TestScaleToZeroBehavior``, "manual scale to zero disables HPA")."""
+        base = "scaling is disabled since the replica count of the target is zero"
+        if not rel.scaled_to_zero_condition:
+            return base if c.min_r != 0 else None
+        recorded = rel.scale_to_zero and scaled_to_zero(state, SCALED_TO_ZERO)
+        if recorded and (c.min_r != 0 or c.object_or_external):
+            return None
+        if not rel.scale_to_zero:
+            why = f"the HPAScaleToZero feature gate is off in {rel.name}: zero is a pause"
+        elif not recorded:
+            why = ("this autoscaler did not scale it to zero (no ScaledToZero=True): someone else set it to zero, "
+                   "which pauses autoscaling until the size is set above zero")
+        else:
+            why = "no Object or External metric can wake it (minReplicas 0 needs one)"
+        return f"{base}: {why}"
 
     def _compiled(self, policy: Policy) -> "_Compiled":
         return self.cached(policy, self._build)
@@ -355,6 +460,17 @@ class KubernetesSemantics(Semantics):
         longest = max(b.longest_up, b.longest_down)
         return {"recommendations": max(b.up_window, b.down_window), "scale_up_events": longest,
                 "scale_down_events": longest, "sizes": 0}
+
+
+def _record_scaled_to_zero(state, rel: Release, c: _Compiled, now: float, current: int, final: int) -> None:
+    """The ``ScaledToZero`` condition, set after a rescale as ``reconcileAutoscaler``
+    does (1.36+): ``True`` when it scaled from above zero to zero with ``minReplicas`` 0
+    and an Object or External metric, else ``False`` (reason ``NotScaledToZero``) — and
+    removed on a rescale with the gate off (upstream ``TestScaleToZeroBehavior``, "stale
+    ScaledToZero condition removed on normal rescale, FG off")."""
+    if rel.scaled_to_zero_condition:
+        record_zero(state, SCALED_TO_ZERO, now, rel.scale_to_zero and current > 0 and final == 0 and c.min_r == 0
+                    and c.object_or_external)
 
 
 SLOT_KEYS = {True: "kubernetes.scale_up_order", False: "kubernetes.scale_down_order"}

@@ -183,13 +183,19 @@ def group_pods(members: list[Member], samples: dict, cpu: bool, now: float,
 
 
 def _pod_requests(members: list[Member], resource: str) -> dict[str, int]:
-    """``calculatePodRequests`` over every pod the selector returns."""
+    """``calculateRequests`` over every pod the selector returns
+    (pkg/controller/podautoscaler/replica_calculator.go): the first pod without a
+    request fails the metric, in the provider's words when the member carries them
+    (``calculatePodLevelRequests``: "missing pod-level request for cpu in Pod p";
+    ``calculatePodRequestsFromContainers``: "missing request for cpu in container c of
+    Pod p", "container c not found in Pod p")."""
     requests: dict[str, int] = {}
     for m in members:
         rq = m.requests
         r = None if rq is None else rq.get(resource)
         if r is None:
-            raise MetricError(f"missing request for {resource} in Pod {m.name}")
+            said = m.request_errors.get(resource) if m.request_errors else None
+            raise MetricError(said or f"missing request for {resource} in Pod {m.name}")
         requests[m.name] = r * 1000 if type(r) is int else milli_value(r)
     return requests
 

@@ -6,6 +6,10 @@ profiles, Kubernetes-style rate policies, GCE scale-in controls. Each step is
 a shared stage the provider semantics use too — nothing here re-implements a
 provider. One named stage each, in this order:
 
+0. **at zero** (:mod:`..stages.zero`, Kubernetes 1.36+): a target at zero replicas
+   that this semantics did not scale to zero was paused by someone else, and is not
+   woken (reason ``ScalingDisabled``); one it scaled to zero itself is decided as any
+   other. (Under a KEDA activation phase the activation control wakes it, as KEDA does.)
 1. **profile** (:func:`..stages.profiles.scope_in_force`, Azure): the profile
    in force gives min, max, default and the rules; without profiles, the
    policy's own.
@@ -80,9 +84,14 @@ from ..stages.scale_in_control import limit_scale_in
 from ..stages.schedules import schedule_floor
 from ..stages.signals import forecast_floor, predictive_mode
 from ..stages.stabilization import stabilize_both_ways
+from ..stages.zero import paused_at_zero, record_zero
 from ..state import TimeLog
 from ..units import format_number
 from .base import Context, Decision, MetricResult, Semantics, carried_out, rules_of
+
+SCALED_TO_ZERO = "scalebridge.scaled_to_zero"
+"""The state key of this semantics' own scale to zero (:mod:`..stages.zero`): a target
+found at zero without it was paused by someone else, and is not woken."""
 
 DEFAULT_CPU_METRIC = Metric(type="resource", name="cpu",
                             target=MetricTarget(type="Utilization",
@@ -451,6 +460,12 @@ class NeutralSemantics(Semantics):
         fallback_cd = start_of_cooldowns(state, ctx.now, ctx.settings)
         if state.recommendations is None:        # first sight: the current count was recommended
             state.recommendations = TimeLog([(ctx.now, current, None)])
+        if current == 0:
+            paused = paused_at_zero(current, state, SCALED_TO_ZERO)
+            if paused is not None:
+                if ctx.trace is not None:
+                    ctx.note("at zero", 0, 0, paused)
+                return Decision(0, 0, "ScalingDisabled", able_to_scale=False, extra={"paused": paused})
         scope = c.top if c.timeline is None else scope_in_force(ctx, c.timeline, c.scopes, c.top)
         # signals: each one's opinion; the highest wins
         s = _Signals()
@@ -480,6 +495,8 @@ class NeutralSemantics(Semantics):
             final, controlled = scale_in_controls(ctx, c, scope, final)
         reason, cause, cooldown = record(ctx, s, raw, cause, final, stabilized, stab_reason, limit_reason,
                                          controlled, fallback_cd)
+        if final != current and carried_out(ctx.policy.mode, current, final):
+            record_zero(state, SCALED_TO_ZERO, ctx.now, final == 0)
         return Decision(final, final, reason, s.results, profile=scope.name, error=s.error, cause=cause,
                         cooldown_seconds=cooldown)
 

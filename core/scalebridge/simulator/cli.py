@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from ..cliargs import DURATION_ZERO_OR_MORE, EXIT_BAD_INPUT, number, parsed, say as _say
+from ..cliargs import (DURATION_ZERO_OR_MORE, EXIT_BAD_INPUT, OUTPUT_FORMATS, deprecated, number, parsed,
+                       say as _say)
 from ..errors import PolicyError, ScalebridgeError
 from .fleet import FleetModel
 from .batch import compare, registered_semantics
@@ -91,15 +92,21 @@ def _add_arguments(p: argparse.ArgumentParser, several: bool) -> None:
                      help="comma-separated semantics, or 'all' (kubernetes,gce,azure,aws,scalebridge and any plugin's); "
                           + ("default: all" if several else "default: the policy's, else scalebridge"))
     run.add_argument("--price", type=_price, metavar="PER_HOUR", help="price of one instance-hour: adds cost columns")
-    run.add_argument("--output", "-o", metavar="FILE.json|FILE.csv|-", help="write the scores (JSON, CSV rows, or JSON on stdout)")
+    run.add_argument("--output", "-o", metavar="FORMAT", default=None,
+                     help="the scores on stdout: text (the table, the default), json (the whole comparison) or csv "
+                          "(one row per run); a file is --out")
+    run.add_argument("--out", metavar="FILE.json|FILE.csv", help="also write the scores to a file: JSON (the whole "
+                                                                 "comparison) or CSV (one row per run), by its suffix")
     run.add_argument("--timeline", metavar="FILE.csv", help="write per-tick load, need, oracle and each run's sizes")
     run.add_argument("--plot", metavar="FILE.png", help="write the comparison plot (needs matplotlib)")
     run.add_argument("--title", help="the plot's title")
-    run.add_argument("--jobs", "-j", "--workers", dest="jobs", type=_jobs, metavar="N",
+    run.add_argument("--jobs", "-j", dest="jobs", type=_jobs, metavar="N",
                      help="run the (policy, semantics) pairs in N worker processes, each pair a replay of its "
                           "own; the output is the same as with 1, which runs them one after another in this "
                           "process (default: the CPUs this process may use; 1 for a replay of fewer than "
-                          f"{PARALLEL_MIN_TICKS:,} ticks in all). --workers is its former name")
+                          f"{PARALLEL_MIN_TICKS:,} ticks in all)")
+    run.add_argument("--workers", dest="old_jobs", type=_jobs, metavar="N",
+                     help="deprecated: --jobs (--workers is run's targets synced at once)")
     run.add_argument("--scheduler", metavar="ADDRESS",
                      help="run pairs on the Dask cluster at ADDRESS (tcp://host:8786; needs scalebridge[dask])")
     run.add_argument("--quiet", "-q", action="store_true", help="no table on stdout")
@@ -129,9 +136,9 @@ def add_simulate_commands(sub: Any) -> None:
 def _semantics(spec: Optional[list[str] | str], several: bool, policy_semantics: Optional[str]) -> list[str]:
     from ..engine import DEFAULT_SEMANTICS, builtin_semantics
     if spec is None:
-        if several:
-            return list(builtin_semantics())
-        return [policy_semantics or DEFAULT_SEMANTICS]
+        if not several:
+            return [policy_semantics or DEFAULT_SEMANTICS]
+        spec = "all"   # every registered semantics, plugins' included, as --help says
     names = [x.strip() for x in spec.split(",")] if isinstance(spec, str) else list(spec)
     out: list[str] = []
     for name in names:
@@ -148,12 +155,15 @@ def _semantics(spec: Optional[list[str] | str], several: bool, policy_semantics:
     return out
 
 
-def _load_policies(paths: list[str]):
-    from ..policyfile import load_policy_file
+def _load_policies(paths: list[str], command: str = "simulate"):
+    from ..engine import read_policy_file
     out = []
     seen: set[str] = set()
     for path in paths:
-        policy = load_policy_file(path)
+        warnings: list[str] = []
+        policy = read_policy_file(path, warnings)
+        for line in warnings:
+            _say(command, line)
         label = policy.name or Path(path).stem
         base, i = label, 2
         while label in seen:
@@ -163,9 +173,38 @@ def _load_policies(paths: list[str]):
     return out
 
 
+def _output_flags(args: argparse.Namespace) -> None:
+    """``-o/--output`` is the format on stdout and ``--out FILE`` a file, as in every
+    command; the former spellings — ``--output FILE.json|FILE.csv``, ``--output -`` (JSON
+    on stdout), ``--workers N`` — still work this release, each with its deprecation line."""
+    command = args.command
+    if args.old_jobs is not None:
+        deprecated(command, "--workers", "use --jobs N (or -j N): processes; --workers is run's targets synced "
+                                         "at once")
+        args.jobs = args.jobs if args.jobs is not None else args.old_jobs
+    out = args.output
+    if out is None or out in OUTPUT_FORMATS:
+        args.output = out or "text"
+        return
+    if out == "-":
+        deprecated(command, "--output -", "use -o json (-o/--output is the format on stdout: text, json, csv)")
+        args.output = "json"
+        return
+    if Path(out).suffix.lower() in (".json", ".csv"):
+        deprecated(command, f"--output {out}", f"use --out {out} (-o/--output is the format on stdout: "
+                                               "text, json, csv)")
+        if args.out is None:
+            args.out = out
+        args.output = "text"
+        return
+    raise ScenarioError(f"--output {out}: the format on stdout is text, json or csv; a file is --out "
+                        "FILE.json|FILE.csv")
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     command = args.command
     try:
+        _output_flags(args)
         return _simulate(args)
     except PolicyError as e:
         for line in e.problems:
@@ -174,6 +213,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except (TraceError, ScenarioError, ScalebridgeError, ValueError) as e:
         _say(command, str(e))
         return EXIT_BAD_INPUT
+    except BrokenPipeError:   # the reader of stdout is gone (`| head`): nothing left to say
+        raise
     except OSError as e:
         _say(command, f"{getattr(e, 'filename', None) or ''}: {e.strerror or e}".lstrip(": "))
         return EXIT_BAD_INPUT
@@ -203,14 +244,13 @@ def _simulate(args: argparse.Namespace) -> int:
         raise ScenarioError("simulate takes one policy file; use `scalebridge compare` for several")
     if scenario.trace is None and scenario.workload is None:
         raise ScenarioError("give the load: --trace FILE or --workload NAME (or a --scenario naming one)")
-    policies = _load_policies(paths)
+    policies = _load_policies(paths, command)
     model = scenario.fleet_model()
     workload = scenario.load()
     names = _semantics(args.semantics if args.semantics is not None else scenario.semantics, args.several,
                        policies[0][1].semantics)
-    output = args.output
-    if output and output != "-" and Path(output).suffix.lower() not in (".json", ".csv"):
-        raise ScenarioError(f"--output {output}: use a .json or .csv file name, or - for JSON on stdout")
+    if args.out and Path(args.out).suffix.lower() not in (".json", ".csv"):
+        raise ScenarioError(f"--out {args.out}: use a .json or .csv file name")
     if args.timeline and Path(args.timeline).suffix.lower() != ".csv":
         raise ScenarioError(f"--timeline {args.timeline}: use a .csv file name")
 
@@ -232,10 +272,13 @@ def _simulate(args: argparse.Namespace) -> int:
     if not result.results:
         hint = f"; registered: {', '.join(registered_semantics()) or 'none'}"
         raise ScenarioError(f"no semantics could run{hint}")
-    if output != "-" and not args.quiet:
+    table = args.output == "text" and not args.quiet
+    if table:
         print_table(result, workload)
-    if output:
-        write_output(result, output)
+    elif args.output != "text":
+        write_output(result, "-", args.output)
+    if args.out:
+        write_output(result, args.out)
     if args.timeline:
         write_timeline(result, args.timeline)
     if args.plot:
@@ -244,7 +287,7 @@ def _simulate(args: argparse.Namespace) -> int:
         except ImportError:
             raise ScenarioError("--plot needs matplotlib: pip install 'scalebridge[plot]'") from None
         plot_comparison(result, args.plot, title=args.title or _title(workload, model), unit=workload.unit)
-        if output != "-" and not args.quiet:
+        if table:
             print(f"plot written to {args.plot}")
     return 0
 
@@ -265,7 +308,7 @@ def _run(args: argparse.Namespace, policies: list, names: list[str], model: Flee
                   price_per_instance_hour=scenario.price, workers=jobs, scheduler=args.scheduler,
                   workload=workload.describe(),
                   # the table's modules imported while the last runs replay, not after
-                  idle=_table_modules if args.output != "-" and not args.quiet else None)
+                  idle=_table_modules if args.output == "text" and not args.quiet else None)
     if total < PROGRESS_MIN_TICKS or not sys.stderr.isatty():
         return compare(policies, names, workload.load, model, **kwargs)
     from rich.console import Console
@@ -432,12 +475,16 @@ def print_never_scaled(result: Comparison, console: Any) -> None:
             console.print(f"[yellow]{r.run.semantics} never scaled{under}[/yellow] ({reasons}){why}{short}")
 
 
-def write_output(result: Comparison, path: str) -> None:
-    """JSON (the whole comparison), CSV (one row per run), or JSON on stdout for ``-``."""
+def write_output(result: Comparison, path: str, fmt: Optional[str] = None) -> None:
+    """JSON (the whole comparison) or CSV (one row per run): to the file ``path``, by
+    its suffix, or on stdout for ``-`` (``fmt``: json, the default, or csv)."""
     data = result.to_dict()
     if path == "-":
-        json.dump(data, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
+        if fmt == "csv":
+            _write_rows(data, sys.stdout)
+        else:
+            json.dump(data, sys.stdout, indent=2, allow_nan=False)
+            sys.stdout.write("\n")
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if Path(path).suffix.lower() == ".json":
@@ -445,13 +492,17 @@ def write_output(result: Comparison, path: str) -> None:
             json.dump(data, f, indent=2, allow_nan=False)
             f.write("\n")
         return
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        _write_rows(data, f)
+
+
+def _write_rows(data: dict, f: Any) -> None:
     rows = data["runs"]
     keys = [k for k in rows[0] if not isinstance(rows[0][k], dict)] if rows else []
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
-        w.writeheader()
-        for row in rows:
-            w.writerow({k: "" if row[k] is None else row[k] for k in keys})
+    w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: "" if row[k] is None else row[k] for k in keys})
 
 
 def write_timeline(result: Comparison, path: str) -> None:

@@ -36,7 +36,23 @@ activation phase, applied the same way under every semantics:
 - with no last active time (a target never seen active: KEDA's ``LastActiveTime``
   nil, with ``initialCooldownPeriod`` 0) there is nothing to wait for: "when you
   first create your Deployment ... KEDA will immediately scale it to
-  minReplicaCount" (https://keda.sh/docs/latest/reference/scaledobject-spec/#cooldownperiod).
+  minReplicaCount" (https://keda.sh/docs/latest/reference/scaledobject-spec/#cooldownperiod);
+- ``initial_scale_to_zero_delay_seconds`` (KEDA ``initialCooldownPeriod``, default 0):
+  while no metric has ever been active the size goes to idle only once that long has
+  passed since the first decision — KEDA 2.20 ``scaleToZeroOrIdle``
+  (pkg/scaling/executor/scale_scaledobjects.go): ``(LastActiveTime == nil &&
+  CreationTimestamp.Add(initialCooldownPeriod).Before(now)) || (LastActiveTime != nil &&
+  LastActiveTime.Add(cooldownPeriod).Before(now))``; KEDA counts from the ScaledObject's
+  creation, which a decision does not know: here it is the first decision that saw
+  the target, kept in ``state["activation.since"]`` (only while it matters: a delay
+  above 0 and no metric yet seen active);
+- ``force_activation`` (KEDA's ``autoscaling.keda.sh/force-activation`` annotation,
+  2.18+): every metric counts as active — ``RequestScale``: ``if isActive ||
+  scaledObject.NeedToForceActivation()`` — so an idle target goes to
+  ``max(min_replicas, 1)`` and an active one never goes to idle; "When the annotation is
+  subsequently unset, the state of the scaler activation will revert to being computed
+  from the state of the scaler metrics"
+  (https://keda.sh/docs/2.20/concepts/scaling-deployments/#forcing-activation).
 
 The last active time is kept in ``state["activation.last_active"]``.
 """
@@ -48,9 +64,11 @@ from typing import Optional
 from .. import constants as C
 from ..errors import RequestError
 
-__all__ = ["STATE_LAST_ACTIVE", "Phases", "last_active_of", "phases_of", "idle_size", "active_floor"]
+__all__ = ["STATE_LAST_ACTIVE", "STATE_SINCE", "Phases", "last_active_of", "since_of", "phases_of", "idle_size",
+           "active_floor"]
 
 STATE_LAST_ACTIVE = "activation.last_active"
+STATE_SINCE = "activation.since"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +77,8 @@ class Phases:
     idle: int           # the size while no metric is active
     floor: int          # max(min_replicas, 1): the lowest size of the scaling phase
     delay: float        # scale_to_zero_delay_seconds
+    initial_delay: float = 0.0   # initial_scale_to_zero_delay_seconds
+    forced: bool = False         # force_activation
 
 
 def idle_size(policy) -> Optional[int]:
@@ -84,7 +104,9 @@ def phases_of(policy) -> Optional[Phases]:
     if idle is None:
         return None
     delay = policy.scale_to_zero_delay_seconds
-    return Phases(idle, active_floor(policy), C.KEDA_COOLDOWN_PERIOD if delay is None else float(delay))
+    initial = policy.initial_scale_to_zero_delay_seconds
+    return Phases(idle, active_floor(policy), C.KEDA_COOLDOWN_PERIOD if delay is None else float(delay),
+                  C.KEDA_INITIAL_COOLDOWN_PERIOD if initial is None else float(initial), bool(policy.force_activation))
 
 
 def last_active_of(extra: dict) -> Optional[float]:
@@ -97,6 +119,21 @@ def last_active_of(extra: dict) -> Optional[float]:
     return float(v)
 
 
-def may_go_idle(last_active: Optional[float], now: float, delay: float) -> bool:
-    """``LastActiveTime == nil || LastActiveTime.Add(cooldownPeriod).Before(now)``."""
-    return last_active is None or last_active + delay < now
+def since_of(extra: dict) -> Optional[float]:
+    v = extra.get(STATE_SINCE)
+    if v is None:
+        return None
+    if type(v) not in (int, float) or v != v:
+        raise RequestError(f"$.state['{STATE_SINCE}']",
+                           f"must be a time (seconds since the epoch) of the first decision on the target, got {v!r}")
+    return float(v)
+
+
+def may_go_idle(last_active: Optional[float], now: float, delay: float, since: Optional[float] = None,
+                initial_delay: float = 0.0) -> bool:
+    """``(LastActiveTime == nil && CreationTimestamp.Add(initialCooldownPeriod).Before(now)) ||
+    LastActiveTime.Add(cooldownPeriod).Before(now)``, with the first decision (``since``) for
+    the creation; with no initial delay, a target never seen active goes at once."""
+    if last_active is None:
+        return initial_delay <= 0 or since is None or since + initial_delay < now
+    return last_active + delay < now

@@ -93,21 +93,32 @@ def metric_value(metric, obs, members) -> Optional[float]:
     return _mean(samples.values())
 
 
-def formula_observation(compiled, metrics, obs_metrics, members, now: float) -> dict:
+def formula_observation(compiled, metrics, obs_metrics, members, now: float, nulls=frozenset(),
+                        when_null: Optional[float] = None, read=None) -> dict:
     """The observation of a formula metric: ``{"value", "timestamp"}`` from the named
     metrics' values, and a ``series`` evaluated point by point when every named
     metric is a series (what AWS target tracking with metric math reads, a
     datapoint per period). Raises :class:`FormulaError`
-    (a metric without a value, a CEL runtime error such as a division by zero)."""
+    (a metric without a value, a CEL runtime error such as a division by zero).
+
+    ``nulls``: the metrics that are null in it (a nullable formula's, failing past the
+    fallback's threshold: KEDA 2.20 ``scalingModifierTriggerValue`` returns ``nil``); a
+    formula that then evaluates to null stands for ``when_null`` (KEDA's
+    ``scalingModifiersFallbackTarget``: ``fallback.replicas × target``). ``read``: how a
+    metric's value is read (default :func:`metric_value`)."""
     from ..cel import CelError
+    read = read or metric_value
     values: dict = {}
     stamps = []
-    series: Optional[dict] = {}
+    series: Optional[dict] = {} if not nulls else None
     for m in metrics:
         if m.name not in compiled.references:
             continue
+        if m.name in nulls:
+            values[m.name] = None
+            continue
         o = obs_metrics.get(m.name)
-        v = metric_value(m, o, members)
+        v = read(m, o, members)
         if v is None:
             raise FormulaError(f"metric {m.name} has no value (no samples)")
         values[m.name] = v
@@ -121,6 +132,10 @@ def formula_observation(compiled, metrics, obs_metrics, members, now: float) -> 
         value = compiled.evaluate(values)
     except CelError as e:
         raise FormulaError(f"the expression failed: {e}") from None
+    if value is None:
+        if when_null is None:   # KEDA: "scalingModifiers formula evaluated to nil but no fallback is configured"
+            raise FormulaError("the expression evaluated to null and there is no fallback count")
+        value, series = when_null, None
     out: dict = {"value": value, "timestamp": min(stamps) if stamps else now}
     if series:
         common = sorted(set.intersection(*(set(s) for s in series.values())))

@@ -22,16 +22,25 @@ failure. The upstream overflow guards stay for what upstream computes from valid
 A rule's threshold (Azure Monitor, CloudWatch alarms) may be crossed by a metric that is
 negative by nature, so rules are only checked on the neutral resource names ``cpu`` and
 ``memory``, which are usage.
+
+A policy that says ``invalid_values_as_zero`` (what ``import --from keda`` gives) reads an
+external metric's negative, NaN or infinite value as 0 instead, as KEDA's scalers report
+it from 2.20.2 (kedacore/keda#7889, ``pkg/scalers/scaler.go`` ``quantityFromFloat64``:
+"NaN, Inf, and negative values are treated as zero to prevent panics and incorrect HPA
+scaling", called by ``GenerateMetricInMili`` in every external scaler): its external
+metrics are not checked here, and :func:`zeroed` is what the semantics and the formulas
+read of them (:mod:`scalebridge.controls.zero`).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Optional
 
 from ..compiled import derived
 from ..protocol import MetricObservation
 from ..units import exact, none_negative
 
-__all__ = ["INVALID", "USAGE_METRICS", "impossible", "refuse_impossible"]
+__all__ = ["INVALID", "USAGE_METRICS", "impossible", "refuse_impossible", "zero_value", "zeroed"]
 
 #: how the error of an impossible observation begins
 INVALID = "invalid observation: "
@@ -112,7 +121,8 @@ def _checked_keys(policy) -> tuple:
 
 
 def _keys(policy) -> tuple:
-    keys = [m.name for m in policy.metrics] if policy.metrics else []
+    zero = policy.invalid_values_as_zero
+    keys = [m.name for m in policy.metrics if not (zero and m.type == "external")] if policy.metrics else []
     rules = list(policy.rules)
     for profile in policy.profiles:
         rules.extend(profile.rules)
@@ -121,3 +131,38 @@ def _keys(policy) -> tuple:
 
 
 _KEYS = ("impossible", "keys")   # not a string: the semantics key their own entries by name
+
+
+def zero_value(v):
+    """``v`` as KEDA >= 2.20.2 reports a scaler's value (``quantityFromFloat64``): 0 when it
+    is negative, NaN or infinite, else ``v`` itself (None stays None: no value)."""
+    if v is None:
+        return v
+    if type(v) is str:
+        return 0 if _negative(v) else v
+    return v if v == v and v >= 0 and v != float("inf") else 0
+
+
+def _zero_points(points):
+    return [p if zero_value(p[1]) is p[1] else [p[0], zero_value(p[1])] for p in points]
+
+
+def zeroed(o: Optional[MetricObservation]) -> Optional[MetricObservation]:
+    """``o`` with each of its values as :func:`zero_value` has it; ``o`` itself when no value
+    changes (the common case: no copy)."""
+    if o is None or o.error is not None:
+        return o
+    changes: dict = {}
+    if o.value is not None and zero_value(o.value) is not o.value:
+        changes["value"] = zero_value(o.value)
+    if o.values and any(zero_value(v) is not v for v in o.values):
+        changes["values"] = [zero_value(v) for v in o.values]
+    if o.series and any(zero_value(p[1]) is not p[1] for p in o.series):
+        changes["series"] = _zero_points(o.series)
+    if o.members and any(zero_value(v) is not v for v in o.members.values()):
+        changes["members"] = {k: zero_value(v) for k, v in o.members.items()}
+    if o.member_series and any(zero_value(p[1]) is not p[1] for pts in o.member_series.values() for p in pts):
+        changes["member_series"] = {k: _zero_points(pts) for k, pts in o.member_series.items()}
+    if not changes:
+        return o
+    return dataclasses.replace(o, **changes)

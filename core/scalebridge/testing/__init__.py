@@ -23,8 +23,8 @@ and checks what the protocol promises of any semantics, whatever its
 arithmetic: the same request gives the same response; the request is not
 modified; the response is JSON and carries every protocol field; a
 ``Decider`` stepping through a sequence answers as ``decide`` does when each
-call gets the previous response's ``state``; ``OFF`` never changes the size and
-``ONLY_SCALE_OUT`` never shrinks it; the result stays within ``[min, max]``
+call gets the previous response's ``state``; ``OFF`` never changes the size,
+``ONLY_SCALE_OUT`` never shrinks it and ``ONLY_SCALE_IN`` never grows it; the result stays within ``[min, max]``
 when the current size does. It raises ``AssertionError`` naming the request.
 """
 from __future__ import annotations
@@ -45,8 +45,8 @@ def __getattr__(name: str):
     import importlib
     if name == "check_metric_source":   # imported on first use, as before
         return importlib.import_module(f"{__name__}.metric_source_conformance").check_metric_source
-    if name == "check_translator":      # imported on first use: it loads the translate package
-        return importlib.import_module(f"{__name__}.translator_conformance").check_translator
+    if name in ("check_translator", "check_round_trip"):   # imported on first use: it loads the translate package
+        return getattr(importlib.import_module(f"{__name__}.translator_conformance"), name)
     module = moved.TESTING_NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'scalebridge.testing' has no attribute {name!r}")
@@ -87,7 +87,7 @@ def _request(current: int, utilization: float, *, mode: str = "ON", lo: int = 1,
 def contract_requests() -> Iterable[dict]:
     """The generic requests :func:`check_semantics` runs (a semantics may answer
     any of them with an ``error``; it may not break the contract)."""
-    for mode in ("ON", "OFF", "ONLY_SCALE_OUT"):
+    for mode in ("ON", "OFF", "ONLY_SCALE_OUT", "ONLY_SCALE_IN"):
         for current in (1, 4, 12):
             for util in (0, 20, 45, 60, 75, 150):
                 yield _request(current, util, mode=mode)
@@ -119,6 +119,8 @@ def _check_one(name: str, req: dict) -> None:
         assert desired == cur, f"{where}: mode OFF changed the size to {desired}"
     if mode == "ONLY_SCALE_OUT":
         assert desired >= cur, f"{where}: mode ONLY_SCALE_OUT shrank to {desired}"
+    if mode == "ONLY_SCALE_IN":
+        assert desired <= cur, f"{where}: mode ONLY_SCALE_IN grew to {desired}"
     lo, hi = req["policy"]["min_replicas"], req["policy"]["max_replicas"]
     if lo <= cur <= hi:
         assert lo <= desired <= hi, f"{where}: {desired} is outside [{lo}, {hi}]"

@@ -67,7 +67,10 @@ number), so the same run fails the same calls whatever the thread order. Kinds:
 effect and then times out, as a write whose reply is lost). ``script:
 [{target, call, nth, kind, retry_after}]`` fails chosen calls (``nth`` counts that
 call on that target from 1); :meth:`FakeProvider.inject` queues one in-process.
-A failing call has no effect (except ``applied_timeout``).
+A failing call has no effect (except ``applied_timeout``). ``hang: [{target, call,
+seconds, times}]`` makes a call wait ``seconds`` (outside the provider's lock: the
+other targets answer meanwhile) and then time out (``transient``), as a response
+slow up to the client's timeout; ``times`` (default: every call) bounds how many.
 
 **Counts.** :meth:`FakeProvider.count`, :meth:`~FakeProvider.reads`,
 :meth:`~FakeProvider.writes` and :meth:`~FakeProvider.applied_writes` count calls per
@@ -129,7 +132,7 @@ DEFAULT_FAULT_KINDS = ("throttled", "throttled_retry_after", "timeout", "5xx", "
 _OPERATION = {"observe": "get", "read_metrics": "metrics.list", "set_size": "resize", "managed_by": "autoscalers.get"}
 _REF_KEYS = frozenset({"name", "size", "members", "load", "metrics", "cpu_request", "managed_by", "min_size",
                        "max_size", "metric_delay", "settle_observes", "settle_seconds"})
-_OPTION_KEYS = frozenset({"settle_observes", "settle_seconds", "faults", "script", "world", "world_fsync",
+_OPTION_KEYS = frozenset({"settle_observes", "settle_seconds", "faults", "script", "hang", "world", "world_fsync",
                           "kill_after_write", "kill_at_call", "kill_after_seconds", "pause_after_write", "capabilities", "pacing",
                           "start_time", "log_calls", "metric_window", "blocking", "elects"})
 UNLIMITED = Pacing(writes_per_second=1e9, write_burst=10 ** 9, reads_per_second=1e9, read_burst=10 ** 9)
@@ -325,6 +328,17 @@ def _scripted(spec: Any, key: str) -> _Scripted:
                      times=int(_number(spec.get("times", 1), f"{key}.times", lo=1, integer=True)))
 
 
+def _hang_spec(spec: Any, key: str) -> dict:
+    if not isinstance(spec, Mapping) or set(spec) - {"target", "call", "seconds", "times"}:
+        raise _bad(key, f"expected {{target, call, seconds, times}}, got {spec!r}")
+    call = spec.get("call")
+    if call is not None and call not in CALLS:
+        raise _bad(f"{key}.call", f"unknown call {call!r}; valid: {', '.join(CALLS)}")
+    times = spec.get("times")
+    return {"target": spec.get("target"), "call": call, "seconds": _number(spec.get("seconds", 60.0), f"{key}.seconds"),
+            "times": None if times is None else int(_number(times, f"{key}.times", lo=1, integer=True))}
+
+
 # --------------------------------------------------------------------------- the world
 
 
@@ -416,6 +430,7 @@ class FakeTarget(Target):
 
     def observe(self, now: float) -> Observation:
         p = self.provider
+        p._hang(self.name, "observe")
         with p.lock:
             p._call(self.name, "observe", now)
             st = self.state
@@ -432,6 +447,7 @@ class FakeTarget(Target):
 
     def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
         p = self.provider
+        p._hang(self.name, "read_metrics")
         with p.lock:
             p._call(self.name, "read_metrics", now)
             if Capability.METRICS not in p.capabilities:
@@ -446,6 +462,7 @@ class FakeTarget(Target):
 
     def set_size(self, size: int) -> SizeChange:
         p = self.provider
+        p._hang(self.name, "set_size")
         with p.lock:
             now = p.now
             late = p._call(self.name, "set_size", now)
@@ -461,6 +478,7 @@ class FakeTarget(Target):
 
     def managed_by(self) -> Optional[str]:
         p = self.provider
+        p._hang(self.name, "managed_by")
         with p.lock:
             p._call(self.name, "managed_by", p.now)
             p._done(self.name, "managed_by", "ok")
@@ -605,6 +623,12 @@ class FakeProvider(Provider):
         if not isinstance(script, list):
             raise _bad("script", f"expected a list of faults, got {script!r}")
         self.script = [_scripted(s, f"script[{i}]") for i, s in enumerate(script)]
+        hang = options.get("hang", [])
+        if not isinstance(hang, list):
+            raise _bad("hang", f"expected a list of {{target, call, seconds, times}}, got {hang!r}")
+        self.hangs = [_hang_spec(h, f"hang[{i}]") for i, h in enumerate(hang)]
+        #: every hang that began: (target, call, seconds)
+        self.hung: list[tuple[str, str, float]] = []
         caps = options.get("capabilities")
         if caps is not None:
             valid = [c.value for c in Capability]
@@ -739,7 +763,33 @@ class FakeProvider(Provider):
         with self.lock:
             self.now = max(self.now, now)
 
+    def hang(self, target: Optional[str] = None, call: Optional[str] = None, seconds: float = 60.0,
+             times: Optional[int] = None) -> None:
+        """Make the next ``times`` (None: every) matching calls wait ``seconds`` and
+        time out, in-process (the ``hang:`` option)."""
+        with self.lock:
+            self.hangs.append({"target": target, "call": call, "seconds": float(seconds), "times": times})
+
     # -- bookkeeping
+
+    def _hang(self, target: str, call: str) -> None:
+        """A call a ``hang`` matches: it waits, without the provider's lock (the other
+        targets answer meanwhile), then times out as a client would."""
+        if not self.hangs:
+            return
+        with self.lock:
+            for h in self.hangs:
+                if (h["target"] in (None, target)) and (h["call"] in (None, call)) and h["times"] != 0:
+                    if h["times"] is not None:
+                        h["times"] -= 1
+                    seconds = h["seconds"]
+                    self.hung.append((target, call, seconds))
+                    break
+            else:
+                return
+        time.sleep(seconds)
+        raise ProviderError(ErrorKind.TRANSIENT, f"{target}: {_OPERATION[call]} timed out after {seconds:g} s "
+                            "(no response)", operation=_OPERATION[call])
 
     def _call(self, target: str, call: str, now: float) -> Optional[ProviderError]:
         """Count a call and move the clock; raise the fault it is due, or return it

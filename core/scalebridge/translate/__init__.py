@@ -66,9 +66,24 @@ def import_native(text_or_obj: Any, from_: str) -> tuple[dict, Losses]:
     return import_all(text_or_obj, from_)[0]
 
 
-def import_all(text_or_obj: Any, from_: str) -> list[tuple[dict, Losses]]:
-    """Every autoscaler in the input (several HPAs in one YAML stream, an ARM template's settings)."""
-    return call(_entry(from_), "import_all", text_or_obj)
+def import_all(text_or_obj: Any, from_: str, parameters: Any = None) -> list[tuple[dict, Losses]]:
+    """Every autoscaler in the input (several HPAs in one YAML stream, an ARM template's settings);
+    ``parameters`` (:class:`~scalebridge.translate.common.Parameters`, ``import --parameters``)
+    for a translator that takes a template's parameters, a :class:`NativeError` for one that takes none."""
+    entry = _entry(from_)
+    if not parameters:
+        return call(entry, "import_all", text_or_obj)
+    if not type(entry.obj).parameters:
+        raise NativeError("--parameters", f"the {entry.name} translator takes no parameters (its input has no "
+                                          "template parameters to set)")
+    try:
+        return entry.obj.import_all(text_or_obj, parameters=parameters)
+    except ScalebridgeError:
+        raise
+    except Exception as e:
+        raise TranslatorFailure(
+            f"plugin {entry.plugin!r} (scalebridge_register_translators, translator {entry.name!r}) raised "
+            f"{type(e).__name__} in import_all: {e}") from e
 
 
 def dump(native: Any, to: str) -> str:

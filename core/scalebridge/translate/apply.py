@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native``: create or update each target's native
+"""``scalebridge apply CONFIG``: create or update each target's native
 autoscaler from its policy, through the translator its provider plugin registered for it
 (``Translator.apply``, which makes every call with the plugin's own client), and what
 those translators share: the field-by-field difference with what is there (:func:`diff`,
@@ -88,7 +88,7 @@ def cmd_apply(args: Any) -> int:
             kind = spec.provider.name
             entry = registry.translator_for_provider(kind)
             if Capability.TRANSLATE not in spec.provider.capabilities:
-                refuse(spec, f"--native is not available for {kind} targets: the {kind} provider does not declare "
+                refuse(spec, f"apply is not available for {kind} targets: the {kind} provider does not declare "
                              f"Capability.TRANSLATE (providers that do: {', '.join(_translating()) or 'none'})")
                 continue
             if entry is None or not type(entry.obj).can("apply"):

@@ -1,5 +1,5 @@
 """The translator contract: one native autoscaler format that ``render --to``,
-``import --from`` and ``apply --native`` reach through the plugin registry.
+``import --from`` and ``apply`` reach through the plugin registry.
 
 A plugin registers a :class:`Translator` instance with the
 ``scalebridge_register_translators`` hook (:mod:`scalebridge.hookspecs`); the five
@@ -59,7 +59,7 @@ class Translator(ABC):
 
     - ``name``: what ``--to`` and ``--from`` select (``kubernetes``, ``toy``).
     - ``provider``: the provider (``scalebridge_register_providers``) whose targets
-      ``apply --native`` configures with this format, or None. A provider declaring
+      ``apply`` configures with this format, or None. A provider declaring
       :attr:`scalebridge.providers.Capability.TRANSLATE` has a translator with its name
       here, and that translator implements :meth:`apply`.
     - ``summary``: one line for ``scalebridge plugins`` and ``render --help``.
@@ -82,6 +82,10 @@ class Translator(ABC):
     #: a neutral name as the provider's metric, and every translator's import reads the
     #: provider's metric back as the neutral name (:mod:`scalebridge.translate.metrics`)
     metric_names: ClassVar[MetricNames] = MetricNames()
+    #: what ``import --parameters`` means for this format (a template's parameters), or "" when
+    #: it takes none; a translator that takes them has ``import_all(text, parameters=...)``
+    #: (:class:`~scalebridge.translate.common.Parameters`)
+    parameters: ClassVar[str] = ""
 
     @abstractmethod
     def render(self, policy: Policy, target: Mapping[str, Any]) -> tuple[Any, Losses]:
@@ -107,14 +111,14 @@ class Translator(ABC):
 
     def apply(self, name: str, target: Any, policy: Policy, dry_run: bool, say: Callable[[str], None],
               metrics: Mapping[str, Any]) -> bool:
-        """``apply --native`` for one target of the run configuration: create or update
+        """``apply`` for one target of the run configuration: create or update
         its native autoscaler through the provider plugin's client (``target`` is what
         the provider's ``target(ref)`` returned; ``metrics`` the target's ``metrics:``
         sources). ``say`` one line per change (``web: PutScalingPolicy web-metric-0: …``),
         or ``NAME: unchanged``; write nothing when ``dry_run``. Returns whether anything
         changed (or would). Raise a :class:`ScalebridgeError` for what the provider
         refused; anything else is reported as this translator's bug."""
-        raise NativeError("--native", f"the {self.name} translator cannot apply")
+        raise NativeError("apply", f"the {self.name} translator cannot apply")
 
     @classmethod
     def can(cls, method: str) -> bool:
@@ -132,8 +136,13 @@ def check_target(translator: Translator, ref: Optional[Mapping[str, Any]]) -> di
     keys = translator.target_keys
     for k, v in ref.items():
         if k not in keys:
+            key, sep, value = str(k).partition(":")
+            if sep and v is None and key.strip():
+                # `{kind:Deployment}`: flow YAML reads a colon without a space after it as part of the key
+                raise NativeError(f"--target.{k}", f"read as one key with no value: YAML needs a space after the "
+                                                     f"colon ('{{{key.strip()}: {value.strip()}}}')")
             close = difflib.get_close_matches(str(k), list(keys), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = f"; did you mean {close[0]!r}?" if close else ";"
             raise NativeError(f"--target.{k}", f"unknown key{hint} valid keys for --to {translator.name}: "
                                                  f"{', '.join(keys) or 'none'}")
         why = keys[k].check(v) if keys[k].check is not None and v is not None else None

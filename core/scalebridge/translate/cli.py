@@ -17,7 +17,7 @@ from typing import Any, Optional
 import yaml
 
 from . import NativeError, TranslatorFailure, dump, import_all, render
-from .common import yaml_document
+from .common import read_parameters, yaml_document
 
 EXIT_INCOMPLETE = 1
 EXIT_TRANSLATOR_FAILED = 1
@@ -67,16 +67,22 @@ def add_translate_commands(sub: Any) -> None:
                    help=f"the translator: {_FORMATS}")
     i.add_argument("--out", metavar="DIR", help="write each policy to DIR/NAME.yaml (one file per autoscaler; the "
                                                 "paths on stdout) instead of a YAML stream on stdout")
+    i.add_argument("--parameters", "-p", action="append", default=[], metavar="FILE|KEY=VALUE",
+                   help="a template parameter's value, as `az deployment group create --parameters` takes them: "
+                        "KEY=VALUE (read as the parameter's declared type) or a parameters file (FILE or @FILE, "
+                        "its parameters' {\"value\": …}); repeat it, a later one wins. Without it a parameter "
+                        "is its defaultValue (formats with template parameters: ARM)")
     i.set_defaults(func=cmd_import)
     a = sub.add_parser(
-        "apply", help="create or update each target's native autoscaler from its policy (--native)",
+        "apply", help="create or update each target's native autoscaler from its policy",
         description="For every target of the run configuration, render its policy for its provider and create or "
                     "update that native autoscaler through the provider plugin's client (a provider declaring "
-                    "Capability.TRANSLATE, with a translator registered for it); --dry-run prints the difference "
-                    "with what is there and writes nothing. Exit 1 when a target failed.")
+                    "Capability.TRANSLATE, with a translator registered for it): the cloud's own autoscaler "
+                    "then does the work. --dry-run prints the difference with what is there and writes nothing. "
+                    "Exit 1 when a target failed.")
     a.add_argument("config", metavar="CONFIG", help="the run configuration (YAML)")
-    a.add_argument("--native", action="store_true", required=True,
-                   help="translate: the cloud's own autoscaler does the work (the only kind of apply)")
+    a.add_argument("--native", action="store_true",
+                   help="deprecated: apply is always native (the cloud's own autoscaler does the work)")
     a.add_argument("--dry-run", action="store_true", help="print what would change; write nothing")
     a.add_argument("--state", metavar="PATH", help="the run state to check (default: the configuration's `state:`, "
                                                    "else scalebridge-state.db): a target in it is refused")
@@ -101,22 +107,29 @@ def _target(text: str) -> dict:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from ..policyfile import load_policy_file
+    from ..engine import read_policy_file
+    from ..policy import fraction_targets
+    from .common import path
     ref = _target(args.target) if args.target is not None else None
-    policy = load_policy_file(args.policy)
+    policy = read_policy_file(args.policy)
     try:
         native, losses = render(policy, args.to, ref)
         text = dump(native, args.to)
     except TranslatorFailure as e:
         return _failed("render", e)
     sys.stdout.write(text)
+    # rendered as written (a provider takes it), but most likely not what was meant
+    _say("render", "note", [f"{path(*loc)}: {message}" for loc, message in fraction_targets(policy)])
     _say("render", "note", losses.notes)
     _say("render", "lost", losses.lines)
     return EXIT_INCOMPLETE if args.strict and losses.incomplete else 0
 
 
 def _apply(args: argparse.Namespace) -> int:
+    from ..cliargs import deprecated
     from .apply import cmd_apply
+    if args.native:
+        deprecated("apply", "--native", "apply is always native; leave the flag out")
     return cmd_apply(args)
 
 
@@ -164,7 +177,7 @@ def _file_names(results: list[tuple[dict, Any]], stem: str) -> list[str]:
 
 def cmd_import(args: argparse.Namespace) -> int:
     try:
-        results = import_all(_read(args.file), args.from_)
+        results = import_all(_read(args.file), args.from_, read_parameters(args.parameters))
     except TranslatorFailure as e:
         return _failed("import", e)
     labels = _labels(results)

@@ -81,6 +81,16 @@ def drop_unexpressed(p: Policy, losses: Losses, reasons: dict[str, str]) -> None
             losses.add(name, reason)
 
 
+def drop_semantics(p: Policy, losses: Losses, semantics: str, autoscaler: str) -> None:
+    """A loss line when the policy names a semantics other than ``semantics``, the one
+    ``autoscaler`` (the native autoscaler written) decides as: the native configuration
+    is decided the provider's way whatever the policy says, and imports with that
+    provider's semantics."""
+    if p.semantics is not None and p.semantics != semantics:
+        losses.add("semantics", f"{autoscaler} decides as the {semantics} semantics does, not as {p.semantics}; "
+                                f"dropped (import reads it back as {semantics})")
+
+
 def drop_controls(p: Policy, losses: Losses, provider: str) -> None:
     """One loss line for each neutral control the policy uses (docs/policy.md: KEDA's,
     which no cloud autoscaler has): fallback, formulas, the activation phase."""
@@ -91,10 +101,15 @@ def drop_controls(p: Policy, losses: Losses, provider: str) -> None:
             losses.add(path("metrics", i), f"{provider} has no formula metrics; dropped")
         elif m.activation_threshold is not None:
             losses.add(path("metrics", i, "activation_threshold"), f"{provider} has no activation threshold; dropped")
-    for name in ("scale_to_zero_delay_seconds", "idle_replicas"):
+    for name in ("scale_to_zero_delay_seconds", "idle_replicas", "initial_scale_to_zero_delay_seconds"):
         if getattr(p, name) is not None:
             losses.add(name, f"{provider} has no activation phase (scale to and from zero on an activation "
                              "threshold); dropped")
+    if p.force_activation:
+        losses.add("force_activation", f"{provider} has no activation phase to force; dropped")
+    if p.invalid_values_as_zero:
+        losses.add("invalid_values_as_zero", f"{provider} does not read a negative metric value as 0 (KEDA "
+                                             ">= 2.20.2 does); dropped")
 
 
 _MAX_DEPTH = 200   # as policy files and protocol requests (scalebridge.protocol.MAX_DEPTH)
@@ -185,20 +200,78 @@ def is_template(v: Any) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class Parameters:
+    """``import --parameters``, each as given, in order (a later one wins), as the az CLI
+    takes a deployment's (``az deployment group create --parameters``): ``KEY=VALUE``
+    (``text``: the value as typed, which the template's declared type reads) or a
+    parameters file, ``FILE`` or ``@FILE`` (``values``: its ``parameters`` object's, each
+    ``{"value": …}``). ``where`` is what an error names."""
+    items: tuple = ()      # ((key, value, is_text, where), ...)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+def read_parameters(given: Iterable[str]) -> Parameters:
+    """:class:`Parameters` from the ``--parameters`` arguments, in the az CLI's order of
+    trying: ``KEY=VALUE``, then a file (``@`` before it optional), then inline JSON
+    (azure-cli src/azure-cli/azure/cli/command_modules/resource/custom.py,
+    ``_process_parameters``: ``_try_parse_key_value_object``, ``_try_load_file_object``,
+    ``_try_parse_json_object``; a file's or object's ``parameters`` key if it has one).
+    Raises :class:`NativeError` naming the argument."""
+    from pathlib import Path
+    items: list = []
+    for arg in given:
+        where = f"--parameters {arg}"
+        key, eq, value = arg.partition("=")
+        if eq and key and not key.startswith(("@", "{")):
+            items.append((key, value, True, where))
+            continue
+        text = None
+        file = Path(arg[1:] if arg.startswith("@") else arg)
+        if file.is_file():
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise NativeError(where, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+        elif arg.lstrip().startswith("{"):
+            text = arg
+        if text is None:
+            raise NativeError(where, "neither KEY=VALUE nor a parameters file that exists (FILE or @FILE)")
+        try:
+            doc = json.loads(text)
+        except ValueError as e:
+            raise NativeError(where, f"not JSON: {e}") from None
+        doc = doc.get("parameters", doc) if isinstance(doc, dict) else doc
+        if not isinstance(doc, dict):
+            raise NativeError(where, "expected a JSON object of parameters ({\"NAME\": {\"value\": …}})")
+        for key, v in doc.items():
+            if not isinstance(v, dict) or "value" not in v:
+                raise NativeError(f"{where}: $.{key}", "expected {\"value\": …} (a reference to a Key Vault "
+                                                       "secret needs a deployment)")
+            items.append((key, v["value"], False, where))
+    return Parameters(tuple(items))
+
+
 class Reader:
     """Reads fields of a native document, raising :class:`NativeError` with the
     JSON path of a bad one, and reporting unresolved template expressions."""
 
-    def __init__(self, losses: Losses, root: str = "$"):
+    def __init__(self, losses: Losses, root: str = "$", hint: Optional[Callable[[Any], str]] = None):
         self.losses = losses
         self.root = root
+        #: what to add to an unresolved expression's loss line (how to resolve it), or ""
+        self.hint = hint
 
     def where(self, *parts: object) -> str:
         return json_path(parts, root=self.root)
 
     def template(self, v: Any, *parts: object) -> bool:
         if is_template(v):
-            self.losses.add(self.where(*parts), f"unresolved template expression {_show(v)}; left out")
+            more = self.hint(v) if self.hint is not None else ""
+            self.losses.add(self.where(*parts), f"unresolved template expression {_show(v)}; left out"
+                                                + (f" ({more})" if more else ""))
             return True
         return False
 

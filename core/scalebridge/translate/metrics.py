@@ -9,6 +9,13 @@ provider's; a neutral name a provider has no metric for is a loss line, never a 
 Any other name is the user's own metric: its source (``--target``'s ``metrics``, as a
 run configuration target's ``metrics:``) says where it lives.
 
+``import`` reads a provider's metric for a neutral one back as the neutral name
+(:meth:`MetricNames.of`): ``CPUUtilization`` in ``AWS/EC2`` on the group is ``cpu``, and
+so is Azure's ``Percentage CPU`` on the scale set — so that the imported policy reads the
+observations the policy did, and render → import → render is a fixed point. A policy
+that names a metric by a provider's name for a neutral one (``Percentage CPU``) therefore
+loses that name in a round trip: render says so (:func:`name_lost`).
+
 Which provider metric stands for which neutral name is each translator's to say
 (:attr:`MetricNames` on its :class:`~scalebridge.translate.Translator`): nothing here
 names a provider.
@@ -61,6 +68,18 @@ def neutral_of(name: str) -> Optional[str]:
     if name in NEUTRAL:
         return name
     return next((n for names in _declared() for n in [names.of(name)] if n is not None), None)
+
+
+def name_lost(name: str, native: str) -> Optional[str]:
+    """The loss line's text when a metric named ``name`` is written as the provider metric
+    ``native`` that import reads back under another name: ``name`` is a provider's name
+    for a neutral metric (``Percentage CPU``, ``CPUUtilization``), which import reads as
+    the neutral one; None when the name comes back as it is."""
+    neutral = neutral_of(name)
+    if neutral is None or neutral == name:
+        return None
+    return (f"{name!r} is a provider's name for the neutral metric {neutral!r}: written as {native}, which import "
+            f"reads back as {neutral!r} (name the metric {neutral!r} to keep its name)")
 
 
 def provider_metric(name: str, names: MetricNames, provider: str) -> tuple[Optional[str], Optional[str]]:

@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for ``droplets`` targets: the pool's own
+"""``scalebridge apply CONFIG`` for ``droplets`` targets: the pool's own
 autoscaler, read with ``GET /v1/pools/{pool}/autoscaler`` and written whole with
 ``PUT /v1/pools/{pool}/autoscaler``, through the plugin's own client (the target's).
 """

@@ -98,7 +98,7 @@ class DropletsProvider(Provider):
 
 
 class PoolTarget(Target):
-    """One pool. ``client`` and ``pool`` are what ``apply --native`` writes the pool's
+    """One pool. ``client`` and ``pool`` are what ``apply`` writes the pool's
     autoscaler with (:mod:`scalebridge_droplets.apply`)."""
 
     def __init__(self, client: DropletsClient, pool: str):

@@ -1,5 +1,5 @@
 """A policy as a pool's own autoscaler, and back: the ``droplets`` translator
-(``scalebridge render --to droplets``, ``import --from droplets``, ``apply --native``).
+(``scalebridge render --to droplets``, ``import --from droplets``, ``apply``).
 
 The native document is a pool as ``GET /v1/pools/{pool}`` answers it, less what the
 autoscaler does not hold::
@@ -66,8 +66,11 @@ def render(p: Policy, target: Mapping[str, Any]) -> tuple[dict, Losses]:
     if p.max_replicas is None or p.max_replicas < 1:
         raise NativeError("max_replicas", "a pool's autoscaler needs a max of 1 or more; the policy has "
                                           f"{'none' if p.max_replicas is None else p.max_replicas}")
-    if p.mode == "ONLY_SCALE_OUT":
-        losses.add("mode", "a pool's autoscaler has no scale-out-only mode; written as enabled (it scales both ways)")
+    if p.semantics is not None and p.semantics != SEMANTICS:
+        losses.add("semantics", f"a pool's autoscaler decides as the {SEMANTICS} semantics does, not as "
+                                f"{p.semantics}; dropped")
+    if p.mode in ("ONLY_SCALE_OUT", "ONLY_SCALE_IN"):
+        losses.add("mode", f"a pool's autoscaler has no {p.mode} mode; written as enabled (it scales both ways)")
     autoscaler = {"enabled": p.mode != "OFF",
                   "min": p.min_replicas if p.min_replicas is not None else DEFAULT_MIN,
                   "max": p.max_replicas,

@@ -1,4 +1,4 @@
-"""``scalebridge render --to droplets``, ``import --from droplets`` and ``apply --native``,
+"""``scalebridge render --to droplets``, ``import --from droplets`` and ``apply``,
 run as a user runs them (scalebridge.cli.main), against the local droplets API."""
 from __future__ import annotations
 
@@ -58,18 +58,18 @@ def test_render_says_what_it_loses_and_strict_fails_on_it(tmp_path, capsys):
 def test_apply_creates_the_autoscaler_then_finds_it_unchanged_then_updates_it(api, droplets_config, capsys):
     api.add_pool("web", size=2)
     config = str(droplets_config(POLICY))
-    code, out, err = run(capsys, "apply", config, "--native", "--dry-run")
+    code, out, err = run(capsys, "apply", config, "--dry-run")
     assert (code, out, err) == (0, "web-pool: autoscaler web: create\n", "")
     assert api.pool("web").autoscaler is None and api.count("PUT") == 0
-    code, out, _ = run(capsys, "apply", config, "--native")
+    code, out, _ = run(capsys, "apply", config)
     assert (code, out) == (0, "web-pool: autoscaler web: create\n")
     assert api.pool("web").autoscaler == {"enabled": True, "min": 2, "max": 12, "target_cpu_percent": 60,
                                           "cooldown_seconds": 300}
-    code, out, _ = run(capsys, "apply", config, "--native")
+    code, out, _ = run(capsys, "apply", config)
     assert (code, out) == (0, "web-pool: unchanged\n") and api.count("PUT") == 1
     hotter = {**POLICY, "metrics": [{**POLICY["metrics"][0], "target": {"type": "Utilization",
                                                                         "average_utilization": 70}}]}
-    code, out, _ = run(capsys, "apply", str(droplets_config(hotter)), "--native", "--dry-run")
+    code, out, _ = run(capsys, "apply", str(droplets_config(hotter)), "--dry-run")
     assert (code, out) == (0, "web-pool: autoscaler web: target_cpu_percent: 60 -> 70\n")
     assert api.pool("web").autoscaler["target_cpu_percent"] == 60
 
@@ -78,7 +78,7 @@ def test_apply_says_what_the_policy_loses_and_a_refusal_fails_the_target(api, dr
     api.add_pool("web", size=2)
     lossy = {**POLICY, "tolerance": 0.2}
     token_file.write_text("read-only-token-77\n")
-    code, out, err = run(capsys, "apply", str(droplets_config(lossy)), "--native")
+    code, out, err = run(capsys, "apply", str(droplets_config(lossy)))
     assert out == ("web-pool: lost: tolerance: a pool's autoscaler has a fixed tolerance of 0.1; dropped\n"
                    "web-pool: autoscaler web: create\n")
     assert code == 1 and err == ("scalebridge apply: web-pool: forbidden: PUT /v1/pools/web/autoscaler: HTTP 403 "

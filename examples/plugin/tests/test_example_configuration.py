@@ -1,6 +1,6 @@
 """examples/plugin/droplets.yaml works as written, its endpoint pointed at the local
 droplets API and its token file beside it: it validates, ``run --once --dry-run``
-decides for its pool, and ``apply --native --dry-run`` says what it would create."""
+decides for its pool, and ``apply --dry-run`` says what it would create."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -25,6 +25,6 @@ def test_the_example_configuration_validates_runs_and_applies(api, tmp_path, mon
     assert main(["validate", str(path)]) == 0
     assert main(["run", str(path), "--once", "--dry-run", "--audit", "-", "--state", str(tmp_path / "s.db")]) == 0
     assert '"target":"web-pool"' in capsys.readouterr().out
-    assert main(["apply", str(path), "--native", "--dry-run"]) == 0
+    assert main(["apply", str(path), "--dry-run"]) == 0
     assert capsys.readouterr().out == "web-pool: autoscaler web: create\n"
     assert api.count("PUT") == 0

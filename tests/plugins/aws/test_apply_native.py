@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` against moto's server on 127.0.0.1: it creates
+"""``scalebridge apply CONFIG`` against moto's server on 127.0.0.1: it creates
 each aws target's scaling policies and alarms, a second apply updates them without
 duplicating any, and ``--dry-run`` prints the difference and writes nothing."""
 from __future__ import annotations
@@ -71,7 +71,7 @@ targets:
 def _apply(tmp_path, capsys, url, target, *flags):
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(url=url, target=target))
-    code = main(["apply", str(f), "--native", *flags])
+    code = main(["apply", str(f), *flags])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -116,7 +116,7 @@ def test_dry_run_prints_the_difference_and_writes_nothing(aws, moto_url, tmp_pat
 def test_a_missing_group_fails_that_target(aws, moto_url, tmp_path, capsys):
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(url=moto_url, target=60).replace("auto_scaling_group: web", "auto_scaling_group: gone"))
-    assert main(["apply", str(f), "--native"]) == 1
+    assert main(["apply", str(f)]) == 1
     _, err = capsys.readouterr()
     assert err.strip() == "scalebridge apply: web-asg: Auto Scaling group 'gone' not found"
 
@@ -131,7 +131,7 @@ def test_a_target_in_the_run_state_is_refused(aws, moto_url, tmp_path, capsys):
     store.close()
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(url=moto_url, target=60))
-    assert main(["apply", str(f), "--native", "--state", str(db)]) == 1
+    assert main(["apply", str(f), "--state", str(db)]) == 1
     _, err = capsys.readouterr()
     assert err.startswith("scalebridge apply: web-asg: refused: `scalebridge run` actuates this target")
     assert asg.describe_policies(AutoScalingGroupName="web")["ScalingPolicies"] == []
@@ -157,7 +157,7 @@ RULE = "{{metric: cpu, operator: GreaterThan, threshold: {t}, action: {{directio
 def _apply_rules(tmp_path, capsys, url, rules, *flags):
     f = tmp_path / "run.yaml"
     f.write_text(RULES_CONFIG.format(url=url, rules="[" + ", ".join(rules) + "]"))
-    code = main(["apply", str(f), "--native", *flags])
+    code = main(["apply", str(f), *flags])
     out, err = capsys.readouterr()
     assert code == 0, err
     return out
@@ -217,7 +217,7 @@ def test_a_scaling_schedule_is_two_scheduled_actions_created_then_updated(aws, m
 
     def apply(floor, *flags):
         f.write_text(SCHEDULE_CONFIG.format(url=moto_url, floor=floor))
-        code = main(["apply", str(f), "--native", *flags])
+        code = main(["apply", str(f), *flags])
         out, err = capsys.readouterr()
         assert code == 0, err
         return out
@@ -240,6 +240,6 @@ def test_a_scaling_schedule_is_two_scheduled_actions_created_then_updated(aws, m
     asg.put_scheduled_update_group_action(AutoScalingGroupName="web", ScheduledActionName="web-nightly-end",
                                           Recurrence="0 23 * * *", MinSize=1)
     f.write_text(SCHEDULE_CONFIG.format(url=moto_url, floor=8).replace("name: office", "name: shop"))
-    assert main(["apply", str(f), "--native"]) == 0
+    assert main(["apply", str(f)]) == 0
     assert "web-asg: DeleteScheduledAction web-office-end: no longer in the policy" in capsys.readouterr().out
     assert [a[0] for a in actions()] == ["web-nightly-end", "web-shop-end", "web-shop-start"]

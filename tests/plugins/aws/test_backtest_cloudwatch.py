@@ -61,7 +61,7 @@ targets:
 """)
         code, out = run("backtest", str(tmp_path / "run.yaml"), "--start", f"{times[0]:.0f}", "--end",
                         f"{times[0] + HOURS * 3600:.0f}", *FLEET, "--output", "json", "--timeline",
-                        str(tmp_path / "timeline"), "--workers", "1")
+                        str(tmp_path / "timeline"), "--jobs", "1")
     assert code == 0, out
     got = json.loads(out)
     sim, rows = simulate(tmp_path, tmp_path / "policy.yaml", trace=trace)

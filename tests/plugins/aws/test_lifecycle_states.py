@@ -50,18 +50,21 @@ def observe_with(group, state, health=None, desired=None):
 
 
 def fleet(obs):
+    """The group as the aws semantics reads it: standby members left out first, as engine.run does."""
+    from scalebridge.protocol import serving
     o = Observations.model_validate({"status_replicas": obs.status_replicas, "members": obs.members})
-    return GroupCapacity(time.time(), obs.current_replicas, o.status_replicas, o.members)
+    members, _ = serving(o.members)
+    return GroupCapacity(time.time(), obs.current_replicas, o.status_replicas, members)
 
 
 LAUNCHING = ["Pending", "Pending:Wait", "Pending:Proceed"]
 ROOT_VOLUME = ["ReplacingRootVolume", "ReplacingRootVolume:Wait", "ReplacingRootVolume:Proceed", "RootVolumeReplaced"]
 TERMINATING = ["Terminating", "Terminating:Wait", "Terminating:Proceed"]
-OUTSIDE = ["EnteringStandby", "Standby", "Detaching", "Detached", "Terminated", "Quarantined", "Terminating:Retained",
-           "Warmed:Pending", "Warmed:Pending:Wait", "Warmed:Pending:Proceed", "Warmed:Pending:Retained",
+IN_POOL = ["EnteringStandby", "Standby", "Warmed:Pending", "Warmed:Pending:Wait", "Warmed:Pending:Proceed",
+           "Warmed:Pending:Retained", "Warmed:Running", "Warmed:Stopped", "Warmed:Hibernated"]
+OUTSIDE = ["Detaching", "Detached", "Terminated", "Quarantined", "Terminating:Retained",
            "Warmed:Terminating", "Warmed:Terminating:Wait", "Warmed:Terminating:Proceed",
-           "Warmed:Terminating:Retained", "Warmed:Terminated", "Warmed:Running", "Warmed:Stopped",
-           "Warmed:Hibernated"]
+           "Warmed:Terminating:Retained", "Warmed:Terminated"]
 
 
 def test_every_lifecycle_state_of_the_api_has_a_test():
@@ -70,7 +73,7 @@ def test_every_lifecycle_state_of_the_api_has_a_test():
     import botocore.session
     model = botocore.session.get_session().get_service_model("autoscaling")
     api = model.shape_for("LifecycleState").enum
-    tested = LAUNCHING + ["InService"] + ROOT_VOLUME + TERMINATING + OUTSIDE
+    tested = LAUNCHING + ["InService"] + ROOT_VOLUME + TERMINATING + IN_POOL + OUTSIDE
     assert len(tested) == len(set(tested))
     assert sorted(tested) == sorted(api)
 
@@ -129,8 +132,21 @@ def test_terminating_while_the_desired_capacity_stays_is_a_replacement(shared, g
     assert obs.status_replicas == 2 and f.scale_out_in_progress
 
 
+@pytest.mark.parametrize("state", IN_POOL)
+def test_warm_pool_and_standby_instances_are_standby_members_neither_capacity_nor_failures(shared, group, state):
+    """"As instances leave the warm pool, they count toward the desired capacity of the group"
+    (UG ec2-auto-scaling-warm-pools.html, "Core concepts"); "instances that are on standby are still part
+    of the Auto Scaling group, but they do not actively handle load" (UG as-enter-exit-standby.html)."""
+    ids, obs = observe_with(group, state)
+    m = next(m for m in obs.members if m.name == ids[0])
+    assert m.standby and m.phase != "Failed" and not m.deleting
+    assert obs.status_replicas == 2 and obs.details["lifecycle_states"][state] == 1
+    f = fleet(obs)
+    assert f.in_service == 2 and f.base_in == 2
+
+
 @pytest.mark.parametrize("state", OUTSIDE)
-def test_standby_detached_retained_and_warm_pool_instances_are_no_members(shared, group, state):
+def test_detached_retained_and_leaving_warm_pool_instances_are_no_members(shared, group, state):
     ids, obs = observe_with(group, state)
     assert ids[0] not in {m.name for m in obs.members}
     assert obs.status_replicas == 2 and obs.details["lifecycle_states"][state] == 1

@@ -29,8 +29,9 @@ def test_standby_through_the_api(world, provider):
     ids = world.group("web", desired=2)
     world.asg.enter_standby(AutoScalingGroupName="web", InstanceIds=[ids[0]], ShouldDecrementDesiredCapacity=True)
     obs = provider().target({"auto_scaling_group": "web"}).observe(time.time())
-    assert obs.current_replicas == 1
-    assert [m.name for m in obs.members] == [ids[1]]
+    assert obs.current_replicas == 1 and obs.status_replicas == 1
+    assert [m.name for m in obs.members if not m.standby] == [ids[1]]
+    assert [m.name for m in obs.members if m.standby] == [ids[0]]   # on standby: neither capacity nor failed
 
 
 def test_ready_transition_time_when_seen_entering_service(world, provider):

@@ -298,3 +298,25 @@ def test_aws_target_tracking_scales_in_after_15_minutes_below_90_percent(world, 
     rc, [rec] = run([{"name": "web"}], policy=TT_POLICY, metrics=None)
     assert rc == 0, rec
     assert (rec["current_replicas"], rec["desired_replicas"]) == (5, 4) and world.desired() == 4
+
+
+def test_a_warm_pool_instance_is_neither_capacity_nor_a_failure_and_the_run_audits_it(world, tmp_path):
+    """3 instances in service at 75 % against 50 % go to ceil(3 × 75 / 50) = 5 (as above). A fourth
+    instance in the warm pool (``Warmed:Running``) changes nothing: "As instances leave the warm pool,
+    they count toward the desired capacity of the group" (UG ec2-auto-scaling-warm-pools.html, "Core
+    concepts") — it is no capacity, no failure, and its CPU is no sample of the group. The audit says
+    one standby member was left out."""
+    ids = world.group("web", desired=4, max_size=10)
+    world.age(3600)
+    world.set_state(ids[3], "Warmed:Running")
+    world.backend_group().desired_capacity = 3
+    for i in ids[:3]:
+        world.put_cpu(i, [75] * 5)
+    world.put_cpu(ids[3], [5] * 5)
+    rc, [rec] = Runner(tmp_path, world)([{"name": "web"}], policy=TT_POLICY, metrics=None)
+    assert rc == 0, rec
+    assert (rec["current_replicas"], rec["desired_replicas"], rec["standby_replicas"]) == (3, 5, 1), rec
+    [gmd] = [c for c in world.proxy.calls if c.action == "GetMetricData"]
+    asked = {d["Value"] for q in gmd.params["MetricDataQueries"] if "MetricStat" in q
+             for d in q["MetricStat"]["Metric"]["Dimensions"] if d["Name"] == "InstanceId"}
+    assert asked == set(ids[:3])

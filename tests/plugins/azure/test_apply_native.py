@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for an azure target, against the local ARM server
+"""``scalebridge apply CONFIG`` for an azure target, against the local ARM server
 (HTTPS, throwaway CA) with the real azure-mgmt-monitor client: it creates the scale
 set's autoscale setting, a second apply changes nothing, a changed policy updates the
 same setting, ``--dry-run`` writes nothing."""
@@ -31,7 +31,7 @@ policies:
     min_replicas: 2
     max_replicas: 12
     rules:
-      - {{metric: Percentage CPU, operator: GreaterThan, threshold: {threshold}, time_window_seconds: 600,
+      - {{metric: cpu, operator: GreaterThan, threshold: {threshold}, time_window_seconds: 600,
          action: {{direction: Increase, type: ChangeCount, value: 2, cooldown_seconds: 300}}}}
 """ + TARGET
 
@@ -48,7 +48,7 @@ def _apply(arm, tmp_path, capsys, threshold, *flags):
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(sub=SUB, url=arm.url, ca=arm.ca_file, tenant=arm.tenant_id,
                                authority=arm.authority, threshold=threshold))
-    code = main(["apply", str(f), "--native", *flags])
+    code = main(["apply", str(f), *flags])
     out, err = capsys.readouterr()
     assert code == 0, err
     return out
@@ -64,6 +64,7 @@ def test_apply_native_creates_then_updates_one_setting(arm, tmp_path, capsys):
     assert props["targetResourceUri"].lower().endswith("/virtualmachinescalesets/web")
     assert props["profiles"][0]["capacity"] == {"minimum": "2", "maximum": "12", "default": "2"}
     assert props["profiles"][0]["rules"][0]["metricTrigger"]["threshold"] == 70
+    assert props["profiles"][0]["rules"][0]["metricTrigger"]["metricName"] == "Percentage CPU"   # the neutral cpu
     assert _apply(arm, tmp_path, capsys, 70) == "web-vmss: unchanged\n"
     out = _apply(arm, tmp_path, capsys, 80)
     assert out == ("web-vmss: autoscalesettings shop/web-autoscale: "
@@ -98,7 +99,7 @@ def _over_limits(arm, tmp_path) -> str:
 
 
 def test_a_policy_beyond_azures_limits_is_applied_within_them_and_says_what_it_left_out(arm, tmp_path, capsys):
-    code = main(["apply", _over_limits(arm, tmp_path), "--native"])
+    code = main(["apply", _over_limits(arm, tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0, err
     [setting] = arm.autoscale_settings.values()
@@ -125,7 +126,7 @@ def test_the_arm_server_refuses_a_setting_beyond_the_limits_through_the_real_cli
 
     from azure.core.exceptions import HttpResponseError
     from scalebridge_azure.client import ArmSession
-    code = main(["apply", _over_limits(arm, tmp_path), "--native"])
+    code = main(["apply", _over_limits(arm, tmp_path)])
     assert code == 0, capsys.readouterr().err
     [setting] = arm.autoscale_settings.values()
     body = copy.deepcopy({k: setting[k] for k in ("location", "properties")})

@@ -176,3 +176,45 @@ def test_a_flexible_scale_sets_members_are_its_virtual_machines(arm, provider):
     assert [m.name for m in obs.members] == ["web_0", "web_1"] and all(m.ready for m in obs.members)
     listed = [c for c in arm.calls if c[1].endswith("/providers/Microsoft.Compute/virtualMachines")]
     assert listed and "virtualMachineScaleSet/id" in listed[0][2]["$filter"]
+
+
+def test_standby_pool_vms_are_neither_capacity_nor_failures_and_observe_says_scalebridge_does_not_manage_the_pool(
+        arm, provider):
+    """A Flexible scale set with an attached standby pool (Microsoft.StandbyPool/standbyVirtualMachinePools)
+    of three deallocated VMs. "When your scale set requires more instances, rather than creating new instances
+    from scratch, the scale set instead uses virtual machines from the standby pool"
+    (https://learn.microsoft.com/azure/virtual-machine-scale-sets/standby-pools-overview, "Scaling"): they are
+    no scale set instances (not in sku.capacity) and are told apart by their instance view's
+    ``isVMInStandbyPool`` (azure-mgmt-compute ``VirtualMachineInstanceView.is_vm_in_standby_pool``)."""
+    arm.add_scale_set(SUB, "shop", "web", capacity=2, orchestration="Flexible")
+    arm.scale_set(SUB, "shop", "web").standby_pool = 3
+    obs = provider.target({"resource_group": "shop", "scale_set": "web"}).observe(time.time())
+    assert obs.current_replicas == 2 and obs.status_replicas == 2
+    pool = [m for m in obs.members if m.standby]
+    assert len(pool) == 3 and not any(m.phase == "Failed" for m in obs.members)
+    assert obs.details["standby_pool"]["standby_members"] == 3
+    assert obs.details["standby_pool"]["managed_by_scalebridge"] is False
+    assert "does not manage this standby pool" in obs.details["standby_pool"]["note"]
+
+
+def test_the_decision_leaves_standby_pool_vms_out(arm, provider):
+    """2 instances at 80 % CPU against the guide's scale-out rule decide as without the pool: the standby
+    VMs are not members the azure semantics counts (engine: protocol.serving)."""
+    from scalebridge import decide
+    arm.add_scale_set(SUB, "shop", "web", capacity=2, orchestration="Flexible")
+    arm.scale_set(SUB, "shop", "web").standby_pool = 2
+    obs = provider.target({"resource_group": "shop", "scale_set": "web"}).observe(time.time())
+    members = [m.model_dump(exclude_none=True) for m in obs.members]
+    now = time.time()
+    req = {"semantics": "azure", "now": now, "current_replicas": 2,
+           "policy": {"min_replicas": 1, "max_replicas": 10, "rules": [
+               {"metric": "cpu", "statistic": "Average", "time_grain_seconds": 60, "time_window_seconds": 300,
+                "time_aggregation": "Average", "operator": "GreaterThan", "threshold": 70,
+                "action": {"direction": "Increase", "type": "ChangeCount", "value": 1, "cooldown_seconds": 300}}]},
+           "observations": {"members": members,
+                            "metrics": {"cpu": {"series": [[now - 60 * j, 80] for j in range(10, 0, -1)]}}}}
+    with_pool = decide(req)
+    req["observations"]["members"] = [m for m in members if not m.get("standby")]
+    without = decide(req)
+    assert with_pool.pop("standby_replicas") == 2
+    assert with_pool == without and without["desired_replicas"] == 3

@@ -137,3 +137,34 @@ def test_json_logs_are_json_line_by_line_with_a_failing_credential(arm, tmp_path
     records = [json.loads(line) for line in lines]   # every line: one JSON object
     assert any("web" in json.dumps(r) and "failed" in json.dumps(r) for r in records)
     assert any(r.get("command") == "scalebridge run" for r in records), "the summary line is a record too"
+
+
+def test_a_secret_with_a_backslash_and_a_quote_in_the_wrong_field_is_masked_in_every_encoding(arm, tmp_path):
+    """A secret put by mistake in ``arm_endpoint``: the messages about that field show
+    it as Python's repr writes it (``\\\\``, ``\\"``), in JSON, URL-quoted; none of
+    those forms is printed. Before, a plain secret there was masked and one holding
+    ``\\`` and ``"`` came out in repr form from ``observe``, ``validate`` and ``run``."""
+    from urllib.parse import quote
+    secret = 'AZ\\SECRET"7f3k9Q 5fd0c1e2'
+    env = {"AZURE_CLIENT_SECRET": secret}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump({
+        "providers": {"azure": {"subscription_id": SUB, "arm_endpoint": "${AZURE_CLIENT_SECRET}",
+                                "ca_bundle": arm.ca_file,
+                                "credential": _principal(arm, client_secret="${AZURE_CLIENT_SECRET}")}},
+        "policies": {"p": POLICY},
+        "targets": [{"name": "web", "provider": "azure", "policy": "p",
+                     "ref": {"resource_group": "shop", "scale_set": "web"}}]}))
+    outputs = []
+    for args in (("observe", path), ("observe", path, "--output", "json"), ("validate", path),
+                 ("run", path, "--once", "--state", tmp_path / "s.db", "--audit", "-"),
+                 ("run", path, "--once", "--state", tmp_path / "s2.db", "--log-format", "json")):
+        done = _cli(*args, env=env)
+        assert done.returncode != 0, args   # the endpoint is no URL: refused, naming the field
+        outputs += [done.stdout, done.stderr]
+    text = "\n".join(outputs)
+    assert "arm_endpoint" in text and "***" in text
+    forms = {secret, repr(secret)[1:-1], json.dumps(secret)[1:-1], quote(secret, safe=""), quote(secret),
+             json.dumps(repr(secret)[1:-1])[1:-1], "SECRET\"7f3k9Q", "SECRET\\\"7f3k9Q", "SECRET%227f3k9Q"}
+    for form in forms:
+        assert form not in text, form

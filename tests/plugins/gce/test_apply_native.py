@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for a gce target, against the local Compute
+"""``scalebridge apply CONFIG`` for a gce target, against the local Compute
 REST server with the real google-cloud-compute client: it inserts the group's
 autoscaler (https://cloud.google.com/compute/docs/reference/rest/v1/autoscalers/insert),
 a second apply changes nothing, a changed policy patches the same autoscaler
@@ -52,7 +52,7 @@ def compute(_server, tmp_path, monkeypatch):
 def _apply(compute, tmp_path, capsys, target, *flags, ref=ZONAL, code=0):
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(project=PROJECT, url=compute.endpoint, target=target, ref=ref))
-    got = main(["apply", str(f), "--native", *flags])
+    got = main(["apply", str(f), *flags])
     out, err = capsys.readouterr()
     assert got == code, err
     return out, err
@@ -122,7 +122,7 @@ def test_a_schedule_the_policy_dropped_is_removed_by_update(compute, tmp_path, c
     f = tmp_path / "run.yaml"
     text = CONFIG.format(project=PROJECT, url=compute.endpoint, target=60, ref=ZONAL)
     f.write_text(text.replace("targets:", SCHEDULED + "targets:"))
-    assert main(["apply", str(f), "--native"]) == 0, capsys.readouterr().err
+    assert main(["apply", str(f)]) == 0, capsys.readouterr().err
     capsys.readouterr()
     [autoscaler] = compute.autoscalers.values()
     assert list(autoscaler["autoscalingPolicy"]["scalingSchedules"]) == ["office"]

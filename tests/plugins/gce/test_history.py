@@ -36,7 +36,7 @@ def test_a_group_metric_in_cloud_monitoring_back_tests_to_simulate(tmp_path, opt
                           points=[(t + 60, 8.0 if i < half else 12.0) for i, t in enumerate(times)])
     path = _config(tmp_path, options, {"metric_type": RPS, "per_member": False, "resource_type": "global"})
     code, out = run("backtest", str(path), "--start", f"{times[0]:.0f}", "--end", f"{times[0] + HOURS * 3600:.0f}",
-                    *FLEET, "--output", "json", "--timeline", str(tmp_path / "timeline"), "--workers", "1")
+                    *FLEET, "--output", "json", "--timeline", str(tmp_path / "timeline"), "--jobs", "1")
     assert code == 0, out
     got = json.loads(out)
     sim, rows = simulate(tmp_path, tmp_path / "policy.yaml", trace=trace)
@@ -49,7 +49,7 @@ def test_a_per_instance_source_is_refused_naming_what_to_give(tmp_path, options,
     _, times, _ = _shifted_trace(tmp_path)
     path = _config(tmp_path, options, {"metric_type": RPS, "per_member": True})
     code, out = run("backtest", str(path), "--start", f"{times[0]:.0f}", "--end", f"{times[0] + 3600:.0f}", *FLEET,
-                    "--output", "json", "--workers", "1")
+                    "--output", "json", "--jobs", "1")
     assert code == 1
     why = json.loads(out)["failed"]["web-mig"]
     assert why.startswith("metric 'rps': metrics.rps.source.per_member: a per-instance source keeps no history")

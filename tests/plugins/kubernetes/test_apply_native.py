@@ -1,4 +1,4 @@
-"""``scalebridge apply CONFIG --native`` for a kubernetes target, against the test API
+"""``scalebridge apply CONFIG`` for a kubernetes target, against the test API
 server on 127.0.0.1 with the real kubernetes client: it creates the HPA, a second apply
 changes nothing, a changed policy replaces it (still one HPA), ``--dry-run`` writes nothing."""
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _hpas(server) -> dict:
 def _apply(tmp_path, capsys, kubeconfig, target, *flags):
     f = tmp_path / "run.yaml"
     f.write_text(CONFIG.format(kubeconfig=kubeconfig, target=target))
-    code = main(["apply", str(f), "--native", *flags])
+    code = main(["apply", str(f), *flags])
     out, err = capsys.readouterr()
     assert code == 0, err
     return out

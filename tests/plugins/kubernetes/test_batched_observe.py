@@ -44,8 +44,9 @@ def fleet(k8s, namespaces=3, per_namespace=4):
 
 
 def counted(k8s):
+    """The calls on API resources (not the one-off GET /version of the server's release)."""
     return collections.Counter(f"{r.verb} {r.resource}{'/' + r.subresource if r.subresource else ''}"
-                               for r in k8s.requests)
+                               for r in k8s.requests if r.resource)
 
 
 def comparable(obs: Observation) -> tuple:

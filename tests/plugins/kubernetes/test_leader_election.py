@@ -122,3 +122,72 @@ def test_invalid_timings_raise_instead_of_exiting(clients, kw):
     from scalebridge_kubernetes.election import LeaseElector
     with pytest.raises(ScalebridgeError):
         LeaseElector(clients[0], "ns", "l", "me", VirtualClock(T0), **kw)
+
+
+class _Host:
+    """One replica's clocks: the monotonic reading moves with shared real time
+    (:meth:`tick`), the wall reading is stepped on its own (an NTP correction)."""
+
+    virtual = True    # is_leader runs the attempt that is due (no background thread)
+
+    def __init__(self, wall: float):
+        self.wall, self.mono = wall, 100.0
+
+    def now(self) -> float:
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.mono
+
+    def tick(self, seconds: float) -> None:
+        self.wall += seconds
+        self.mono += seconds
+
+    def sleep(self, seconds, stop=None) -> bool:
+        self.tick(max(0.0, seconds))
+        return True
+
+
+def _hosts(clients):
+    from scalebridge_kubernetes.election import LeaseElector
+    hosts = [_Host(T0), _Host(T0)]
+    return hosts, [LeaseElector(c, "scalebridge", "scalebridge-controller", ident, h, background=False)
+                   for c, ident, h in zip(clients, ("replica-a", "replica-b"), hosts)]
+
+
+def test_a_leader_whose_wall_clock_steps_back_keeps_renewing_and_no_one_else_leads(k8s, clients):
+    """Renewals are due on the monotonic clock: a leader whose wall clock stepped back an
+    hour neither stops renewing for that hour (while believing it leads) nor lets a
+    candidate take over beside it."""
+    hosts, (a, b) = _hosts(clients)
+    assert a.is_leader() and not b.is_leader()
+    hosts[0].wall -= 3600.0
+    both = []
+    for _ in range(60):
+        for h in hosts:
+            h.tick(1.0)
+        la, lb = a.is_leader(), b.is_leader()
+        both.append(la and lb)
+        assert la, "the leader kept renewing"
+    assert not any(both)
+    assert lease(k8s)["spec"]["holderIdentity"] == "replica-a"
+    # the Lease's renewTime is wall time (what `kubectl get lease` shows), stepped with it
+    renew = lease(k8s)["spec"]["renewTime"]
+    import datetime as dt
+    written = dt.datetime.strptime(renew[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.timezone.utc).timestamp()
+    assert abs(written - hosts[0].wall) < 2
+
+
+def test_a_candidate_whose_wall_clock_steps_forward_does_not_take_a_live_lease(k8s, clients):
+    """A candidate waits a lease duration from its own first sight of the record on its
+    monotonic clock: a step of its wall clock does not expire a lease the holder renews."""
+    hosts, (a, b) = _hosts(clients)
+    assert a.is_leader() and not b.is_leader()
+    hosts[1].wall += 3600.0
+    for _ in range(60):
+        for h in hosts:
+            h.tick(1.0)
+        assert a.is_leader()
+        assert not b.is_leader()
+    assert lease(k8s)["spec"]["holderIdentity"] == "replica-a"
+    assert lease(k8s)["spec"]["leaseTransitions"] == 0

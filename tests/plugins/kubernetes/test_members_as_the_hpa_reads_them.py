@@ -135,6 +135,52 @@ def test_pod_fields_the_hpa_reads_as_it_reads_them(k8s, provider):
     assert m["sidecar"].requests == {"cpu": "250m", "memory": None}
     assert m["pod-level"].requests == {"cpu": "1500m"}
     assert m["partial"].requests == {"cpu": None}
+    # each missing request in the controller's own words (calculatePodRequestsFromContainers,
+    # replica_calculator.go): the first container without it is named
+    assert m["sidecar"].request_errors == {"memory": "missing request for memory in container proxy of Pod sidecar"}
+    assert m["partial"].request_errors == {"cpu": "missing request for cpu in container b of Pod partial"}
+    assert m["unknown"].request_errors is None
+
+
+def test_a_missing_request_fails_the_metric_in_the_controllers_words(k8s, provider):
+    """calculatePodLevelRequests / calculatePodRequestsFromContainers
+    (pkg/controller/podautoscaler/replica_calculator.go): the metric's error is the
+    controller's text for the pod and container that lack the request."""
+    k8s.clock = lambda: NOW
+    k8s.auto_reconcile = False
+    k8s.add_deployment("shop", "web", replicas=2)
+    web = {"app": "web"}
+    k8s.add_pod("shop", "web-a", labels=web, requests={"cpu": "200m", "memory": "64Mi"}, pod_requests={"cpu": "1"},
+                start_time=NOW - 3600)
+    k8s.add_pod("shop", "web-b", labels=web, containers=[{"name": "app", "requests": {"cpu": "100m"}}],
+                start_time=NOW - 3600)
+    memory = {"min_replicas": 1, "max_replicas": 10,
+              "metrics": [{"type": "resource", "name": "memory",
+                           "target": {"type": "Utilization", "average_utilization": 50}}]}
+    t = provider.target({"kind": "Deployment", "namespace": "shop", "name": "web"})
+    t.use_policy(load_policy(memory), Settings())
+    m = {x.name: x for x in t.observe(NOW).members}
+    assert m["web-a"].request_errors == {"memory": "missing pod-level request for memory in Pod web-a"}
+    assert m["web-b"].request_errors == {"memory": "missing request for memory in container app of Pod web-b"}
+    sidecar = {"min_replicas": 1, "max_replicas": 10,
+               "metrics": [{"type": "container_resource", "name": "cpu", "container": "proxy",
+                            "target": {"type": "Utilization", "average_utilization": 50}}]}
+    t.use_policy(load_policy(sidecar), Settings())
+    m = {x.name: x for x in t.observe(NOW).members}
+    assert m["web-b"].requests["cpu"] is None
+    assert m["web-b"].request_errors == {"cpu": "container proxy not found in Pod web-b"}
+    # and the decision's metric error is that text
+    k8s.set_pod_metrics("shop", "web-a", {"app": {"cpu": "100m"}}, timestamp=NOW - 5)
+    k8s.set_pod_metrics("shop", "web-b", {"app": {"cpu": "100m"}}, timestamp=NOW - 5)
+    members = [x for x in t.observe(NOW).members]
+    members.sort(key=lambda x: x.name != "web-b")
+    got = decide({"semantics": "kubernetes", "now": NOW, "policy": sidecar, "current_replicas": 2,
+                  "observations": {"members": [
+                      {"name": x.name, "start_time": x.start_time, "ready": x.ready,
+                       "ready_transition_time": x.ready_transition_time, "requests": x.requests,
+                       "request_errors": x.request_errors} for x in members],
+                      "metrics": {"cpu": {"members": {"web-a": "100m", "web-b": "100m"}, "timestamp": NOW - 5}}}})
+    assert "container proxy not found in Pod web-b" in got["metrics"][0]["error"]
 
 
 def test_a_container_resource_metric_reads_that_containers_requests_and_usage(k8s, provider):

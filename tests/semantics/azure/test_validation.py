@@ -19,7 +19,7 @@ BAD = [
     ("minimum > maximum", {"profiles": [{"name": "p", "capacity": {"minimum": 5, "maximum": 3, "default": 1}}]},
      "$.policy.profiles[0].capacity", "minimum (5) is greater than maximum (3)"),
     ("min_replicas > max_replicas", {"min_replicas": 5, "max_replicas": 3},
-     "$.policy", "min_replicas (5) is greater than max_replicas (3)"),
+     "$.policy.min_replicas", "min_replicas (5) is greater than max_replicas (3)"),
     ("unknown operator",
      {"min_replicas": 1, "max_replicas": 3,
       "rules": [{"metric": "cpu", "operator": "Above", "threshold": 1,

@@ -136,7 +136,14 @@ def test_scale_from_zero_with_min_select_policy_stays_at_zero():
     """horizontal.go ``calculateScaleUpLimitWithScalingRules`` with selectPolicy Min and the
     default scale-up policies: min(0 + 4, ceil(0 * 2)) = 0, so
     ``convertDesiredReplicasWithBehaviorRate`` caps the scale-up at 0 (ScaleUpLimit)."""
-    r = _proposal(NOW, 0, 4, {"scale_up": {"select_policy": "Min"}}, {"recommendations": []}, min_r=0)
+    # (from a zero the HPA set itself: Kubernetes 1.36+ leaves any other zero paused)
+    # (from a zero the HPA set itself: Kubernetes 1.36+ leaves any other zero paused; and
+    # minReplicas 0 needs an external or object metric, validateMetrics)
+    req = _proposal_request(NOW, 0, 4, {"scale_up": {"select_policy": "Min"}},
+                            {"recommendations": [], "kubernetes.scaled_to_zero": NOW - 600}, min_r=0)
+    req["policy"]["metrics"] = [{"type": "external", "name": "queue",
+                                 "target": {"type": "AverageValue", "average_value": 10}}]
+    r = decide(req)
     assert (r["desired_replicas"], r["reason"]) == (0, "ScaleUpLimit")
 
 

@@ -60,18 +60,28 @@ def policies(draw):
                         "container": "app", "target": {"type": "Utilization",
                                                        "average_utilization": draw(st.integers(10, 100))}})
         metrics[-1].pop("container") if metrics[-1]["type"] == "resource" else None
-    if draw(st.booleans()):
+    formula = draw(st.sampled_from([None, "product", "failover"]))
+    if formula == "product":
         metrics.append({"type": "formula", "name": "composite-metric", "expression": f"{names[0]} * 2.0",
                         "target": {"type": "Value", "value": draw(st.integers(1, 50))}})
+    elif formula == "failover":   # KEDA 2.20's fallback.behavior scalingModifiers with ??
+        expression = " : (".join(f"{n} != null ? {n}" for n in names) + " : 8.0" + ")" * (len(names) - 1)
+        metrics.append({"type": "formula", "name": "composite-metric", "expression": expression,
+                        "target": {"type": "AverageValue", "average_value": draw(st.integers(1, 50))}})
     policy: dict = {"name": "web", "min_replicas": lo, "max_replicas": draw(st.integers(max(lo, 1), 60)),
-                    "metrics": metrics, "mode": draw(st.sampled_from(["ON", "OFF", "ONLY_SCALE_OUT"]))}
+                    "metrics": metrics,
+                    "mode": draw(st.sampled_from(["ON", "OFF", "ONLY_SCALE_OUT", "ONLY_SCALE_IN"]))}
+    for key, value in (("force_activation", st.booleans()), ("invalid_values_as_zero", st.booleans()),
+                       ("initial_scale_to_zero_delay_seconds", st.integers(0, 3600))):
+        if draw(st.booleans()):
+            policy[key] = draw(value)
     if draw(st.booleans()):
         policy["behavior"] = draw(st.fixed_dictionaries({}, optional={"scale_up": _rules, "scale_down": _rules}))
-    if draw(st.booleans()):
+    if formula == "failover" or draw(st.booleans()):
         policy["fallback"] = {"failure_threshold": draw(st.integers(0, 5)), "replicas": draw(st.integers(0, 9)),
-                              "behavior": draw(st.sampled_from(["static", "current_replicas",
-                                                                "current_replicas_if_higher",
-                                                                "current_replicas_if_lower"]))}
+                              "behavior": "formula" if formula == "failover" else
+                              draw(st.sampled_from(["static", "current_replicas", "current_replicas_if_higher",
+                                                    "current_replicas_if_lower"]))}
     if lo >= 1 and draw(st.booleans()):
         policy["idle_replicas"] = 0
     if draw(st.booleans()):

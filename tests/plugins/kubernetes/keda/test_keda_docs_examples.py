@@ -143,3 +143,133 @@ def test_every_docs_example_imports_to_a_valid_policy(name):
         assert policy["semantics"] == "kubernetes"
         for line in losses.lines + losses.notes:
             assert line.startswith("$"), line
+
+
+# -- KEDA 2.17-2.20 (kedacore/keda v2.20.2; keda-docs content/docs/2.20) -------------------------
+
+def _failover_decide(policy, current, values, failures=None):
+    state = {"recommendations": [], "fallback.failures": failures} if failures else None
+    return _decide(policy, current, values, state=state)
+
+
+def test_the_per_trigger_failover_example_routes_around_failing_triggers_to_the_literal_8():
+    # concepts/scaling-deployments.md, "Example: per-trigger failover with the ?? operator": "evaluates
+    # best_metric first, falls back to slower_metric when best_metric has exceeded failureThreshold, falls back
+    # to metric_backup if slower_metric is also failing, and finally returns the literal 8 if every trigger is
+    # unhealthy"; target "2" (AverageValue): the HPA takes ceil(composite / 2)
+    ((policy, losses),) = _imported("scaling-modifiers-fallback.yaml")
+    assert policy["fallback"] == {"failure_threshold": 3, "behavior": "formula", "replicas": 10}
+    assert policy["metrics"][-1]["expression"] == (
+        "best_metric != null ? best_metric : (slower_metric != null ? slower_metric : "
+        "(metric_backup != null ? metric_backup : 8.0))")
+    assert not any("fallback" in line for line in losses.lines)      # the page's fallback is carried whole
+    down = {"error": "prometheus: connection refused"}
+    ok = {"best_metric": 10, "slower_metric": 6, "metric_backup": 4}
+    assert _failover_decide(policy, 5, ok)["desired_replicas"] == 5                      # 10 / 2
+    # best_metric failing 4 times in a row: past failureThreshold 3, nil in the formula: slower_metric 6 / 2
+    r = _failover_decide(policy, 5, {**ok, "best_metric": down}, {"best_metric": 3})
+    assert r["desired_replicas"] == 3
+    r = _failover_decide(policy, 5, {**ok, "best_metric": down, "slower_metric": down},
+                         {"best_metric": 3, "slower_metric": 3})
+    assert r["desired_replicas"] == 2                                                    # metric_backup 4 / 2
+    r = _failover_decide(policy, 5, {k: down for k in ok}, {k: 3 for k in ok})
+    assert r["desired_replicas"] == 4                                                    # the literal 8 / 2
+
+
+def test_without_the_trailing_literal_every_trigger_failing_falls_back_to_fallback_replicas():
+    # same section: "If the trailing literal is omitted (e.g. best_metric ?? slower_metric) and every trigger is
+    # unhealthy, the formula evaluates to nil and KEDA falls back to spec.fallback.replicas"
+    text = (DOCS / "scaling-modifiers-fallback.yaml").read_text(encoding="utf-8").replace(
+        '"best_metric ?? slower_metric ?? metric_backup ?? 8"', '"best_metric ?? slower_metric"')
+    ((policy, _),) = import_all(text, "keda")
+    down = {"error": "prometheus: connection refused"}
+    # from 5 (the HPA's default scale-up limit, max(2 × 5, 4), lets 10 through at once)
+    r = _failover_decide(policy, 5, {"best_metric": down, "slower_metric": down, "metric_backup": 1},
+                         {"best_metric": 3, "slower_metric": 3})
+    assert (r["desired_replicas"], r["reason"]) == (10, "Fallback")
+
+
+def test_the_initial_cooldown_example_keeps_the_target_up_120_seconds_from_the_first_decision():
+    # reference/scaledobject-spec.md#initialcooldownperiod: "KEDA will not scale the resource back to 0 until
+    # 120 seconds have passed since the ScaledObject creation, regardless of the activity triggers"
+    ((policy, losses),) = _imported("initial-cooldown-period.yaml")
+    assert policy["initial_scale_to_zero_delay_seconds"] == 120 and not losses.lines
+    first = _decide(policy, 2, {"prometheus_0": 0})
+    assert first["desired_replicas"] == 2 and first["state"]["activation.since"] == NOW
+    later = _decide(policy, 2, {"prometheus_0": 0}, state={"activation.since": NOW - 121})
+    assert (later["desired_replicas"], later["reason"]) == (0, "Deactivated")
+
+
+def test_the_paused_scale_in_example_blocks_scale_in_and_the_scale_to_zero():
+    # concepts/scaling-deployments.md, "Pausing autoscaling": paused-scale-in disables the HPA's scale-down
+    # "and if the service has scale to zero configured, will block scale to zero"
+    ((policy, losses),) = _imported("pause-scale-in.yaml")
+    assert policy["mode"] == "ONLY_SCALE_OUT" and not losses.lines
+    r = _decide(policy, 4, {"prometheus_0": 0})
+    assert r["desired_replicas"] == 4 and r["recommended_replicas"] == 0
+    assert _decide(policy, 4, {"prometheus_0": 900})["desired_replicas"] > 4
+
+
+def test_the_paused_scale_out_example_blocks_scale_out_and_the_scale_from_zero():
+    # same section: paused-scale-out sets "the HPA's Scale Up Select Policy to Disabled" and "will block scale
+    # from zero"
+    ((policy, losses),) = _imported("pause-scale-out.yaml")
+    assert policy["mode"] == "ONLY_SCALE_IN" and not losses.lines
+    r = _decide(policy, 0, {"prometheus_0": 900})
+    assert r["desired_replicas"] == 0 and r["recommended_replicas"] == 1
+    assert _decide(policy, 4, {"prometheus_0": 900})["desired_replicas"] == 4
+    assert _decide(policy, 4, {"prometheus_0": 150}, state={"recommendations": []})["desired_replicas"] == 2
+
+
+def test_the_force_activation_example_scales_up_from_zero_with_no_active_trigger():
+    # concepts/scaling-deployments.md, "Forcing activation": "KEDA will treat all configured scalers as active.
+    # If the scalers were previously not active, KEDA will scale the service up from 0"
+    ((policy, losses),) = _imported("force-activation.yaml")
+    assert policy["force_activation"] is True and not losses.lines
+    r = _decide(policy, 0, {"prometheus_0": 0})
+    assert (r["desired_replicas"], r["reason"]) == (1, "Activated")
+
+
+@pytest.mark.parametrize("value, paused", [("true", True), ("yes", True), ("", True), ("1", True),
+                                           ("false", False), ("0", False), ("F", False)])
+def test_an_annotation_that_is_not_a_go_boolean_reads_as_true(value, paused):
+    # kedacore/keda v2.20.2 apis/keda/v1alpha1/scaledobject_types.go getBoolAnnotation: strconv.ParseBool, and
+    # "if annotation value is not a boolean, we assume true"
+    text = (DOCS / "force-activation.yaml").read_text(encoding="utf-8").replace(
+        'force-activation: "true"', f'force-activation: "{value}"')
+    ((policy, _),) = import_all(text, "keda")
+    assert bool(policy.get("force_activation")) is paused
+
+
+def test_an_imported_scaledobject_reads_a_negative_scaler_value_as_zero():
+    # kedacore/keda v2.20.2 pkg/scalers/scaler.go quantityFromFloat64 (#7889): "NaN, Inf, and negative values are
+    # treated as zero to prevent panics and incorrect HPA scaling"
+    ((policy, _),) = _imported("prometheus-scaler.yaml")
+    assert policy["invalid_values_as_zero"] is True
+    r = _decide(policy, 4, {"prometheus_0": -250}, state={"recommendations": []})
+    # read as 0, not an error; -250 is not above activationThreshold 0 (compared raw), and the target was never
+    # seen active: it goes to zero at once
+    assert r["metrics"][0]["error"] is None and (r["desired_replicas"], r["reason"]) == (0, "Deactivated")
+    strict = {**policy, "invalid_values_as_zero": False}
+    r = _decide(strict, 4, {"prometheus_0": -250}, state={"recommendations": []})
+    assert "invalid observation" in r["metrics"][0]["error"] and r["desired_replicas"] == 4   # an invalid metric
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DOCS.glob("*.yaml")))
+def test_every_docs_example_renders_back_valid_and_is_a_fixed_point(name):
+    # render -> import -> render gives the same ScaledObject, which KEDA 2.20's CRD accepts
+    from scalebridge.translate import render
+    from . import keda_schema
+    for policy, _ in _imported(name):
+        native, _ = render(policy, "keda", {})
+        assert keda_schema.errors(native) == [], name
+        back, _ = import_native(native, "keda")
+        assert render(back, "keda", {})[0] == native
+
+
+def test_the_reference_pages_scaling_modifiers_behavior_example_is_the_same_failover():
+    # reference/scaledobject-spec.md "scalingModifiers behavior" gives the concepts page's example with the formula
+    # unquoted: the same policy
+    ((reference, _),) = _imported("scaling-modifiers-behavior.yaml")
+    ((concepts, _),) = _imported("scaling-modifiers-fallback.yaml")
+    assert {**reference, "name": None} == {**concepts, "name": None}

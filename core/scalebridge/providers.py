@@ -31,6 +31,11 @@ compares. A provider whose cloud shows a controller's actions where its users lo
 (Kubernetes Events) records scalebridge's with :meth:`Target.record_event`
 (:attr:`Capability.EVENTS`).
 
+A provider whose API reads many targets in one call overrides
+:meth:`Provider.observe_many`: the controller then observes all of that
+provider's due targets in one batch at the start of a sync, and each target's
+sync uses its own entry of the batch instead of calling :meth:`Target.observe`.
+
 Before the first sync, and whenever a target's policy or settings change, the
 controller calls :meth:`Target.use_policy` (a cloud's target ignores it; the
 ``sim`` provider builds its simulated world from the policy).
@@ -51,7 +56,7 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional, Sequence, Union
 
 from .errors import ScalebridgeError
 
@@ -62,7 +67,7 @@ if TYPE_CHECKING:   # annotations only: the contract imports no model at run tim
 __all__ = [
     "Capability", "Elector", "ErrorKind", "MetricQuery", "NativeDecision", "Observation", "Pacing", "Provider",
     "ProviderError", "RefError", "ScaleNotice", "SizeChange", "Target", "TargetEnded", "TargetRefused",
-    "parse_retry_after",
+    "observes_in_batches", "parse_retry_after",
 ]
 
 
@@ -470,6 +475,32 @@ class Provider(ABC):
     #: the controller's own thread, where a pool would add thread switches and no overlap
     blocking: ClassVar[bool] = True
 
+    def observe_many(self, batch: Sequence[tuple[Target, Sequence[MetricQuery]]],
+                     now: float) -> list[Union[Observation, ProviderError, None]]:
+        """Observe many of this provider's targets at once, for one sync: ``batch``
+        pairs each target with the metric queries its sync will ask the provider
+        for (a provider may read those ahead in the same batched calls and answer
+        them from :meth:`Target.read_metrics`). Returns one entry per target, in
+        order: its :class:`Observation`, the :class:`ProviderError` that target
+        alone failed with, or None (the target observes itself, on its own) — one
+        target's failure never fails its batch-mates, and a batched call that fails
+        leaves its targets to their per-target reads (each failure then attributed
+        to its own target).
+
+        The default observes each target on its own (:meth:`Target.observe`), so a
+        provider that does not batch keeps working unchanged; the controller then
+        keeps calling :meth:`Target.observe` on its worker pool instead
+        (:func:`observes_in_batches`). A provider that overrides it groups the
+        reads into as few calls as its API allows (a Kubernetes namespace's
+        workloads and pods in one list each, Auto Scaling groups by pages of names)."""
+        out: list[Union[Observation, ProviderError, None]] = []
+        for target, _queries in batch:
+            try:
+                out.append(target.observe(now))
+            except ProviderError as e:
+                out.append(e)
+        return out
+
     @abstractmethod
     def target(self, ref: Mapping[str, Any]) -> Target:
         """A handle on the target ``ref`` names. Checks the ref's shape only
@@ -514,6 +545,15 @@ class Elector:
 
     def stop(self) -> None:
         """Stop campaigning and release the lease if held (default: nothing)."""
+
+
+def observes_in_batches(provider: Any) -> bool:
+    """Whether ``provider`` overrides :meth:`Provider.observe_many` (the controller
+    then observes its due targets in one batch per sync, before deciding them) and
+    has not turned it off (an instance's ``batched = False``: one target at a time,
+    as ``benchmarks/fleet.py --before`` measures)."""
+    method = getattr(type(provider), "observe_many", None)
+    return method is not None and method is not Provider.observe_many and getattr(provider, "batched", True)
 
 
 def provider_semantics(provider: Any) -> str:

@@ -190,6 +190,8 @@ class AwsProxy(HttpServer):
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._skipped: dict[int, int] = {}
+        #: seconds every call waits before it is forwarded (a real endpoint's round trip)
+        self.latency = 0.0
         proxy = self
 
         class Handler(QuietHandler):
@@ -316,6 +318,20 @@ class AwsProxy(HttpServer):
     def _strict_refusal(self, handler, service: str, action: str, params: dict) -> Optional[str]:
         if self.strict and service == "autoscaling" and action == "TerminateInstanceInAutoScalingGroup":
             return self._terminate_refusal(handler, params)
+        if self.strict and service == "autoscaling" and action == "DescribeAutoScalingGroups":
+            # "By default, you can only specify up to 50 names. You can optionally increase this
+            # limit using the MaxRecords property" (at most 100), API_DescribeAutoScalingGroups.html;
+            # moto takes any number (the message is this proxy's own)
+            names = sum(1 for k in params if k.startswith("AutoScalingGroupNames.member."))
+            try:
+                limit = int(params.get("MaxRecords") or 50)
+            except ValueError:
+                limit = 50
+            if limit > 100:
+                return f"MaxRecords {limit} is above its maximum of 100"
+            if names > limit:
+                return f"{names} AutoScalingGroupNames is more than MaxRecords {limit} allows"
+            return None
         if not self.strict or service != "autoscaling" or action != "SetDesiredCapacity":
             return None
         group = str(params.get("AutoScalingGroupName", ""))
@@ -363,6 +379,8 @@ class AwsProxy(HttpServer):
             self.calls.append(call)
         if self.on_call is not None:
             self.on_call(call)
+        if self.latency:
+            time.sleep(self.latency)
         fault = self._take_fault(service, action)
         if fault is not None:
             call.fault = fault.kind

@@ -36,8 +36,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from scalebridge.protocol import MetricObservation
 from scalebridge.providers import ErrorKind, MetricQuery, ProviderError
 
-__all__ = ["Source", "DEFAULT_CPU", "parse_source", "plan", "read_metrics", "MAX_QUERIES", "MAX_DATAPOINTS",
-           "read_history", "size_history", "history_period", "RETENTION"]
+__all__ = ["Source", "DEFAULT_CPU", "parse_source", "plan", "read_metrics", "read_metrics_many", "MAX_QUERIES",
+           "MAX_DATAPOINTS", "read_history", "size_history", "history_period", "RETENTION"]
 
 MAX_QUERIES = 500          #: MetricDataQueries per GetMetricData call
 MAX_DATAPOINTS = 100_800   #: datapoints per GetMetricData call
@@ -200,15 +200,9 @@ def _num(v: float):
     return int(v) if float(v).is_integer() else float(v)
 
 
-def read_metrics(clients, group: str, now: float, delay: float, observation,
-                 queries: Sequence[MetricQuery], region: Optional[str] = None) -> dict[str, MetricObservation]:
-    """The protocol's ``observations.metrics`` for ``queries``, from GetMetricData."""
-    if not queries:
-        return {}
-    members = [m.name for m in (observation.members or ()) if not m.standby]   # no warm-pool instance's metric
-    series, sources = plan(group, queries, members)
-    if not series:
-        return {}
+def _windows(series: list[_Series], queries: Sequence[MetricQuery], now: float,
+             delay: float) -> tuple[float, float, dict[float, list[_Series]]]:
+    """The raw end (``now - delay``), the aligned end, and the series by StartTime."""
     end_raw = now - delay
     base = 60 if all(s.period % 60 == 0 for s in series) else min(s.period for s in series)
     end = math.floor(end_raw / base) * base
@@ -229,29 +223,44 @@ def read_metrics(clients, group: str, now: float, delay: float, observation,
             else:
                 merged.setdefault(start, []).extend(ss)
         by_start = merged
+    return end_raw, end, by_start
+
+
+def _fetch(clients, series: list[_Series], start: float, end: float, region: Optional[str],
+           raw: dict[str, list], failed: Optional[dict[str, ProviderError]] = None) -> None:
+    """GetMetricData for ``series`` over [start, end], in calls of at most
+    MAX_QUERIES queries and MAX_DATAPOINTS datapoints, the points added to ``raw``
+    by id. A result whose StatusCode is Forbidden or InternalError raises — or, with
+    ``failed``, is recorded there by id (a batch of many targets' series)."""
+    start_dt = datetime.fromtimestamp(start, timezone.utc)
     end_dt = datetime.fromtimestamp(end, timezone.utc)
-    raw: dict[str, list] = {}
-    for start, group_series in sorted(by_start.items()):
-        start_dt = datetime.fromtimestamp(start, timezone.utc)
-        for batch in _batches(group_series, end - start):
-            token = None
-            while True:
-                params: dict = {"MetricDataQueries": [s.body for s in batch], "StartTime": start_dt,
-                                "EndTime": end_dt, "ScanBy": "TimestampAscending"}
-                if token:
-                    params["NextToken"] = token
-                resp = clients.call("cloudwatch", "get_metric_data", region=region, **params)
-                for r in resp.get("MetricDataResults", ()):
-                    if r.get("StatusCode") in ("Forbidden", "InternalError"):
-                        msgs = "; ".join(m.get("Value", "") for m in r.get("Messages", ()) or ())
-                        kind = ErrorKind.FORBIDDEN if r["StatusCode"] == "Forbidden" else ErrorKind.TRANSIENT
-                        raise ProviderError(kind, f"GetMetricData: {r['StatusCode']} for {r.get('Id')}: {msgs}",
-                                            operation="GetMetricData")
-                    pts = raw.setdefault(r["Id"], [])
-                    pts.extend(zip(r.get("Timestamps", ()), r.get("Values", ())))
-                token = resp.get("NextToken")
-                if not token:
-                    break
+    for batch in _batches(series, end - start):
+        token = None
+        while True:
+            params: dict = {"MetricDataQueries": [s.body for s in batch], "StartTime": start_dt,
+                            "EndTime": end_dt, "ScanBy": "TimestampAscending"}
+            if token:
+                params["NextToken"] = token
+            resp = clients.call("cloudwatch", "get_metric_data", region=region, **params)
+            for r in resp.get("MetricDataResults", ()):
+                if r.get("StatusCode") in ("Forbidden", "InternalError"):
+                    msgs = "; ".join(m.get("Value", "") for m in r.get("Messages", ()) or ())
+                    kind = ErrorKind.FORBIDDEN if r["StatusCode"] == "Forbidden" else ErrorKind.TRANSIENT
+                    e = ProviderError(kind, f"GetMetricData: {r['StatusCode']} for {r.get('Id')}: {msgs}",
+                                      operation="GetMetricData")
+                    if failed is None:
+                        raise e
+                    failed[r.get("Id")] = e
+                    continue
+                pts = raw.setdefault(r["Id"], [])
+                pts.extend(zip(r.get("Timestamps", ()), r.get("Values", ())))
+            token = resp.get("NextToken")
+            if not token:
+                break
+
+
+def _observations(series: list[_Series], sources: dict, raw: dict[str, list], end_raw: float,
+                  queries: Sequence[MetricQuery]) -> dict[str, MetricObservation]:
     by_id = {s.id: s for s in series}
     per_query: dict[str, dict] = {}
     for sid, pts in raw.items():
@@ -274,6 +283,75 @@ def read_metrics(clients, group: str, now: float, delay: float, observation,
             out[q.name] = MetricObservation(**_member_shapes(got, shapes))
         else:
             out[q.name] = MetricObservation(**_group_shapes(got[None], shapes))
+    return out
+
+
+def read_metrics(clients, group: str, now: float, delay: float, observation,
+                 queries: Sequence[MetricQuery], region: Optional[str] = None) -> dict[str, MetricObservation]:
+    """The protocol's ``observations.metrics`` for ``queries``, from GetMetricData."""
+    if not queries:
+        return {}
+    members = [m.name for m in (observation.members or ()) if not m.standby]   # no warm-pool instance's metric
+    series, sources = plan(group, queries, members)
+    if not series:
+        return {}
+    end_raw, end, by_start = _windows(series, queries, now, delay)
+    raw: dict[str, list] = {}
+    for start, group_series in sorted(by_start.items()):
+        _fetch(clients, group_series, start, end, region, raw)
+    return _observations(series, sources, raw, end_raw, queries)
+
+
+def read_metrics_many(clients, items: Sequence[tuple[str, float, Any, Sequence[MetricQuery]]], now: float,
+                      region: Optional[str] = None) -> list:
+    """:func:`read_metrics` of many groups (``(group, delay, observation, queries)``
+    each) in shared GetMetricData calls — up to MAX_QUERIES queries of any groups
+    per call, the series of one (StartTime, EndTime) together — instead of one call
+    per group. One entry per group: its metrics, or the :class:`ProviderError` it
+    alone failed with (a call that fails fails the groups whose series it carried;
+    a result refused for one series fails that series' group)."""
+    out: list = [None] * len(items)
+    plans: list = [None] * len(items)
+    calls: dict[tuple[float, float], list[_Series]] = {}
+    owner: dict[str, int] = {}
+    for k, (group, delay, observation, queries) in enumerate(items):
+        try:
+            if not queries:
+                out[k] = {}
+                continue
+            series, sources = plan(group, queries, [m.name for m in (observation.members or ()) if not m.standby])
+            if not series:
+                out[k] = {}
+                continue
+            # ids unique across the groups of the batch (an Id starts with a lowercase letter)
+            series = [_Series(f"g{k}_{s.id}", s.query, s.member, s.period, {**s.body, "Id": f"g{k}_{s.id}"})
+                      for s in series]
+            end_raw, end, by_start = _windows(series, queries, now, delay)
+        except ProviderError as e:
+            out[k] = e
+            continue
+        plans[k] = (series, sources, end_raw, queries)
+        for start, ss in by_start.items():
+            calls.setdefault((start, end), []).extend(ss)
+            for s in ss:
+                owner[s.id] = k
+    raw: dict[str, list] = {}
+    failed: dict[str, ProviderError] = {}
+    for (start, end), ss in sorted(calls.items()):
+        try:
+            _fetch(clients, ss, start, end, region, raw, failed)
+        except ProviderError as e:
+            for s in ss:
+                failed.setdefault(s.id, e)
+    for sid, e in failed.items():
+        k = owner.get(sid)
+        if k is not None and not isinstance(out[k], ProviderError):
+            out[k] = e
+    for k, p in enumerate(plans):
+        if p is None or out[k] is not None:
+            continue
+        series, sources, end_raw, queries = p
+        out[k] = _observations(series, sources, raw, end_raw, queries)
     return out
 
 

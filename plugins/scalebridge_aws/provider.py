@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
                                    ProviderError, RefError, SizeChange, Target)
@@ -37,6 +37,7 @@ from . import lifecycle
 from .client import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_ATTEMPTS, DEFAULT_READ_TIMEOUT, DEFAULT_RETRY_MODE,
                      AwsClients)
 from .metrics import read_metrics as _read_metrics
+from .metrics import read_metrics_many as _read_metrics_many
 
 __all__ = ["AwsProvider", "AutoScalingGroupTarget", "DEFAULT_METRIC_DELAY", "OPTIONS", "REF_KEYS"]
 
@@ -51,6 +52,8 @@ _POLICY_CAUSE = re.compile(r"triggered policy (\S+) changing the desired capacit
 #: activities still running (API_Activity StatusCode values other than these three)
 FINISHED_ACTIVITY = frozenset({"Successful", "Failed", "Cancelled"})
 ACTIVITY_PAGE = 10
+#: group names per DescribeAutoScalingGroups call of a batched observe: MaxRecords' maximum
+DESCRIBE_PAGE = 100
 EC2_FILTER_VALUES = 200
 OPTIONS = ("region", "endpoint_url", "profile", "max_attempts", "retry_mode", "connect_timeout", "read_timeout",
            "metric_delay_seconds")
@@ -144,6 +147,65 @@ class AwsProvider(Provider):
             where, _, message = e.message.partition(": ")
             raise RefError(where, message) from None
 
+    def observe_many(self, batch: Sequence[tuple[Target, Sequence[MetricQuery]]], now: float) -> list:
+        """A sync's groups from ``DescribeAutoScalingGroups`` pages of up to
+        :data:`DESCRIBE_PAGE` names each ("By default, you can only specify up to 50
+        names. You can optionally increase this limit using the MaxRecords property
+        … The default value is 50 and the maximum value is 100", API Reference,
+        API_DescribeAutoScalingGroups.html, AutoScalingGroupNames and MaxRecords),
+        instead of one call per group. A group the page does not list fails alone
+        (not found); a page that fails leaves its groups to their own reads."""
+        out: list = [None] * len(batch)
+        by_region: dict[Optional[str], list[int]] = {}
+        for i, (target, _queries) in enumerate(batch):
+            if isinstance(target, AutoScalingGroupTarget) and target.clients is self.clients:
+                by_region.setdefault(target.region, []).append(i)
+        for region, idx in by_region.items():
+            names = list(dict.fromkeys(batch[i][0].group for i in idx))
+            for k in range(0, len(names), DESCRIBE_PAGE):
+                chunk = names[k:k + DESCRIBE_PAGE]
+                try:
+                    found = self._describe_names(chunk, region)
+                except ProviderError:
+                    continue        # each group of the page reads itself, its failure its own
+                wanted = set(chunk)
+                for i in idx:
+                    target = batch[i][0]
+                    if target.group not in wanted:
+                        continue
+                    g = found.get(target.group)
+                    try:
+                        if g is None:
+                            raise ProviderError(ErrorKind.NOT_FOUND, f"Auto Scaling group {target.group!r} not found"
+                                                f"{' in ' + region if region else ''}",
+                                                operation="DescribeAutoScalingGroups")
+                        target._prefetched = None
+                        out[i] = target._observe_group(g, now)
+                    except ProviderError as e:
+                        out[i] = e
+            # the metrics of every group observed, in shared GetMetricData calls (up to 500 queries each)
+            wanted = [i for i in idx if isinstance(out[i], Observation) and batch[i][1]]
+            if wanted:
+                got = _read_metrics_many(self.clients, [(batch[i][0].group, batch[i][0].metric_delay_seconds, out[i],
+                                                         list(batch[i][1])) for i in wanted], now, region=region)
+                for i, metrics in zip(wanted, got):
+                    batch[i][0]._prefetched = (now, tuple(q.name for q in batch[i][1]), metrics)
+        return out
+
+    def _describe_names(self, names: list[str], region: Optional[str]) -> dict[str, dict]:
+        groups: dict[str, dict] = {}
+        token = None
+        while True:
+            params: dict = {"AutoScalingGroupNames": names, "MaxRecords": DESCRIBE_PAGE}
+            if token:
+                params["NextToken"] = token
+            resp = self.clients.call("autoscaling", "describe_auto_scaling_groups", region=region, **params)
+            for g in resp.get("AutoScalingGroups", ()):
+                groups[g.get("AutoScalingGroupName")] = g
+            token = resp.get("NextToken")
+            if not token:
+                return groups
+
     def close(self) -> None:
         self.clients.close()
 
@@ -164,6 +226,7 @@ class AutoScalingGroupTarget(Target):
         self._states: dict[str, str] = {}                 # instance id -> last LifecycleState seen
         self._ready_since: dict[str, float] = {}          # instance id -> first seen InService after another state
         self._last: Optional[dict] = None                 # the last DescribeAutoScalingGroups entry
+        self._prefetched: Optional[tuple] = None          # (sync time, metrics) read by a batch
 
     # ------------------------------------------------------------------------- reads
     def _call(self, service: str, operation: str, **params: Any) -> dict:
@@ -215,7 +278,13 @@ class AutoScalingGroupTarget(Target):
         return None
 
     def observe(self, now: float) -> Observation:
-        g = self.describe()
+        self._prefetched = None
+        return self._observe_group(self.describe(), now)
+
+    def _observe_group(self, g: dict, now: float) -> Observation:
+        """:meth:`observe` of the group's ``DescribeAutoScalingGroups`` entry (read
+        alone, or in a page of names by :meth:`AwsProvider.observe_many`)."""
+        self._last = g
         instances = list(g.get("Instances") or ())
         present = {i["InstanceId"] for i in instances}
         for cache in (self._launch, self._states, self._ready_since, self._first_seen):
@@ -275,6 +344,11 @@ class AutoScalingGroupTarget(Target):
                            details=details)
 
     def read_metrics(self, now: float, observation: Observation, queries: list[MetricQuery]) -> dict[str, dict]:
+        pre, self._prefetched = self._prefetched, None
+        if pre is not None and pre[0] == now and pre[1] == tuple(q.name for q in queries):
+            if isinstance(pre[2], ProviderError):     # its series' call failed: this group's failure
+                raise pre[2]
+            return pre[2]
         return _read_metrics(self.clients, self.group, now, self.metric_delay_seconds, observation, queries,
                              region=self.region)
 

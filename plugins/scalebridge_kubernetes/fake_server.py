@@ -465,6 +465,8 @@ class KubernetesServer(HttpServer):
         self.faults: list[Fault] = []
         self._chaos: Optional[tuple] = None
         self.requests: list[ApiRequest] = []
+        #: seconds every request waits before it is answered (a real API server's round trip)
+        self.latency = 0.0
         self._bind(self._handler(), host, port)
 
     def kubeconfig(self, path, *, context: str = "test", namespace: str = "default") -> str:
@@ -857,6 +859,8 @@ class KubernetesServer(HttpServer):
         rec = self._describe(method, path)
         with self.lock:
             self.requests.append(rec)
+        if self.latency:
+            time.sleep(self.latency)
         fault = self._take_fault(method, path)
         if fault is not None:
             if fault.delay:
@@ -928,6 +932,11 @@ class KubernetesServer(HttpServer):
             return 200, self._custom_metrics(version, rest, query)
         if group == "external.metrics.k8s.io":
             return 200, self._external_metrics(version, rest, query)
+        if len(rest) == 1 and method == "GET" and ((group, rest[0]) in BUILTIN or (group, rest[0]) in self.custom_kinds):
+            # a list across all namespaces (GET /apis/apps/v1/deployments)
+            items = self.list(group, rest[0], None, query.get("labelSelector"), query.get("fieldSelector"))
+            return 200, {"apiVersion": f"{group}/{version}" if group else "v1", "kind": f"{self._kind(group, rest[0])}List",
+                         "metadata": {"resourceVersion": str(self.rv)}, "items": items}
         if len(rest) < 3 or rest[0] != "namespaces":
             raise ApiError(404, "NotFound", f"the server could not find the requested resource ({path})")
         namespace, plural, tail = rest[1], rest[2], rest[3:]
@@ -1113,9 +1122,12 @@ class KubernetesServer(HttpServer):
 
     # -- metrics APIs ------------------------------------------------------------------
     def _pod_metrics(self, rest: list[str], query: dict) -> dict:
-        if len(rest) < 3 or rest[0] != "namespaces" or rest[2] != "pods":
+        if rest == ["pods"]:    # every namespace's
+            namespace = None
+        elif len(rest) < 3 or rest[0] != "namespaces" or rest[2] != "pods":
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        namespace = rest[1]
+        else:
+            namespace = rest[1]
         pods = self.list("", "pods", namespace, query.get("labelSelector"))
         if len(rest) > 3:
             pods = [p for p in pods if p["metadata"]["name"] == rest[3]]
@@ -1123,11 +1135,11 @@ class KubernetesServer(HttpServer):
         now = self.clock()
         with self.lock:
             for p in pods:
-                m = self.pod_metrics.get((namespace, p["metadata"]["name"]))
+                m = self.pod_metrics.get((p["metadata"]["namespace"], p["metadata"]["name"]))
                 if m is None:
                     continue
                 containers, ts, window = m
-                items.append({"metadata": {"name": p["metadata"]["name"], "namespace": namespace,
+                items.append({"metadata": {"name": p["metadata"]["name"], "namespace": p["metadata"]["namespace"],
                                            "labels": p["metadata"].get("labels") or {},
                                            "creationTimestamp": format_time(now)},
                               "timestamp": format_time(now if ts is None else ts),

@@ -43,12 +43,16 @@ What one sync reads and writes, as the HPA controller does
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Mapping, Optional
+import threading
+from urllib.parse import quote
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar, Mapping, Optional, Sequence
 
 from scalebridge.protocol import Member, MetricObservation, Rollout
 from scalebridge.providers import (Capability, ErrorKind, MetricQuery, Observation, Pacing, Provider,
                                    ProviderError, RefError, SizeChange, Target)
 
+from .batch import LabelIndex, ModelView, selector_dict, selector_matcher
 from .members import pod_member, requests_and_errors
 from .metrics import MetricsReader
 
@@ -67,7 +71,8 @@ DELETION_COST_OWNER = "scalebridge.io/pod-deletion-cost-set"
 #: the cost of the first pod chosen (the next ones +1 each): below any cost a user
 #: sets by hand in practice, so the chosen pods go first
 DELETION_COST_BASE = -2_000_000_000
-OPTION_KEYS = ("kubeconfig", "context", "in_cluster", "qps", "burst", "request_timeout_seconds")
+OPTION_KEYS = ("kubeconfig", "context", "in_cluster", "qps", "burst", "request_timeout_seconds", "list_scope")
+LIST_SCOPES = ("namespace", "cluster")
 
 
 def _ref_str(ref: Mapping[str, Any], key: str, default: Optional[str] = None) -> Optional[str]:
@@ -80,11 +85,14 @@ def _ref_str(ref: Mapping[str, Any], key: str, default: Optional[str] = None) ->
 
 
 class KubernetesProvider(Provider):
-    """``providers: {kubernetes: {kubeconfig, context, in_cluster, qps, burst}}``.
+    """``providers: {kubernetes: {kubeconfig, context, in_cluster, qps, burst, list_scope}}``.
 
     ``qps``/``burst`` are the client's rate limit (client-go's ``--kube-api-qps``
     5 and ``--kube-api-burst`` 10 by default); ``request_timeout_seconds`` bounds
-    every call (default 15 s to read, 5 s to connect)."""
+    every call (default 15 s to read, 5 s to connect). ``list_scope``: how one sync
+    reads its targets (:mod:`.batch`): ``namespace`` (default) lists each
+    namespace's workloads, pods and pod metrics once; ``cluster`` lists each once for
+    the whole cluster (needs cluster-wide list permission)."""
 
     name: ClassVar[str] = "kubernetes"
     semantics: ClassVar[str] = "kubernetes"
@@ -102,7 +110,7 @@ class KubernetesProvider(Provider):
 
     def __init__(self, kubeconfig: Optional[str] = None, context: Optional[str] = None,
                  in_cluster: Optional[bool] = None, qps: Optional[float] = None, burst: Optional[int] = None,
-                 request_timeout_seconds: Optional[float] = None, **unknown: Any):
+                 request_timeout_seconds: Optional[float] = None, list_scope: str = "namespace", **unknown: Any):
         if unknown:
             key = sorted(unknown)[0]
             raise RefError(key, f"not an option of the kubernetes provider ({', '.join(OPTION_KEYS)})")
@@ -116,6 +124,9 @@ class KubernetesProvider(Provider):
         for key, value in (("qps", qps), ("burst", burst), ("request_timeout_seconds", request_timeout_seconds)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
                 raise RefError(key, f"a positive number, not {value!r}")
+        if list_scope not in LIST_SCOPES:
+            raise RefError("list_scope", f"namespace or cluster, not {list_scope!r}")
+        self.list_scope = list_scope
         self.options = {"kubeconfig": kubeconfig, "context": context, "in_cluster": in_cluster}
         from .client import DEFAULT_BURST, DEFAULT_QPS, DEFAULT_TIMEOUT
         self.qps = float(qps) if qps is not None else DEFAULT_QPS
@@ -130,6 +141,10 @@ class KubernetesProvider(Provider):
         self._control = None
         self._elector = None
         self._recorder = None
+        self._sync = 0                                   # batched observes so far
+        self._hpas: dict[str, tuple[int, Any]] = {}      # namespace -> (sync, its HPA list)
+        self._hpa_lock = threading.Lock()
+        self._hpa_locks: dict[str, threading.Lock] = {}
 
     @property
     def client(self):
@@ -176,6 +191,113 @@ class KubernetesProvider(Provider):
             if resource is None:
                 raise RefError("ref.resource", f"a custom kind {kind} needs its plural resource name")
         return KubernetesTarget(self, kind, api_version, resource, namespace, name)
+
+    # -- one sync's reads, batched ------------------------------------------------------
+    def observe_many(self, batch: Sequence[tuple[Target, Sequence[MetricQuery]]], now: float) -> list:
+        """Observe a sync's targets from one list per namespace (or per cluster) and
+        resource — the workloads of each built-in kind, the pods, the pod metrics
+        when some target reads a ``resource`` metric (:mod:`.batch`) — instead of a
+        scale GET, a workload GET and a pod list per target. A target of a custom
+        kind, or one whose namespace's list failed, observes itself (None)."""
+        self._sync += 1
+        groups: dict[Optional[str], dict] = {}
+        for target, queries in batch:
+            if not isinstance(target, KubernetesTarget) or target.kind not in BUILTIN_KINDS:
+                continue
+            g = groups.setdefault(target.namespace if self.list_scope == "namespace" else None,
+                                  {"kinds": set(), "metrics": False})
+            g["kinds"].add(target.kind)
+            if any(q.type in ("resource", "container_resource") for q in queries):
+                g["metrics"] = True
+        lists: dict[Optional[str], Any] = {}
+        if groups:
+            with ThreadPoolExecutor(max_workers=min(8, len(groups)), thread_name_prefix="scalebridge-k8s-list") as ex:
+                futures = {ns: ex.submit(self._list_group, ns, g["kinds"], g["metrics"]) for ns, g in groups.items()}
+                for ns, f in futures.items():
+                    lists[ns] = f.result()
+        out: list = []
+        for target, queries in batch:
+            got = lists.get(target.namespace if self.list_scope == "namespace" else None) \
+                if isinstance(target, KubernetesTarget) and target.kind in BUILTIN_KINDS else None
+            if got is None or got.get(target.kind) is None or got.get("pods") is None:
+                out.append(None)    # its own reads: a failed list is retried per target, failures its own
+                continue
+            try:
+                out.append(target._observe_listed(got, now, self._sync))
+            except ProviderError as e:
+                out.append(e)
+        return out
+
+    def _list_group(self, namespace: Optional[str], kinds: set, metrics: bool) -> dict:
+        """One namespace's (None: the cluster's) workloads of ``kinds`` by
+        (namespace, name), its pods and pod metrics by namespace; a list that failed is
+        None (its targets then read on their own)."""
+        c = self.client
+        got: dict[str, Any] = {}
+
+        def by_ns(items, labels_of):
+            out: dict[str, list] = {}
+            for it in items:
+                out.setdefault(it.metadata.namespace if not isinstance(it, dict)
+                               else it["metadata"].get("namespace"), []).append(it)
+            return {ns: LabelIndex(its, labels_of) for ns, its in out.items()}
+        # raw JSON read through the typed models' names (ModelView): the same readers,
+        # without the client building every field of every object first
+        where = "" if namespace is None else f"/namespaces/{quote(namespace, safe='')}"
+        for kind in kinds:
+            plural = BUILTIN_KINDS[kind][1]
+            try:
+                res = c.get_raw(f"list {plural}", f"/apis/apps/v1{where}/{plural}")
+                model = getattr(c.k8s, f"V1{kind}")
+                got[kind] = {(w["metadata"].get("namespace"), w["metadata"].get("name")): ModelView(w, model)
+                             for w in res.get("items") or []}
+            except ProviderError:
+                got[kind] = None
+        try:
+            pods = c.get_raw("list pods", f"/api/v1{where}/pods")
+            got["pods"] = by_ns([ModelView(p, c.k8s.V1Pod) for p in pods.get("items") or []],
+                                lambda p: p.metadata.labels)
+        except ProviderError:
+            got["pods"] = None
+        got["pod_metrics"] = None
+        if metrics:
+            try:
+                data = c.call("list pods.metrics.k8s.io", c.custom.list_cluster_custom_object,
+                              "metrics.k8s.io", "v1beta1", "pods") if namespace is None \
+                    else c.call("list pods.metrics.k8s.io", c.custom.list_namespaced_custom_object,
+                                "metrics.k8s.io", "v1beta1", namespace, "pods")
+                got["pod_metrics"] = by_ns(data.get("items") or [], lambda m: (m.get("metadata") or {}).get("labels"))
+            except ProviderError:
+                pass    # each target lists its own pods' metrics, as without a batch
+        return got
+
+    def _hpa_list(self, namespace: str, sync: int) -> list:
+        """The namespace's HPAs, listed once per batched sync for all its targets (with
+        ``list_scope: cluster``, every namespace's in one list)."""
+        if self.list_scope == "cluster":
+            every = self._hpa_list_of(None, sync)
+            return every.get(namespace, [])
+        return self._hpa_list_of(namespace, sync).get(namespace, [])
+
+    def _hpa_list_of(self, namespace: Optional[str], sync: int) -> dict:
+        with self._hpa_lock:
+            lock = self._hpa_locks.setdefault(namespace, threading.Lock())
+        with lock:      # the namespace's other targets wait for this one list
+            hit = self._hpas.get(namespace)
+            if hit is not None and hit[0] == sync:
+                return hit[1]
+            c = self.client
+            if namespace is None:
+                hpas = c.call("list horizontalpodautoscalers",
+                              c.autoscaling.list_horizontal_pod_autoscaler_for_all_namespaces)
+            else:
+                hpas = c.call("list horizontalpodautoscalers",
+                              c.autoscaling.list_namespaced_horizontal_pod_autoscaler, namespace)
+            by_ns: dict[str, list] = {}
+            for h in hpas.items or []:
+                by_ns.setdefault(h.metadata.namespace, []).append(h)
+            self._hpas[namespace] = (sync, by_ns)
+            return by_ns
 
     def _control_client(self):
         """A second session for the Lease and the state ConfigMap, with its own rate
@@ -239,6 +361,8 @@ class KubernetesTarget(Target):
         self._scale: Optional[dict] = None      # {"replicas", "resource_version", "selector", "status_replicas"}
         self._pods: list = []
         self._containers: dict[str, str] = {}   # resource -> container, for container_resource metrics
+        self._listed: Optional[tuple[float, Optional[dict]]] = None   # (sync time, its pod metrics) of a batch
+        self._listed_sync = 0
         self._resources: set[str] = {"cpu"}       # resources whose missing requests members explain
         self._release_given = False
 
@@ -300,25 +424,28 @@ class KubernetesTarget(Target):
         op = f"get {self.resource}"
         if self.kind in BUILTIN_KINDS:
             fn = getattr(c.apps, f"read_{BUILTIN_KINDS[self.kind][2]}")
-            w = c.call(op, fn, self.workload, self.namespace)
-            self._annotations = dict(w.metadata.annotations or {})
-            status = w.status
-            if status is None:
-                return None
-            if self.kind == "Deployment":
-                replicas, updated = status.replicas or 0, status.updated_replicas or 0
-                if updated < replicas:
-                    return Rollout(updated_replicas=updated, reason=f"status.updatedReplicas {updated} < "
-                                                                     f"status.replicas {replicas}")
-            elif self.kind == "StatefulSet":
-                cur, upd = status.current_revision, status.update_revision
-                if cur and upd and cur != upd:
-                    return Rollout(updated_replicas=status.updated_replicas,
-                                   reason=f"status.currentRevision {cur} != updateRevision {upd}")
-            return None
+            return self._rollout_of(c.call(op, fn, self.workload, self.namespace))
         w = c.call(op, c.custom.get_namespaced_custom_object, self.group, self.version, self.namespace,
                    self.resource, self.workload)
         self._annotations = dict((w.get("metadata") or {}).get("annotations") or {})
+        return None
+
+    def _rollout_of(self, w: Any) -> Optional[Rollout]:
+        """:meth:`_rollout` of a built-in workload already read (its annotations kept)."""
+        self._annotations = dict(w.metadata.annotations or {})
+        status = w.status
+        if status is None:
+            return None
+        if self.kind == "Deployment":
+            replicas, updated = status.replicas or 0, status.updated_replicas or 0
+            if updated < replicas:
+                return Rollout(updated_replicas=updated, reason=f"status.updatedReplicas {updated} < "
+                                                                 f"status.replicas {replicas}")
+        elif self.kind == "StatefulSet":
+            cur, upd = status.current_revision, status.update_revision
+            if cur and upd and cur != upd:
+                return Rollout(updated_replicas=status.updated_replicas,
+                               reason=f"status.currentRevision {cur} != updateRevision {upd}")
         return None
 
     # -- the contract ------------------------------------------------------------------
@@ -335,15 +462,57 @@ class KubernetesTarget(Target):
         self._metrics = {m.name: m for m in (policy.metrics or [])}   # an Event names them as the HPA does
 
     def observe(self, now: float) -> Observation:
+        self._listed = None
         scale = self._read_scale()
         rollout = self._rollout()
+        self._check_selector(scale)
+        c = self.client
+        pods = c.call("list pods", c.core.list_namespaced_pod, self.namespace, label_selector=scale["selector"])
+        return self._observation(scale, rollout, list(pods.items or []))
+
+    def _check_selector(self, scale: dict) -> None:
         if not scale["selector"]:
             raise ProviderError(ErrorKind.INVALID, f"{self.name}: the scale subresource has no status.selector "
                                                    "(the HPA controller refuses it too: \"selector is required\")",
                                 operation=f"get {self.resource}/scale")
-        c = self.client
-        pods = c.call("list pods", c.core.list_namespaced_pod, self.namespace, label_selector=scale["selector"])
-        self._pods = list(pods.items or [])
+
+    def _observe_listed(self, got: dict, now: float, sync: int) -> Observation:
+        """:meth:`observe` from a batch's lists (:meth:`KubernetesProvider.observe_many`):
+        the workload stands for its scale subresource — for the built-in kinds the
+        API server makes the Scale from the workload itself, ``spec.replicas``,
+        ``status.replicas``, the workload's resourceVersion and its selector
+        (pkg/registry/apps/deployment/storage/storage.go, ``scaleFromDeployment``;
+        statefulset and replicaset alike) — and the pods are those its selector
+        matches."""
+        self._listed = None
+        w = got[self.kind].get((self.namespace, self.workload))
+        if w is None:
+            raise ProviderError(ErrorKind.NOT_FOUND, f"get {self.resource}/scale: {self.resource}.apps "
+                                                     f"\"{self.workload}\" not found (HTTP 404)",
+                                operation=f"get {self.resource}/scale")
+        selector = selector_dict(w.spec.selector)
+        from .metrics import selector_string
+        scale = {"replicas": w.spec.replicas if w.spec.replicas is not None else 0,
+                 "resource_version": w.metadata.resource_version,
+                 "selector": (selector_string(selector, "spec.selector") or "") if selector else "",
+                 "status_replicas": (w.status.replicas if w.status else None) or 0}
+        self._scale = scale
+        rollout = self._rollout_of(w)
+        self._check_selector(scale)
+        match = selector_matcher(selector)
+        if match is None:       # a selector this reader does not know: the API server's word, per target
+            return self.observe(now)
+        none = LabelIndex([], dict)
+        pods = got["pods"].get(self.namespace, none).select(selector, match)
+        metrics = got.get("pod_metrics")
+        if metrics is not None:
+            metrics = {"items": metrics.get(self.namespace, none).select(selector, match)}
+        self._listed = (now, metrics)
+        self._listed_sync = sync
+        return self._observation(scale, rollout, pods)
+
+    def _observation(self, scale: dict, rollout: Optional[Rollout], pods: list) -> Observation:
+        self._pods = pods
         members = [self._member(p) for p in self._pods]
         paused, paused_replicas = pause_of(getattr(self, "_annotations", {}))
         return Observation(current_replicas=int(scale["replicas"]), status_replicas=scale["status_replicas"],
@@ -381,7 +550,8 @@ class KubernetesTarget(Target):
                     self._containers.get(q.name) != q.spec["container"]:
                 self._containers[q.name] = q.spec["container"]
                 observation.members = [self._member(p) for p in self._pods]
-        reader = MetricsReader(self.client, self.namespace, self.name)
+        listed = self._listed[1] if self._listed is not None and self._listed[0] == now else None
+        reader = MetricsReader(self.client, self.namespace, self.name, pod_metrics=listed)
         out: dict[str, MetricObservation] = {}
         for q in queries:
             got = reader.read(q, selector)
@@ -449,9 +619,12 @@ class KubernetesTarget(Target):
 
     def _hpa(self) -> Any:
         c = self.client
-        hpas = c.call("list horizontalpodautoscalers", c.autoscaling.list_namespaced_horizontal_pod_autoscaler,
-                      self.namespace)
-        for h in hpas.items or []:
+        if self._listed is not None and self._listed_sync == self.provider._sync:   # observed in this batch
+            hpas = self.provider._hpa_list(self.namespace, self._listed_sync)
+        else:
+            hpas = c.call("list horizontalpodautoscalers",
+                          c.autoscaling.list_namespaced_horizontal_pod_autoscaler, self.namespace).items or []
+        for h in hpas:
             ref = h.spec.scale_target_ref
             group = (ref.api_version or "").rpartition("/")[0]
             if ref.kind == self.kind and ref.name == self.workload and (not ref.api_version or group == self.group):
@@ -483,6 +656,7 @@ class KubernetesTarget(Target):
         regarding = {"apiVersion": self.api_version, "kind": self.kind, "name": self.workload,
                      "namespace": self.namespace}
         self.provider.recorder.record(notice.time, regarding, type_, reason, note)
+
 
 
 #: the pause annotations honoured on a workload: KEDA's (on a ScaledObject there,

@@ -83,3 +83,30 @@ class SlowFake(FakeProvider):
             return real(now)
         t.observe = observe
         return t
+
+
+class BatchingFake(FakeProvider):
+    """A fake that observes in batches (``Provider.observe_many``): it records each
+    batch's targets, fails the target ``odd-one`` alone, answers None (observe it
+    yourself) for ``self-served``, and raises as a whole when ``broken`` is set."""
+
+    broken = False
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.batches: list[list[str]] = []
+
+    def observe_many(self, batch, now):
+        from scalebridge.providers import ErrorKind, ProviderError
+        self.batches.append([t.name for t, _ in batch])
+        if self.broken:
+            raise RuntimeError("the batch call broke")
+        out = []
+        for t, _queries in batch:
+            if t.name.endswith("odd-one"):
+                out.append(ProviderError(ErrorKind.NOT_FOUND, "odd-one is gone"))
+            elif t.name.endswith("self-served"):
+                out.append(None)
+            else:
+                out.append(t.observe(now))
+        return out

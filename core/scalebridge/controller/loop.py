@@ -43,7 +43,7 @@ from typing import Any, Callable, Optional, Union
 from ..cliargs import say
 from ..engine import Decider
 from ..errors import ScalebridgeError
-from ..providers import Elector, RefError
+from ..providers import Elector, RefError, observes_in_batches
 from .audit import AuditError, AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
@@ -616,6 +616,7 @@ class Controller:
                 if pace.throttle is not None:
                     self.metrics.throttle_hold.labels(key).set(max(0.0, pace.throttle["until"] - mono))
         skipped: list = []
+        self._observe_batches(due, now)
         outcomes = self._map(lambda run: decide_target(run, now, ctx), due, skipped,
                              budget=self._deadline(READ_DEADLINE_PERIODS),
                              abandoned=lambda slot: self._abandoned_sync(slot, now, mono))
@@ -669,6 +670,34 @@ class Controller:
             if o.run.ended is not None and o.record["action"] == "paused":
                 log(logging.INFO, "target ended: it is synced no more", target=o.run.spec.name, why=o.run.ended)
         return report
+
+    def _observe_batches(self, due: list, now: float) -> None:
+        """The due targets of each provider that observes in batches
+        (:meth:`~scalebridge.providers.Provider.observe_many`), observed at once: each
+        run keeps its own entry for its sync. A batch that fails as a whole leaves its
+        targets to observe themselves, one by one, each failure its own."""
+        groups: dict[int, list] = {}
+        for run in due:
+            spec = run.spec
+            if run.problem is None and observes_in_batches(spec.provider):
+                groups.setdefault(id(spec.provider), []).append(run)
+        for runs in groups.values():
+            provider = runs[0].spec.provider
+            batch = [(r.spec.target, [q for q in r.spec.queries if q.name not in r.spec.metric_sources])
+                     for r in runs]
+            try:
+                got = provider.observe_many(batch, now)
+            except Exception as e:  # noqa: BLE001 — a provider's bug: every target observes on its own
+                log(logging.WARNING, "a batched observe failed: the targets are observed one by one",
+                    provider=runs[0].spec.provider_key, error=f"{type(e).__name__}: {e}")
+                continue
+            if len(got) != len(runs):
+                log(logging.WARNING, "a batched observe answered for the wrong number of targets: the targets are "
+                    "observed one by one", provider=runs[0].spec.provider_key, targets=len(runs), answers=len(got))
+                continue
+            for run, entry in zip(runs, got):
+                run.observed = (now, entry) if entry is not None else None
+
 
     def _still_running(self, run: TargetRun, now: float) -> Outcome:
         slot = run.busy

@@ -112,6 +112,9 @@ class TargetRun:
     applied: Optional[dict] = None
     #: why the target's world has ended (a simulated load): it is synced no more
     ended: Optional[str] = None
+    #: (sync time, its Observation or ProviderError) from the provider's batched
+    #: observe (Provider.observe_many) of this sync, taken by the sync once
+    observed: Optional[tuple] = None
     #: the settings the provider last said it knows (Observation.settings), decided with
     learned: Optional[dict] = None
     #: the loop's handle on a sync of this target running on a worker (None: none is):
@@ -442,6 +445,17 @@ def _observations(obs: Any, metrics: dict) -> Observations:
         raise ProviderError(ErrorKind.INVALID, f"the provider's observation is not valid: {path}: {msg}") from None
 
 
+def _observed(run: TargetRun, now: float) -> Any:
+    """This sync's entry of the provider's batched observe, taken once (raised when
+    it is the target's own failure), or None: observe the target on its own."""
+    got, run.observed = run.observed, None
+    if got is None or got[0] != now:
+        return None
+    if isinstance(got[1], ProviderError):
+        raise got[1]
+    return got[1]
+
+
 def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     """Steps 1–4 of one sync of ``run``'s target at ``now``; a decision to carry out
     comes back with its intent set on ``run`` (persist it, then :func:`act`)."""
@@ -454,7 +468,8 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
         return out
     pace = ctx.pacing[spec.provider_key]
     mono = ctx.mono
-    if not pace.reads.take(mono):
+    # a target observed in its provider's batch made its reads there, in the batch's few calls
+    if (run.observed is None or run.observed[0] != now) and not pace.reads.take(mono):
         rec["action"] = "paced"
         _paced(rec, ctx, spec.provider_key, pace, mono, "read")
         return out
@@ -466,7 +481,7 @@ def decide_target(run: TargetRun, now: float, ctx: SyncContext) -> Outcome:
     try:
         # the calls first, changing nothing: a sync the loop abandons at its deadline
         # (its call hung) leaves the run as it was (``_commit``)
-        obs = target.observe(now)
+        obs = _observed(run, now) or target.observe(now)
         current = obs.current_replicas
         if type(current) is not int or current < 0:
             current = None

@@ -48,12 +48,12 @@ def test_the_documented_role_is_exactly_what_the_provider_calls(arm, provider):
         t.read_metrics(now, obs, [MetricQuery("cpu", "resource", {}, 60.0, shapes=frozenset({"members"}))])
         t.set_size(2)
         t.observe(now)
+        arm.scale_set(SUB, "shop", name).provisioning = "Succeeded"
+        t.delete_members([t.observe(now).members[0].name], 1)    # a scale-in of a chosen instance
     # shadow mode: the autoscale setting's scale actions in the Activity Log
     arm.add_autoscale_setting(SUB, "shop", "web-autoscale", arm.scale_set_id(SUB, "shop", "web"))
     provider._settings.clear()
     provider.target({"resource_group": "shop", "scale_set": "web"}).native_decision(now, None)
-        arm.scale_set(SUB, "shop", name).provisioning = "Succeeded"
-        t.delete_members([t.observe(now).members[0].name], 1)    # a scale-in of a chosen instance
     arm_calls = [(m, p) for m, p, _ in arm.calls if "/oauth2/" not in p and "/.well-known/" not in p]
     used = {operation(m, p) for m, p in arm_calls}
     assert {a.lower() for a in used} == {a.lower() for a in documented_actions()}

@@ -291,6 +291,14 @@ def recorded_calls(k8s, kubeconfig):
     t = p.target({"kind": "Deployment", "namespace": "shop", "name": "web"})   # a scale-in of chosen pods
     obs = t.observe(0.0)
     t.delete_members([obs.members[0].name], obs.current_replicas - 1)
+    # one sync of many targets: lists, per namespace and over the cluster
+    for scope in ("namespace", "cluster"):
+        b = KubernetesProvider(kubeconfig=kubeconfig, qps=1000, burst=1000, list_scope=scope)
+        targets = [b.target({"kind": kind, "namespace": "shop", "name": name})
+                   for kind, name in (("Deployment", "web"), ("StatefulSet", "db"), ("ReplicaSet", "rs"))]
+        assert all(o is not None for o in b.observe_many([(t, queries) for t in targets], 1.0))
+        targets[0].managed_by()
+        b.close()
     clock = VirtualClock(1796150000.0)
     el = p.elector("scalebridge", "scalebridge-controller", "me", clock)
     assert el.is_leader()                   # create

@@ -92,7 +92,6 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
     if p.max_replicas is None:
         raise NativeError("max_replicas", "an HPA requires maxReplicas; the policy has no max_replicas")
     spec["maxReplicas"] = p.max_replicas
-    keeps_tolerance = release_losses(p, ref.get("kubernetes_version"), losses)
     metrics = []
     for i, m in enumerate(p.metrics or []):
         where = path("metrics", i)
@@ -133,6 +132,12 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
         metrics.append({"type": kind, _FIELD[kind]: body})
     if metrics:
         spec["metrics"] = metrics
+    if spec.get("minReplicas") == 0 and not any(m["type"] in ("Object", "External") for m in metrics):
+        # validateMetrics (pkg/apis/autoscaling/validation/validation.go), whatever the gate
+        losses.add("min_replicas", "0 needs an Object or External metric in an HPA (\"must specify at least one "
+                                   "Object or External metric to support scaling to zero replicas\"); written as 1")
+        spec["minReplicas"] = 1
+    keeps_tolerance = release_losses(p, spec.get("minReplicas") == 0, ref.get("kubernetes_version"), losses)
     behavior = _behavior(p, losses)
     if behavior is not None and not keeps_tolerance:   # not written where the API server drops it
         for rules in behavior.values():
@@ -175,17 +180,16 @@ def _described_object(name: str, source: Mapping[str, Any], where: str, losses: 
             "name": given.get("name") or losses.placeholder(path(where, "describedObject.name"), how)}
 
 
-def release_losses(p: Policy, version: Optional[str], losses: Losses) -> bool:
+def release_losses(p: Policy, zero: bool, version: Optional[str], losses: Losses) -> bool:
     """What the API server of ``version`` keeps of an HPA with this policy's fields that
     releases differ on: a per-direction ``tolerance`` is dropped without the
     ``HPAConfigurableTolerance`` gate (strategy.go ``dropDisabledFields``: beta, on, from
     1.35; alpha 1.33-1.34; no field before 1.33), and ``minReplicas: 0`` is refused without
     ``HPAScaleToZero`` (validation.go: "must be greater than or equal to 1"; beta, on, from
-    1.37). Without a version, a note says which releases keep them. Whether the release
+    1.37) — ``zero``: the HPA is written with ``minReplicas: 0``. Without a version, a note says which releases keep them. Whether the release
     keeps a tolerance."""
     sides = (p.behavior.scale_up, p.behavior.scale_down) if p.behavior is not None else ()
     tolerance = p.tolerance is not None or any(r is not None and r.tolerance is not None for r in sides)
-    zero = p.min_replicas == 0
     if not (tolerance or zero):
         return True
     if version is None:

@@ -44,7 +44,7 @@ def test_a_target_without_a_space_after_its_colon_is_explained_as_yaml_reads_it(
                                 "needs a space after the colon ('{kind: Deployment}')")
     proc = cli("render", str(ROOT / "examples/policies/web.yaml"), "--to", "kubernetes", "--target", "{zone: a}")
     assert first_line(proc) == ("scalebridge render: --target.zone: unknown key; valid keys for --to kubernetes: "
-                                "kind, name, namespace, api_version, resource, metrics")
+                                "kind, name, namespace, api_version, resource, kubernetes_version, metrics")
 
 
 def test_pausing_an_unknown_target_lists_the_targets_after_a_separator(cli, tmp_path):

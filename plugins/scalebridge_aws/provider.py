@@ -154,7 +154,7 @@ class AwsProvider(Provider):
         … The default value is 50 and the maximum value is 100", API Reference,
         API_DescribeAutoScalingGroups.html, AutoScalingGroupNames and MaxRecords),
         instead of one call per group. A group the page does not list fails alone
-        (not found); a page that fails leaves its groups to their own reads."""
+        (not found); a page that fails fails its groups with that error."""
         out: list = [None] * len(batch)
         by_region: dict[Optional[str], list[int]] = {}
         for i, (target, _queries) in enumerate(batch):
@@ -166,8 +166,14 @@ class AwsProvider(Provider):
                 chunk = names[k:k + DESCRIBE_PAGE]
                 try:
                     found = self._describe_names(chunk, region)
-                except ProviderError:
-                    continue        # each group of the page reads itself, its failure its own
+                except ProviderError as e:
+                    # every group of the page fails with it (and backs off, a Retry-After
+                    # honoured): a group's own read is the same API call, so reading them one
+                    # by one would only multiply the calls on a server that refused this one
+                    for i in idx:
+                        if batch[i][0].group in chunk:
+                            out[i] = e
+                    continue
                 wanted = set(chunk)
                 for i in idx:
                     target = batch[i][0]

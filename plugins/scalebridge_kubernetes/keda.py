@@ -93,6 +93,7 @@ TARGET_KEYS: dict[str, TargetKey] = {
     "name": hpa.TARGET_KEYS["name"],
     "namespace": hpa.TARGET_KEYS["namespace"],
     "api_version": hpa.TARGET_KEYS["api_version"],
+    "kubernetes_version": hpa.TARGET_KEYS["kubernetes_version"],
     "sync_period_seconds": TargetKey("the run configuration's sync_period_seconds: the ScaledObject's pollingInterval",
                                      lambda v: None if isinstance(v, int) and not isinstance(v, bool) and v >= 1
                                      else f"whole seconds, 1 or more, got {v!r}"),
@@ -171,6 +172,11 @@ def render(policy: Union[Policy, dict], target_ref: Optional[Mapping[str, Any]] 
                                               "(kedacore/keda#7889); this policy makes it an invalid metric")
     advanced: dict = {}
     behavior = _behavior(p, losses)
+    # the HPA KEDA creates gets this behavior: what the cluster's API server keeps of it
+    # (KEDA's own minimum is the HPA's 1, so minReplicaCount 0 is no HPA field)
+    if not hpa.release_losses(p, False, ref.get("kubernetes_version"), losses) and behavior is not None:
+        for side in behavior.values():
+            side.pop("tolerance", None)
     if behavior is not None:
         advanced["horizontalPodAutoscalerConfig"] = {"behavior": behavior}
     if formula is not None:

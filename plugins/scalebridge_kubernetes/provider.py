@@ -72,7 +72,7 @@ DELETION_COST_OWNER = "scalebridge.io/pod-deletion-cost-set"
 #: sets by hand in practice, so the chosen pods go first
 DELETION_COST_BASE = -2_000_000_000
 OPTION_KEYS = ("kubeconfig", "context", "in_cluster", "qps", "burst", "request_timeout_seconds", "list_scope")
-LIST_SCOPES = ("namespace", "cluster")
+LIST_SCOPES = ("namespace", "cluster", "target")
 
 
 def _ref_str(ref: Mapping[str, Any], key: str, default: Optional[str] = None) -> Optional[str]:
@@ -92,7 +92,9 @@ class KubernetesProvider(Provider):
     every call (default 15 s to read, 5 s to connect). ``list_scope``: how one sync
     reads its targets (:mod:`.batch`): ``namespace`` (default) lists each
     namespace's workloads, pods and pod metrics once; ``cluster`` lists each once for
-    the whole cluster (needs cluster-wide list permission)."""
+    the whole cluster (needs cluster-wide list permission); ``target``: no lists, each
+    target reads its own scale, workload and pods. A list the server throttles (or
+    fails, 5xx) fails every target it stood for, with the server's Retry-After."""
 
     name: ClassVar[str] = "kubernetes"
     semantics: ClassVar[str] = "kubernetes"
@@ -125,7 +127,7 @@ class KubernetesProvider(Provider):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
                 raise RefError(key, f"a positive number, not {value!r}")
         if list_scope not in LIST_SCOPES:
-            raise RefError("list_scope", f"namespace or cluster, not {list_scope!r}")
+            raise RefError("list_scope", f"namespace, cluster or target, not {list_scope!r}")
         self.list_scope = list_scope
         self.options = {"kubeconfig": kubeconfig, "context": context, "in_cluster": in_cluster}
         from .client import DEFAULT_BURST, DEFAULT_QPS, DEFAULT_TIMEOUT
@@ -200,6 +202,8 @@ class KubernetesProvider(Provider):
         scale GET, a workload GET and a pod list per target. A target of a custom
         kind, or one whose namespace's list failed, observes itself (None)."""
         self._sync += 1
+        if self.list_scope == "target":   # no lists: each target reads its own (RBAC without list)
+            return [None] * len(batch)
         groups: dict[Optional[str], dict] = {}
         for target, queries in batch:
             if not isinstance(target, KubernetesTarget) or target.kind not in BUILTIN_KINDS:
@@ -219,6 +223,11 @@ class KubernetesProvider(Provider):
         for target, queries in batch:
             got = lists.get(target.namespace if self.list_scope == "namespace" else None) \
                 if isinstance(target, KubernetesTarget) and target.kind in BUILTIN_KINDS else None
+            if got is not None and got.get("refused") is not None:
+                # throttled or failing: every target of the list fails with it (and backs off);
+                # reading them one by one would multiply calls on a server refusing them
+                out.append(got["refused"])
+                continue
             if got is None or got.get(target.kind) is None or got.get("pods") is None:
                 out.append(None)    # its own reads: a failed list is retried per target, failures its own
                 continue
@@ -251,14 +260,20 @@ class KubernetesProvider(Provider):
                 model = getattr(c.k8s, f"V1{kind}")
                 got[kind] = {(w["metadata"].get("namespace"), w["metadata"].get("name")): ModelView(w, model)
                              for w in res.get("items") or []}
-            except ProviderError:
+            except ProviderError as e:
                 got[kind] = None
+                if e.kind in (ErrorKind.THROTTLED, ErrorKind.TRANSIENT):
+                    got["refused"] = e   # the server asks to wait: its targets fail with it
+                    return got
         try:
             pods = c.get_raw("list pods", f"/api/v1{where}/pods")
             got["pods"] = by_ns([ModelView(p, c.k8s.V1Pod) for p in pods.get("items") or []],
                                 lambda p: p.metadata.labels)
-        except ProviderError:
+        except ProviderError as e:
             got["pods"] = None
+            if e.kind in (ErrorKind.THROTTLED, ErrorKind.TRANSIENT):
+                got["refused"] = e
+                return got
         got["pod_metrics"] = None
         if metrics:
             try:

@@ -43,7 +43,7 @@ from typing import Any, Callable, Optional, Union
 from ..cliargs import say
 from ..engine import Decider
 from ..errors import ScalebridgeError
-from ..providers import Elector, RefError, observes_in_batches
+from ..providers import Elector, ErrorKind, ProviderError, RefError, observes_in_batches
 from .audit import AuditError, AuditLog
 from .backoff import Backoff
 from .clock import Clock, RealClock, VirtualClock
@@ -687,6 +687,17 @@ class Controller:
                      for r in runs]
             try:
                 got = provider.observe_many(batch, now)
+            except ProviderError as e:
+                if e.kind in (ErrorKind.THROTTLED, ErrorKind.TRANSIENT):
+                    # the API asked to wait, or is failing: every target of the batch fails with
+                    # it (and backs off, its Retry-After honoured) — reading them one by one now
+                    # would multiply the calls on a server that is already refusing them
+                    for run in runs:
+                        run.observed = (now, e)
+                    continue
+                log(logging.WARNING, "a batched observe failed: the targets are observed one by one",
+                    provider=runs[0].spec.provider_key, error=str(e))
+                continue
             except Exception as e:  # noqa: BLE001 — a provider's bug: every target observes on its own
                 log(logging.WARNING, "a batched observe failed: the targets are observed one by one",
                     provider=runs[0].spec.provider_key, error=f"{type(e).__name__}: {e}")

@@ -358,6 +358,12 @@ class SQLiteStore(StateStore):
                                            check_same_thread=False, isolation_level=None,
                                            timeout=LOCK_WAIT_SECONDS)
             else:
+                if not Path(self.path).exists():
+                    # a file deleted under the controller that holds it: creating one here would
+                    # replace its state under it (it would stop); say who holds it instead
+                    holder = _peer_holder(self.path)
+                    if holder is not None and holder.pid != os.getpid():
+                        raise StoreClaimed(self.path, holder)
                 self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
                                            timeout=LOCK_WAIT_SECONDS)
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -375,6 +381,12 @@ class SQLiteStore(StateStore):
         except sqlite3.DatabaseError as e:
             if "not a database" in str(e) or "malformed" in str(e) or "no such" in str(e):
                 raise NotAStateFile(f"{self.path}: not a scalebridge state file ({e})") from None
+            if not readonly:
+                # another controller writing the file as this one opens it (its lock file
+                # deleted, say): say who holds it, not the race's I/O error
+                holder = _peer_holder(self.path)
+                if holder is not None and holder.pid != os.getpid():
+                    raise StoreClaimed(self.path, holder) from None
             raise StoreError(f"{self.path}: cannot open the state file: {_describe(e, self.path)}") from None
 
     def _select(self) -> str:

@@ -71,7 +71,11 @@ def test_500_syncs_with_faults(world, tmp_path):
     failed = [r for r in records if r["action"] == "failed"]
     faulted = [call for call in proxy.calls if call.fault is not None]
     assert len(records) + skipped == SYNCS                 # every sync either ran (audited) or backed off
-    assert len(failed) == len(faulted) > 20                # every failure in the audit log
+    # every failure in the audit log: one a faulted call. A batched sync reads a group's
+    # metrics with its observe, before the refusal re-check (DescribePolicies): a sync whose
+    # both calls were faulted is one failure, so only those may leave a faulted call unaudited
+    assert len(failed) > 20
+    assert 0 <= len(faulted) - len(failed) <= sum(1 for r in failed if "DescribePolicies" in r["error"])
     assert {r["error_kind"] for r in failed} == {"throttled", "transient"}
     # each kind of fault was injected and reached the audit log with its kind
     assert {call.fault for call in faulted} == {"error", "status", "drop", "delay"}

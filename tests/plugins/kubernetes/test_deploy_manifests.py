@@ -312,8 +312,8 @@ def recorded_calls(k8s, kubeconfig):
     p.close()
     # GET /version, a non-resource URL every cluster grants to everyone through the default
     # ClusterRole system:public-info-viewer (plugin/pkg/auth/authorizer/rbac/bootstrappolicy):
-    # read once per session, and no rule of ours
-    assert [r.path for r in k8s.requests if not r.resource] == ["/version"]
+    # read once per provider session, and no rule of ours
+    assert {r.path for r in k8s.requests if not r.resource} == {"/version"}
     return {(r.verb, r.group, r.resource + (f"/{r.subresource}" if r.subresource else ""), r.namespace)
             for r in k8s.requests if r.resource}
 

@@ -153,3 +153,65 @@ def test_a_number_is_written_as_the_api_server_writes_a_quantity_back(value, can
     # rounded up to nano (k8s.io/apimachinery/pkg/api/resource/quantity.go)
     from scalebridge_kubernetes.apply import canonical_quantity
     assert canonical_quantity(value) == canonical
+
+
+KEDA_POLICY = """\
+min_replicas: 1
+max_replicas: 10
+metrics:
+- {type: external, name: queue, target: {type: AverageValue, average_value: 5}}
+behavior:
+  scale_up: {tolerance: 0.05}
+"""
+
+
+def test_render_to_keda_says_what_the_hpa_keda_creates_loses_on_a_release(tmp_path, capsys):
+    # KEDA feeds advanced.horizontalPodAutoscalerConfig.behavior to the HPA it creates
+    # (keda-docs 2.20 reference/scaledobject-spec, "horizontalPodAutoscalerConfig")
+    f = tmp_path / "p.yaml"
+    f.write_text(KEDA_POLICY)
+    target = '{name: web, namespace: shop, kubernetes_version: "1.34"}'
+    assert main(["render", "--to", "keda", "--strict", str(f), "--target", target]) == 1
+    out, err = capsys.readouterr()
+    assert "lost: behavior.tolerance: dropped by the API server of Kubernetes 1.34" in err
+    assert "tolerance" not in out
+
+
+def test_min_replicas_zero_with_only_resource_metrics_is_no_hpa_either_way(tmp_path, capsys):
+    # validateMetrics: "must specify at least one Object or External metric to support scaling
+    # to zero replicas" — render says so and writes 1; import refuses such an HPA in those words
+    f = tmp_path / "p.yaml"
+    f.write_text("min_replicas: 0\nmax_replicas: 10\nmetrics:\n- {type: resource, name: cpu, "
+                 "target: {type: Utilization, average_utilization: 60}}\n")
+    main(["render", "--to", "kubernetes", str(f), "--target", "{name: web, kind: Deployment, namespace: shop}"])
+    out, err = capsys.readouterr()
+    assert "lost: min_replicas: 0 needs an Object or External metric in an HPA" in err
+    assert "minReplicas: 1" in out
+    native = tmp_path / "hpa.yaml"
+    native.write_text(out.replace("minReplicas: 1", "minReplicas: 0"))
+    assert main(["import", "--from", "kubernetes", str(native)]) == 2
+    assert "must specify at least one Object or External metric to support scaling to zero replicas" in \
+        capsys.readouterr().err
+
+
+def test_a_tolerance_read_back_from_the_api_server_in_canonical_form_is_the_policys(tmp_path, capsys):
+    # HPAScalingRules.tolerance is a resource.Quantity (KEP-4951): the server answers "50m"
+    hpa_yaml = tmp_path / "hpa.yaml"
+    hpa_yaml.write_text("""\
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 10
+  metrics:
+  - type: External
+    external: {metric: {name: queue}, target: {type: AverageValue, averageValue: "5"}}
+  behavior:
+    scaleUp: {tolerance: 50m}
+""")
+    assert main(["import", "--from", "kubernetes", str(hpa_yaml)]) == 0
+    import yaml
+    policy = yaml.safe_load(capsys.readouterr().out)
+    assert policy["behavior"]["scale_up"]["tolerance"] == 0.05

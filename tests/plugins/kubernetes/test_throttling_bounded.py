@@ -30,6 +30,9 @@ N = 4
 
 
 def _controller(k8s, kubeconfig, tmp_path, **options):
+    # list_scope target: each target reads its own scale (the per-target path these tests
+    # throttle); the batched lists are throttled in the last test
+    options.setdefault("list_scope", "target")
     for i in range(N):
         k8s.add_deployment("shop", f"web-{i}", replicas=2)
     config = tmp_path / "run.yaml"
@@ -120,3 +123,18 @@ def test_a_bad_bound_is_a_configuration_error(k8s, kubeconfig, tmp_path, capsys)
     assert main(["validate", str(config)]) == 2
     err = capsys.readouterr().err
     assert "providers.kubernetes.max_retry_after_seconds" in err and "more than 0 seconds" in err
+
+
+def test_a_throttled_batched_list_fails_every_target_it_stood_for_and_holds_the_provider(k8s, kubeconfig, tmp_path):
+    c, metrics, _ = _controller(k8s, kubeconfig, tmp_path, max_retry_after_seconds=10, list_scope="namespace")
+    try:
+        c.sync(T0)
+        k8s.inject(429, method="GET", path_contains="/apis/apps/v1/namespaces/shop/deployments", retry_after=100000)
+        recs = c.sync(T0 + 1).records
+        assert {r["action"] for r in recs} == {"failed"} and {r["error_kind"] for r in recs} == {"throttled"}
+        before = len(k8s.requests)
+        recs = c.sync(T0 + 2).records          # held: nothing is read, no target one by one either
+        assert all(r["action"] == "paced" for r in recs), recs
+        assert len(k8s.requests) == before
+    finally:
+        c.close()

@@ -52,13 +52,20 @@ def test_a_group_missing_from_the_page_fails_alone(world, provider):
     assert isinstance(got[1], ProviderError) and got[1].kind is ErrorKind.NOT_FOUND and "'gone'" in got[1].message
 
 
-def test_a_failed_page_leaves_its_groups_to_their_own_reads(world, provider, proxy):
+def test_a_failed_page_fails_its_groups_with_the_servers_error(world, provider, proxy):
+    # a group's own read is the same DescribeAutoScalingGroups call: retrying each group of a
+    # throttled page would only multiply the calls; each fails with the page's error instead
     world.group("web", desired=2)
+    world.group("api", desired=3)
     p = provider()
     proxy.add(Fault.throttle(action="DescribeAutoScalingGroups", times=1))
-    t = p.target({"auto_scaling_group": "web"})
-    assert p.observe_many([(t, [])], time.time()) == [None]
-    assert t.observe(time.time()).current_replicas == 2      # its own read, after the page's failure
+    web, api = p.target({"auto_scaling_group": "web"}), p.target({"auto_scaling_group": "api"})
+    before = proxy.count("DescribeAutoScalingGroups")
+    got = p.observe_many([(web, []), (api, [])], time.time())
+    assert [type(g).__name__ for g in got] == ["ProviderError", "ProviderError"]
+    assert {g.kind.value for g in got} == {"throttled"}
+    assert proxy.count("DescribeAutoScalingGroups") - before == 1
+    assert web.observe(time.time()).current_replicas == 2      # the next sync reads again
 
 
 def cpu_query(window=900.0):

@@ -137,3 +137,20 @@ def test_until_is_a_position_and_a_run_already_there_says_so(tmp_path, capsys):
                  "--audit", str(tmp_path / "a.jsonl")]) == 0   # a later position goes on from 1h
     records = _audit(tmp_path / "a.jsonl")
     assert len(records) == 4 * 120
+
+
+def test_a_shadow_sim_target_is_never_written_while_its_load_asks_for_more(tmp_path, capsys):
+    """Shadow mode on the sim provider, which has no native autoscaler to read
+    (no ``Capability.NATIVE_DECISIONS``): each target is decided and compared with
+    the size it holds, and never written — its fleet stays at its first size through a
+    flash crowd it would scale out for when not in shadow."""
+    path = _config(tmp_path)
+    audit = tmp_path / "audit.jsonl"
+    assert main(["run", str(path), "--shadow", "--clock", "virtual", "--until", "3h", "--state",
+                 str(tmp_path / "s.db"), "--audit", str(audit)]) == 0
+    records = _audit(audit)
+    assert {r["action"] for r in records} == {"shadow"}
+    for target in {r["target"] for r in records}:
+        assert len({r["current_replicas"] for r in records if r["target"] == target}) == 1   # never written
+    # ...though it would have been: the kubernetes semantics scales out for the crowd
+    assert any(r["desired_replicas"] > r["current_replicas"] for r in records if r["target"] == "web-kubernetes")

@@ -280,19 +280,24 @@ class AwsProxy(HttpServer):
         finally:
             conn.close()
 
-    def _group_bounds(self, handler, group: str) -> Optional[tuple[int, int, int]]:
-        """MinSize, MaxSize and DesiredCapacity of a group, asked of the upstream (not recorded)."""
-        body = urllib.parse.urlencode({"Action": "DescribeAutoScalingGroups", "Version": "2011-01-01",
-                                       "AutoScalingGroupNames.member.1": group}).encode()
+    def _ask_upstream(self, handler, params: dict) -> str:
+        """An Auto Scaling query action asked of the upstream with the caller's signature
+        headers (not recorded, no fault applied): its XML answer."""
+        body = urllib.parse.urlencode({"Version": "2011-01-01", **params}).encode()
         conn = http.client.HTTPConnection(*self.upstream, timeout=30)
         try:
             conn.request("POST", "/", body=body, headers={
                 "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
                 "Authorization": handler.headers.get("Authorization", ""),
                 "X-Amz-Date": handler.headers.get("X-Amz-Date", "")})
-            text = conn.getresponse().read().decode("utf-8", "replace")
+            return conn.getresponse().read().decode("utf-8", "replace")
         finally:
             conn.close()
+
+    def _group_bounds(self, handler, group: str) -> Optional[tuple[int, int, int]]:
+        """MinSize, MaxSize and DesiredCapacity of a group, asked of the upstream (not recorded)."""
+        text = self._ask_upstream(handler, {"Action": "DescribeAutoScalingGroups",
+                                            "AutoScalingGroupNames.member.1": group})
         lo, hi = re.search(r"<MinSize>(\d+)</MinSize>", text), re.search(r"<MaxSize>(\d+)</MaxSize>", text)
         desired = re.search(r"<DesiredCapacity>(\d+)</DesiredCapacity>", text)
         if not lo or not hi or not desired:
@@ -301,17 +306,8 @@ class AwsProxy(HttpServer):
 
     def _group_of_instance(self, handler, instance: str) -> Optional[str]:
         """The group an instance belongs to, asked of the upstream (not recorded)."""
-        body = urllib.parse.urlencode({"Action": "DescribeAutoScalingInstances", "Version": "2011-01-01",
-                                       "InstanceIds.member.1": instance}).encode()
-        conn = http.client.HTTPConnection(*self.upstream, timeout=30)
-        try:
-            conn.request("POST", "/", body=body, headers={
-                "Content-Type": "application/x-www-form-urlencoded; charset=utf-8",
-                "Authorization": handler.headers.get("Authorization", ""),
-                "X-Amz-Date": handler.headers.get("X-Amz-Date", "")})
-            text = conn.getresponse().read().decode("utf-8", "replace")
-        finally:
-            conn.close()
+        text = self._ask_upstream(handler, {"Action": "DescribeAutoScalingInstances",
+                                            "InstanceIds.member.1": instance})
         m = re.search(r"<AutoScalingGroupName>([^<]+)</AutoScalingGroupName>", text)
         return m.group(1) if m else None
 

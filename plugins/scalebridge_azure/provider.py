@@ -221,22 +221,27 @@ class ScaleSetTarget(Target):
 
     # -- act -----------------------------------------------------------------------------------
 
+    def _take_write(self, now: float) -> None:
+        """One write of this scale set's budget (called under ``self._lock``): refused while
+        ARM's hold lasts or Compute's update bucket is spent. These limits are this scale
+        set's: reported without a Retry-After, so that the controller backs this target off
+        and not the whole provider."""
+        if now < self._hold_until:
+            raise ProviderError(ErrorKind.THROTTLED, f"ARM reports no writes left; writes to {self.name} "
+                                                     f"wait {self._hold_until - now:.0f} s more")
+        if self._bucket is None:
+            self._bucket = _Bucket(UPDATE_BUCKET, UPDATE_REFILL_PER_SECOND, now)
+        wait = self._bucket.take(now)
+        if wait is not None:
+            raise ProviderError(ErrorKind.THROTTLED, f"Compute's update limit for {self.name} is spent "
+                                                     f"(12 updates, 4 more a minute): next in {wait:.0f} s")
+
     def set_size(self, size: int) -> SizeChange:
         if size < 0:
             raise ProviderError(ErrorKind.INVALID, f"a scale set's capacity is >= 0, not {size}")
         now = self.provider.clock()
         with self._lock:
-            # these limits are this scale set's: reported without a Retry-After, so that the
-            # controller backs this target off and not the whole provider
-            if now < self._hold_until:
-                raise ProviderError(ErrorKind.THROTTLED, f"ARM reports no writes left; writes to {self.name} "
-                                                         f"wait {self._hold_until - now:.0f} s more")
-            if self._bucket is None:
-                self._bucket = _Bucket(UPDATE_BUCKET, UPDATE_REFILL_PER_SECOND, now)
-            wait = self._bucket.take(now)
-            if wait is not None:
-                raise ProviderError(ErrorKind.THROTTLED, f"Compute's update limit for {self.name} is spent "
-                                                         f"(12 updates, 4 more a minute): next in {wait:.0f} s")
+            self._take_write(now)
             sku = self._sku
         compute = self.session.compute(self.subscription_id)
         if sku is None:
@@ -277,15 +282,7 @@ class ScaleSetTarget(Target):
             return self.set_size(size)
         now = self.provider.clock()
         with self._lock:
-            if now < self._hold_until:
-                raise ProviderError(ErrorKind.THROTTLED, f"ARM reports no writes left; writes to {self.name} "
-                                                         f"wait {self._hold_until - now:.0f} s more")
-            if self._bucket is None:
-                self._bucket = _Bucket(UPDATE_BUCKET, UPDATE_REFILL_PER_SECOND, now)
-            wait = self._bucket.take(now)
-            if wait is not None:
-                raise ProviderError(ErrorKind.THROTTLED, f"Compute's update limit for {self.name} is spent "
-                                                         f"(12 updates, 4 more a minute): next in {wait:.0f} s")
+            self._take_write(now)
         compute = self.session.compute(self.subscription_id)
         models = require("azure.mgmt.compute.models", "azure", "azure")
         body = models.VirtualMachineScaleSetVMInstanceRequiredIDs(instance_ids=[ids[n] for n in chosen])

@@ -803,6 +803,20 @@ class _Handler(QuietHandler):
             else:
                 ss.polls_left -= 1
 
+    def _start_operation(self, ss: _ScaleSet, now: float) -> str:
+        """A write accepted on ``ss``: an async operation it is ``Updating`` under (polled
+        ``update_polls`` times), one of ARM's remaining writes spent; its
+        ``Azure-AsyncOperation`` URL."""
+        arm = self.arm
+        op = uuid.uuid4().hex
+        arm.operations[op] = {"scale_set": ss, "start": now}
+        ss.operation = op
+        ss.provisioning = "Updating"
+        ss.polls_left = arm.update_polls
+        arm.remaining_writes = max(0, arm.remaining_writes - 1)
+        return (f"https://127.0.0.1:{arm.port}/subscriptions/{ss.subscription}/providers/Microsoft.Compute/"
+                f"locations/{ss.location}/operations/{op}?api-version=2024-11-01")
+
     def _update(self, ss: _ScaleSet, body: Any, now: float) -> bool:
         arm = self.arm
         if not isinstance(body, dict):
@@ -827,14 +841,7 @@ class _Handler(QuietHandler):
                                                               "supported by this test server."))
                 return True
             self._resize(ss, cap, now)
-        op = uuid.uuid4().hex
-        arm.operations[op] = {"scale_set": ss, "start": now}
-        ss.operation = op
-        ss.provisioning = "Updating"
-        ss.polls_left = arm.update_polls
-        arm.remaining_writes = max(0, arm.remaining_writes - 1)
-        async_url = (f"https://127.0.0.1:{arm.port}/subscriptions/{ss.subscription}/providers/Microsoft.Compute/"
-                     f"locations/{ss.location}/operations/{op}?api-version=2024-11-01")
+        async_url = self._start_operation(ss, now)
         self._send(200, arm.scale_set_json(ss), {"Azure-AsyncOperation": async_url, "Retry-After": "0"})
         return True
 
@@ -870,14 +877,7 @@ class _Handler(QuietHandler):
             del ss.vms[iid]
             arm.deleted.append(f"{ss.name}_{iid}")
         ss.capacity = max(0, ss.capacity - len(gone))
-        op = uuid.uuid4().hex
-        arm.operations[op] = {"scale_set": ss, "start": now}
-        ss.operation = op
-        ss.provisioning = "Updating"
-        ss.polls_left = arm.update_polls
-        arm.remaining_writes = max(0, arm.remaining_writes - 1)
-        async_url = (f"https://127.0.0.1:{arm.port}/subscriptions/{ss.subscription}/providers/Microsoft.Compute/"
-                     f"locations/{ss.location}/operations/{op}?api-version=2024-11-01")
+        async_url = self._start_operation(ss, now)
         self._send(202, None, {"Azure-AsyncOperation": async_url, "Location": async_url, "Retry-After": "0"})
         return True
 

@@ -13,6 +13,7 @@ import re
 from typing import Any, Callable, Mapping, Optional, Union
 
 from scalebridge.policy import _QUANTITY_PATTERN, Policy
+from scalebridge.semantics.kubernetes import has_tolerance
 from scalebridge.semantics.kubernetes_release import release
 from scalebridge.units import exact
 from scalebridge.translate.base import METRICS_KEY, Translator, TargetKey, pattern, source_of, valid_metric_sources
@@ -188,8 +189,7 @@ def release_losses(p: Policy, zero: bool, version: Optional[str], losses: Losses
     ``HPAScaleToZero`` (validation.go: "must be greater than or equal to 1"; beta, on, from
     1.37) — ``zero``: the HPA is written with ``minReplicas: 0``. Without a version, a note says which releases keep them. Whether the release
     keeps a tolerance."""
-    sides = (p.behavior.scale_up, p.behavior.scale_down) if p.behavior is not None else ()
-    tolerance = p.tolerance is not None or any(r is not None and r.tolerance is not None for r in sides)
+    tolerance = has_tolerance(p)
     if not (tolerance or zero):
         return True
     if version is None:

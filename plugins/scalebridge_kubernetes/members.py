@@ -75,16 +75,6 @@ def requests_and_errors(pod: Any, container: Optional[str] = None,
     return _requests_of(containers, resources, name)
 
 
-def pod_requests(pod: Any, container: Optional[str] = None) -> Optional[dict]:
-    """Requests per resource of one pod (``calculateRequests``), or of ``container``;
-    None when the container is not in the pod."""
-    spec = pod.spec
-    if container is not None and not any(c.name == container for c in (spec.containers or []) + [
-            c for c in (spec.init_containers or []) if c.restart_policy == "Always"]):
-        return None
-    return requests_and_errors(pod, container)[0]
-
-
 def pod_member(pod: Any, container: Optional[str] = None, resources: Iterable[str] = ()) -> Member:
     """One pod as a protocol member (see the module docstring); ``resources`` are those
     the policy measures, whose missing requests the member explains."""
